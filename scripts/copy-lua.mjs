@@ -1,0 +1,7 @@
+// The Lua scripts are read at run time from dist/scripts, beside the compiled code: copy them there.
+import { cpSync } from 'node:fs';
+
+cpSync(new URL('../src/scripts/', import.meta.url), new URL('../dist/scripts/', import.meta.url), {
+  recursive: true,
+  filter: (source) => !source.endsWith('.ts'),
+});

@@ -1,0 +1,102 @@
+/**
+ * Every error delayq throws or reports. Each has a stable `code` and a message that says what was
+ * wrong and what to do about it.
+ */
+
+/** Base class of every delayq error; `code` is stable across versions, the message is for people. */
+export class DelayqError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** An option or argument was invalid; nothing was written. */
+export class ValidationError extends DelayqError {
+  /** Every problem found, each with the path of the offending field. */
+  readonly issues: ReadonlyArray<{ path: string; message: string }>;
+  constructor(message: string, issues: ReadonlyArray<{ path: string; message: string }> = []) {
+    super('DELAYQ_VALIDATION', message);
+    this.issues = issues;
+  }
+}
+
+/** The encoded job is larger than `maxPayloadBytes`; nothing was written. */
+export class PayloadTooLargeError extends DelayqError {
+  constructor(
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      'DELAYQ_PAYLOAD_TOO_LARGE',
+      `payload encodes to ${size} bytes, over the limit of ${limit} bytes; store large data elsewhere and enqueue a reference, or raise maxPayloadBytes`,
+    );
+  }
+}
+
+/** A payload cannot be represented by the codec (a function, a symbol, a cycle, ...); nothing was written. */
+export class EncodeError extends DelayqError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DELAYQ_ENCODE', message, options);
+  }
+}
+
+/** Stored bytes could not be decoded into a job envelope; the job is dead-lettered with this reason. */
+export class DecodeError extends DelayqError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DELAYQ_DECODE', message, options);
+  }
+}
+
+/**
+ * This worker no longer holds the job's lease (it expired and was reaped, or the job was claimed by
+ * another worker): its ack, fail or extend was refused and nothing was applied.
+ */
+export class LeaseLostError extends DelayqError {
+  constructor(
+    readonly jobId: string,
+    detail: string,
+  ) {
+    super(
+      'DELAYQ_LEASE_LOST',
+      `lease on job ${jobId} was lost (${detail}); the result was not applied and the job runs again elsewhere. Raise leaseMs or call job.extendLease() in long handlers`,
+    );
+  }
+}
+
+/** The payload was written by a newer schema version than this process knows; the job was put back for later. */
+export class UnsupportedVersionError extends DelayqError {
+  constructor(
+    readonly jobId: string,
+    readonly jobVersion: number,
+    readonly knownVersion: number,
+  ) {
+    super(
+      'DELAYQ_UNSUPPORTED_VERSION',
+      `job ${jobId} has payload version ${jobVersion} but this worker knows up to ${knownVersion}; it was put back for an upgraded worker`,
+    );
+  }
+}
+
+/** Redis could not be reached or answered in a way delayq cannot work with. */
+export class ConnectionError extends DelayqError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DELAYQ_CONNECTION', message, options);
+  }
+}
+
+/** The Redis server lacks the commands a claim strategy needs. */
+export class UnsupportedServerError extends DelayqError {
+  constructor(message: string) {
+    super('DELAYQ_UNSUPPORTED_SERVER', message);
+  }
+}
+
+/** The queue or worker was closed; the operation was not attempted. */
+export class ClosedError extends DelayqError {
+  constructor(what: string) {
+    super('DELAYQ_CLOSED', `${what} is closed; create a new one to continue`);
+  }
+}

@@ -1,0 +1,28 @@
+// Public exports only.
+export { Queue, DeadLetters } from './queue.js';
+export type { QueueOptions, AddResult, BulkJob, JobInfo } from './queue.js';
+export { Worker } from './worker.js';
+export type { Handler, WorkerEvents } from './worker.js';
+export type { WorkerOptions, Logger } from './worker/options.js';
+export { Job } from './job.js';
+export type { AddOptions } from './job-options.js';
+export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';
+export type { Duration } from './duration.js';
+export type { Codec, Envelope } from './codec/codec.js';
+export type { CodecOption } from './codec/envelope.js';
+export type { ConnectionOption } from './redis/connection.js';
+export type { Strategy, StrategyOption } from './redis/capabilities.js';
+export type { Counts, JobState } from './operations/inspect.js';
+export type { RecordedError } from './operations/fail.js';
+export {
+  DelayqError,
+  ValidationError,
+  PayloadTooLargeError,
+  EncodeError,
+  DecodeError,
+  LeaseLostError,
+  UnsupportedVersionError,
+  ConnectionError,
+  UnsupportedServerError,
+  ClosedError,
+} from './errors.js';

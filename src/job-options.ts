@@ -1,0 +1,78 @@
+/**
+ * Options of one `add`, validated once into what the add script needs.
+ */
+import { randomUUID } from 'node:crypto';
+import { validateBackoffSpec, type BackoffSpec } from './backoff.js';
+import { describe, parseDuration, type Duration } from './duration.js';
+import { ValidationError } from './errors.js';
+import type { When } from './operations/add.js';
+
+/** Options of `queue.add`. */
+export interface AddOptions {
+  /** Run this long after now (server clock): ms or a duration string like '10m'. */
+  delay?: Duration;
+  /** Run at this time: a Date or epoch ms. Give delay or runAt, not both. */
+  runAt?: Date | number;
+  /** Your id for the job; adding an id that exists writes nothing and returns created: false. */
+  id?: string;
+  /** Attempts before the job goes to the dead set (>= 1). */
+  attempts?: number;
+  /** Wait between attempts. */
+  backoff?: BackoffSpec;
+}
+
+/** Add options after validation. */
+export interface ResolvedAddOptions {
+  id: string;
+  when: When;
+  attempts: number;
+  backoff?: BackoffSpec;
+}
+
+const MAX_ID_LENGTH = 512;
+const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff']);
+
+/** Validate `opts` (from `add`), filling defaults; throws ValidationError naming the wrong option. */
+export function resolveAddOptions(
+  opts: AddOptions | undefined,
+  defaults: { attempts: number; backoff?: BackoffSpec },
+): ResolvedAddOptions {
+  const o: AddOptions = opts ?? {};
+  if (typeof o !== 'object' || o === null) throw new ValidationError(`add options must be an object, got ${describe(o)}`);
+  for (const key of Object.keys(o)) {
+    if (!KNOWN.has(key)) {
+      throw new ValidationError(`unknown add option '${key}'; known options: ${[...KNOWN].join(', ')}`);
+    }
+  }
+  let when: When = { delay: 0 };
+  if (o.delay !== undefined && o.runAt !== undefined) {
+    throw new ValidationError('give either delay or runAt, not both');
+  }
+  if (o.delay !== undefined) when = { delay: parseDuration(o.delay, 'delay') };
+  if (o.runAt !== undefined) when = { at: parseRunAt(o.runAt) };
+
+  let id: string;
+  if (o.id === undefined) {
+    id = randomUUID();
+  } else {
+    if (typeof o.id !== 'string' || o.id.length === 0 || o.id.length > MAX_ID_LENGTH) {
+      throw new ValidationError(`id must be a non-empty string of at most ${MAX_ID_LENGTH} characters, got ${describe(o.id)}`);
+    }
+    id = o.id;
+  }
+  const attempts = o.attempts ?? defaults.attempts;
+  if (!Number.isInteger(attempts) || attempts < 1) {
+    throw new ValidationError(`attempts must be a whole number >= 1, got ${describe(attempts)}`);
+  }
+  const backoff = o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, 'backoff');
+  return backoff === undefined ? { id, when, attempts } : { id, when, attempts, backoff };
+}
+
+/** Validate a runAt (Date or epoch ms) into epoch ms. */
+export function parseRunAt(value: unknown): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new ValidationError(`runAt must be a valid Date or epoch milliseconds, got ${describe(value)}`);
+  }
+  return Math.round(ms);
+}

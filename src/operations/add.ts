@@ -1,0 +1,37 @@
+/** The `add` operation: accept jobs into the schedule (add.lua). */
+import type { QueueKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { runScript, script } from '../redis/scripts.js';
+import type { JobMeta } from './meta.js';
+import { asArray, num } from './reply.js';
+
+/** When a job is due: `delay` ms after the server's now, or at an absolute epoch ms. */
+export type When = { delay: number } | { at: number };
+
+/** One job ready to be written. */
+export interface AddInput {
+  id: string;
+  when: When;
+  envelope: Buffer;
+  meta: Pick<JobMeta, 'm' | 'b'>;
+}
+
+/** Per job: whether it was written, and its due time (the existing job's when it was not). */
+export interface AddOutput {
+  created: boolean;
+  runAt: number;
+}
+
+/** Write `jobs` in one atomic script call. */
+export async function add(client: RedisClient, keys: QueueKeys, jobs: readonly AddInput[]): Promise<AddOutput[]> {
+  const args: Array<string | number | Buffer> = [jobs.length];
+  for (const job of jobs) {
+    const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
+    args.push(job.id, kind, value, job.envelope, JSON.stringify({ a: 0, ...job.meta }));
+  }
+  const reply = asArray(
+    await runScript(client, script('add'), [keys.schedule, keys.jobs, keys.meta, keys.wake], args),
+    'add',
+  );
+  return jobs.map((_, i) => ({ created: num(reply, 2 * i, 'add') === 1, runAt: num(reply, 2 * i + 1, 'add') }));
+}

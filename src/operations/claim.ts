@@ -1,0 +1,70 @@
+/** The `claim` operation: lease due jobs to a worker (claim-zpopmin.lua or claim-range.lua). */
+import type { Strategy } from '../redis/capabilities.js';
+import type { QueueKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { runScript, script } from '../redis/scripts.js';
+import { parseMeta, type JobMeta } from './meta.js';
+import { asArray, bytes, num, str } from './reply.js';
+
+/** What a claim needs. */
+export interface ClaimInput {
+  strategy: Strategy;
+  limit: number;
+  leaseMs: number;
+  workerId: string;
+  deadMaxCount: number;
+  deadMaxAgeMs: number;
+}
+
+/** A job leased to this worker. */
+export interface ClaimedJob {
+  id: string;
+  token: string;
+  envelope: Buffer;
+  meta: JobMeta;
+  runAt: number;
+  /** Server time of the claim (the lease start). */
+  claimedAt: number;
+  /** Lease deadline, server time. */
+  deadline: number;
+}
+
+/** The claimed jobs, the server's clock, and when the next job or lease expiry is due (-1: none). */
+export interface ClaimOutput {
+  now: number;
+  nextAt: number;
+  jobs: ClaimedJob[];
+}
+
+const FIELDS_PER_JOB = 5;
+
+/** Claim up to `input.limit` due jobs. */
+export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimInput): Promise<ClaimOutput> {
+  const name = input.strategy === 'zpopmin' ? 'claim-zpopmin' : 'claim-range';
+  const reply = asArray(
+    await runScript(
+      client,
+      script(name),
+      [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.token, keys.dead, keys.errors],
+      [input.limit, input.leaseMs, input.workerId, input.deadMaxCount, input.deadMaxAgeMs],
+    ),
+    name,
+  );
+  const now = num(reply, 0, name);
+  const count = num(reply, 2, name);
+  const jobs: ClaimedJob[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = 3 + i * FIELDS_PER_JOB;
+    const id = str(reply, at, name);
+    jobs.push({
+      id,
+      token: str(reply, at + 1, name),
+      envelope: bytes(reply, at + 2, name),
+      meta: parseMeta(str(reply, at + 3, name), id),
+      runAt: num(reply, at + 4, name),
+      claimedAt: now,
+      deadline: now + input.leaseMs,
+    });
+  }
+  return { now, nextAt: num(reply, 1, name), jobs };
+}

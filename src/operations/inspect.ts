@@ -1,0 +1,142 @@
+/** Read-side operations: get (get.lua), counts (counts.lua), and listing a state's jobs. */
+import type { QueueKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { runScript, script } from '../redis/scripts.js';
+import { parseMeta, type JobMeta } from './meta.js';
+import type { RecordedError } from './fail.js';
+import { asArray, bytes, num, optionalStr, str } from './reply.js';
+
+/** A job's state as delayq stores it. */
+export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
+
+/** Everything stored about one job, not yet decoded. */
+export interface RawJob {
+  id: string;
+  state: JobState;
+  envelope: Buffer;
+  meta: JobMeta;
+  /** Due time (scheduled), lease deadline (active), died at (dead) or finished at (completed). */
+  score: number;
+  lease: { token: string; startedAt: number; workerId: string } | null;
+  lastError: RecordedError | null;
+}
+
+/** Parse a "token|startMs|workerId" lease record. */
+export function parseLease(raw: string | null): RawJob['lease'] {
+  if (raw === null) return null;
+  const [token = '', started = '0', ...worker] = raw.split('|');
+  return { token, startedAt: Number(started), workerId: worker.join('|') };
+}
+
+function parseError(raw: string | null): RecordedError | null {
+  if (raw === null) return null;
+  try {
+    return JSON.parse(raw) as RecordedError;
+  } catch {
+    return { name: 'Error', message: raw };
+  }
+}
+
+/** Everything about job `id`, or null when there is no such job. */
+export async function getJob(client: RedisClient, keys: QueueKeys, id: string): Promise<RawJob | null> {
+  const reply = await runScript(
+    client,
+    script('get'),
+    [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.dead, keys.errors, keys.completed],
+    [id],
+  );
+  if (!Array.isArray(reply)) return null;
+  return {
+    id,
+    state: str(reply, 0, 'get') as JobState,
+    envelope: bytes(reply, 1, 'get'),
+    meta: parseMeta(str(reply, 2, 'get'), id),
+    score: num(reply, 3, 'get'),
+    lease: parseLease(optionalStr(reply, 4)),
+    lastError: parseError(optionalStr(reply, 5)),
+  };
+}
+
+/** How many jobs are in each state; `due` is the part of `scheduled` whose time has come. */
+export interface Counts {
+  scheduled: number;
+  due: number;
+  active: number;
+  dead: number;
+}
+
+/** Counts by the server clock, plus that clock and the next due time (-1: none). */
+export async function counts(
+  client: RedisClient,
+  keys: QueueKeys,
+): Promise<Counts & { now: number; nextDue: number }> {
+  const reply = asArray(
+    await runScript(client, script('counts'), [keys.schedule, keys.active, keys.dead], []),
+    'counts',
+  );
+  return {
+    scheduled: num(reply, 0, 'counts'),
+    due: num(reply, 1, 'counts'),
+    active: num(reply, 2, 'counts'),
+    dead: num(reply, 3, 'counts'),
+    now: num(reply, 4, 'counts'),
+    nextDue: num(reply, 5, 'counts'),
+  };
+}
+
+/** A page of a state's jobs with their stored records, in one MULTI so the page is consistent. */
+export async function listJobs(
+  client: RedisClient,
+  keys: QueueKeys,
+  state: Exclude<JobState, 'completed'>,
+  page: { offset: number; limit: number; newestFirst: boolean },
+): Promise<RawJob[]> {
+  const set = state === 'scheduled' ? keys.schedule : state === 'active' ? keys.active : keys.dead;
+  const stop = page.offset + page.limit - 1;
+  const ids = (
+    page.newestFirst
+      ? await client.zrevrange(set, page.offset, stop, 'WITHSCORES')
+      : await client.zrange(set, page.offset, stop, 'WITHSCORES')
+  ) as string[];
+  if (ids.length === 0) return [];
+  const members: string[] = [];
+  const scores: number[] = [];
+  for (let i = 0; i < ids.length; i += 2) {
+    members.push(ids[i] ?? '');
+    scores.push(Number(ids[i + 1]));
+  }
+  const results = await client
+    .multi()
+    .hmgetBuffer(keys.jobs, ...members)
+    .hmget(keys.meta, ...members)
+    .hmget(keys.leases, ...members)
+    .hmget(keys.errors, ...members)
+    .exec();
+  if (!results) throw new Error('listJobs: transaction aborted');
+  const column = <T>(i: number): T[] => {
+    const [err, value] = results[i] ?? [new Error('missing reply'), null];
+    if (err) throw err;
+    return value as T[];
+  };
+  const envelopes = column<Buffer | null>(0);
+  const metas = column<string | null>(1);
+  const leases = column<string | null>(2);
+  const errors = column<string | null>(3);
+  const out: RawJob[] = [];
+  members.forEach((id, i) => {
+    const envelope = envelopes[i];
+    const meta = metas[i];
+    // A job removed between the ZRANGE and the MULTI is simply not on this page.
+    if (!envelope || !meta) return;
+    out.push({
+      id,
+      state,
+      envelope,
+      meta: parseMeta(meta, id),
+      score: scores[i] ?? 0,
+      lease: parseLease(leases[i] ?? null),
+      lastError: parseError(errors[i] ?? null),
+    });
+  });
+  return out;
+}

@@ -1,0 +1,30 @@
+/** The `reap` operation: return or bury jobs whose lease expired (reap.lua). */
+import type { QueueKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { runScript, script } from '../redis/scripts.js';
+import { asArray, num } from './reply.js';
+
+/** What one reap did, and the earliest lease deadline left (-1: none). */
+export interface ReapOutput {
+  returned: number;
+  buried: number;
+  nextDeadline: number;
+}
+
+/** Reap up to `limit` expired leases. */
+export async function reap(
+  client: RedisClient,
+  keys: QueueKeys,
+  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number },
+): Promise<ReapOutput> {
+  const reply = asArray(
+    await runScript(
+      client,
+      script('reap'),
+      [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.dead, keys.errors, keys.wake],
+      [input.limit, input.deadMaxCount, input.deadMaxAgeMs],
+    ),
+    'reap',
+  );
+  return { returned: num(reply, 0, 'reap'), buried: num(reply, 1, 'reap'), nextDeadline: num(reply, 2, 'reap') };
+}

@@ -1,0 +1,66 @@
+/**
+ * Every Redis key and channel delayq uses is named here and nowhere else. All keys of one queue
+ * share the hash tag `{queue}`, so every script touches a single slot and works on Redis Cluster.
+ */
+import { ValidationError } from '../errors.js';
+
+/** The keys of one queue; see docs/PROTOCOL.md for what each holds. */
+export interface QueueKeys {
+  /** ZSET id -> due time (epoch ms) of every waiting job. */
+  readonly schedule: string;
+  /** HASH id -> encoded envelope. */
+  readonly jobs: string;
+  /** HASH id -> JSON bookkeeping: attempts started, max attempts, due time, last failed token. */
+  readonly meta: string;
+  /** ZSET id -> lease deadline (epoch ms) of every running job. */
+  readonly active: string;
+  /** HASH id -> "token|startMs|workerId" of every running job. */
+  readonly leases: string;
+  /** STRING counter the fencing tokens come from. */
+  readonly token: string;
+  /** ZSET id -> time the job died (epoch ms). */
+  readonly dead: string;
+  /** HASH id -> JSON of the job's last error. */
+  readonly errors: string;
+  /** ZSET id -> time the job completed; only filled when completed-job retention is on. */
+  readonly completed: string;
+  /** Pub/sub channel: "the head of the schedule moved earlier", with the new due time. */
+  readonly wake: string;
+}
+
+/** The prefix of every delayq key. */
+export const KEY_PREFIX = 'dq';
+
+const MAX_QUEUE_NAME_LENGTH = 200;
+
+/** Throws ValidationError unless `name` can be used as a queue name (and so inside a hash tag). */
+export function assertQueueName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new ValidationError(`queue name must be a non-empty string, got ${JSON.stringify(name)}`);
+  }
+  if (name.length > MAX_QUEUE_NAME_LENGTH) {
+    throw new ValidationError(`queue name is ${name.length} characters; keep it to ${MAX_QUEUE_NAME_LENGTH}`);
+  }
+  // Braces would end the hash tag early and scatter the queue's keys over slots.
+  if (/[{}\s]/.test(name)) {
+    throw new ValidationError(`queue name ${JSON.stringify(name)} may not contain braces or white space`);
+  }
+}
+
+/** The keys of queue `name`. */
+export function queueKeys(name: string): QueueKeys {
+  assertQueueName(name);
+  const base = `${KEY_PREFIX}:{${name}}:`;
+  return {
+    schedule: `${base}schedule`,
+    jobs: `${base}jobs`,
+    meta: `${base}meta`,
+    active: `${base}active`,
+    leases: `${base}leases`,
+    token: `${base}token`,
+    dead: `${base}dead`,
+    errors: `${base}errors`,
+    completed: `${base}completed`,
+    wake: `${base}wake`,
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Listens on a queue's wake channel on its own connection. One of a worker's two wake-up sources;
+ * the other is its own timer, so a wedged subscription delays jobs by at most one timer period.
+ */
+import type { RedisClient } from './connection.js';
+
+/** A subscription that calls `onWake(due)` for each wake message, and `onWake(null)` after reconnects. */
+export class WakeSubscriber {
+  private client: RedisClient | undefined;
+
+  constructor(
+    private readonly source: RedisClient,
+    private readonly channel: string,
+    private readonly onWake: (due: number | null) => void,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  /** Connect and subscribe; resolves once subscribed. */
+  async start(): Promise<void> {
+    const client = this.source.duplicate();
+    this.client = client;
+    client.on('error', (err: Error) => this.onError(err));
+    client.on('message', (_channel: string, message: string) => {
+      const due = Number(message);
+      this.onWake(Number.isFinite(due) ? due : null);
+    });
+    let subscribedOnce = false;
+    // Messages published while the subscription was down are gone: after a reconnect, look again.
+    client.on('ready', () => {
+      if (subscribedOnce) this.onWake(null);
+    });
+    await client.subscribe(this.channel);
+    subscribedOnce = true;
+  }
+
+  /** Unsubscribe and close. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      await client.quit();
+    } catch {
+      client.disconnect();
+    }
+  }
+}

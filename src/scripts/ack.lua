@@ -1,0 +1,60 @@
+-- ack: a job finished; remove it (or keep it in the completed set when retention asks).
+--
+-- KEYS[1] jobs       HASH id -> envelope
+-- KEYS[2] meta       HASH id -> bookkeeping
+-- KEYS[3] active     ZSET id -> lease deadline ms
+-- KEYS[4] leases     HASH id -> "token|startMs|workerId"
+-- KEYS[5] errors     HASH id -> last error
+-- KEYS[6] completed  ZSET id -> finished at ms (only used when retention keeps jobs)
+-- ARGV[1] id, ARGV[2] token, ARGV[3] the lease deadline the caller was last told,
+-- ARGV[4] keep completed: max count (0 = keep none), ARGV[5] keep completed: max age ms (0 = no age limit)
+-- Returns: 'OK'; or 'ALREADY' when this ack was already applied (a client resent it after a
+--          lost reply); or error 'DELAYQ_LEASE_LOST <why>' and nothing is changed.
+-- Guarantee (fencing): only the holder of a valid lease can complete the job.
+
+--!include prelude.lua
+--!include lease-check.lua
+
+local K = {
+  jobs = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], errors = KEYS[5], completed = KEYS[6],
+}
+local id, token, known_deadline = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local keep_count, keep_age_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
+local now = now_ms()
+
+local lost = check_lease(K, id, token, now)
+if lost then
+  -- While our lease is still valid by the deadline we were told, nobody else can have
+  -- claimed the job; if it is gone or completed and unleased, the remover was this ack.
+  if lost == 'not held' and known_deadline > now and redis.call('HEXISTS', K.leases, id) == 0
+    and (redis.call('HEXISTS', K.jobs, id) == 0 or redis.call('ZSCORE', K.completed, id)) then
+    return 'ALREADY'
+  end
+  return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
+end
+
+redis.call('ZREM', K.active, id)
+redis.call('HDEL', K.leases, id)
+redis.call('HDEL', K.errors, id)
+if keep_count > 0 then
+  redis.call('ZADD', K.completed, now, id)
+  local drop = {}
+  if keep_age_ms > 0 then
+    drop = redis.call('ZRANGEBYSCORE', K.completed, '-inf', '(' .. (now - keep_age_ms), 'LIMIT', 0, 100)
+  end
+  local excess = redis.call('ZCARD', K.completed) - #drop - keep_count
+  if excess > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', K.completed, 0, math.min(excess, 100) - 1)) do
+      drop[#drop + 1] = old
+    end
+  end
+  if #drop > 0 then
+    redis.call('ZREM', K.completed, unpack(drop))
+    redis.call('HDEL', K.jobs, unpack(drop))
+    redis.call('HDEL', K.meta, unpack(drop))
+  end
+else
+  redis.call('HDEL', K.jobs, id)
+  redis.call('HDEL', K.meta, id)
+end
+return 'OK'

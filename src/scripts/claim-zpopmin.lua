@@ -1,0 +1,38 @@
+-- claim (zpopmin strategy): lease up to `limit` due jobs to one worker.
+--
+-- KEYS[1] schedule  ZSET id -> due ms
+-- KEYS[2] jobs      HASH id -> envelope
+-- KEYS[3] meta      HASH id -> bookkeeping
+-- KEYS[4] active    ZSET id -> lease deadline ms
+-- KEYS[5] leases    HASH id -> "token|startMs|workerId"
+-- KEYS[6] token     STRING fencing token counter
+-- KEYS[7] dead      ZSET id -> died at ms
+-- KEYS[8] errors    HASH id -> last error (JSON)
+-- ARGV[1] limit, ARGV[2] lease ms, ARGV[3] worker id, ARGV[4] dead max count, ARGV[5] dead max age ms
+-- Returns: { now, next_at, n, then 5 per job: id, token, envelope, meta (JSON), run_at }
+--          next_at is the earliest of the schedule's head and the active set's earliest
+--          deadline (when this or another worker must act next), or -1 when both are empty.
+-- Guarantee: a job is claimed only when due by the server clock; each claim gets a fresh
+--          token and deadline; expired leases are returned first, so a claiming worker
+--          never leaves a crashed worker's job waiting for a reaper tick.
+
+--!include prelude.lua
+--!include bury.lua
+--!include reap-expired.lua
+--!include claim-common.lua
+
+-- ZPOPMIN takes from the head, so count the due jobs first: popping a job that is
+-- not yet due and putting it back would reorder equal scores and cost a write.
+local function take_due(K, now, limit)
+  local due = redis.call('ZCOUNT', K.schedule, '-inf', now)
+  if due > limit then due = limit end
+  if due == 0 then return {} end
+  local popped = redis.call('ZPOPMIN', K.schedule, due)
+  local taken = {}
+  for i = 1, #popped, 2 do
+    taken[#taken + 1] = { popped[i], tonumber(popped[i + 1]) }
+  end
+  return taken
+end
+
+return claim(take_due)

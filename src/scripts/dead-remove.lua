@@ -1,0 +1,12 @@
+-- dead-remove: delete a dead job for good.
+--
+-- KEYS[1] dead, KEYS[2] jobs, KEYS[3] meta, KEYS[4] errors
+-- ARGV[1] id
+-- Returns: 1 when removed; 0 when the job is not dead.
+
+local id = ARGV[1]
+if redis.call('ZREM', KEYS[1], id) == 0 then return 0 end
+redis.call('HDEL', KEYS[2], id)
+redis.call('HDEL', KEYS[3], id)
+redis.call('HDEL', KEYS[4], id)
+return 1

@@ -1,0 +1,51 @@
+-- fail: an attempt failed; schedule a retry after the given delay, or bury the job.
+--
+-- KEYS[1] schedule  ZSET id -> due ms
+-- KEYS[2] jobs      HASH id -> envelope
+-- KEYS[3] meta      HASH id -> bookkeeping
+-- KEYS[4] active    ZSET id -> lease deadline ms
+-- KEYS[5] leases    HASH id -> "token|startMs|workerId"
+-- KEYS[6] dead      ZSET id -> died at ms
+-- KEYS[7] errors    HASH id -> last error
+-- KEYS[8] wake      channel
+-- ARGV[1] id, ARGV[2] token, ARGV[3] retry delay ms (-1: bury now, whatever attempts are left),
+-- ARGV[4] error (JSON), ARGV[5] dead max count, ARGV[6] dead max age ms
+-- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; or { 'ALREADY', -1 } when this fail was
+--          already applied (a resent command); or error 'DELAYQ_LEASE_LOST <why>'.
+-- Guarantee (fencing): only the holder of a valid lease can fail the job.
+
+--!include prelude.lua
+--!include bury.lua
+--!include lease-check.lua
+
+local K = {
+  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
+  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8],
+}
+local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local dead_max_count, dead_max_age_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
+local now = now_ms()
+
+local lost = check_lease(K, id, token, now)
+if lost then
+  local meta = read_meta(K.meta, id)
+  if meta and meta.t == token then return { 'ALREADY', -1 } end
+  return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
+end
+
+redis.call('ZREM', K.active, id)
+redis.call('HDEL', K.leases, id)
+redis.call('HSET', K.errors, id, ARGV[4])
+local meta = read_meta(K.meta, id)
+meta.t = token
+if delay >= 0 and meta.a < meta.m then
+  local run_at = now + delay
+  meta.r = run_at
+  write_meta(K.meta, id, meta)
+  redis.call('ZADD', K.schedule, run_at, id)
+  wake_if_head(K.schedule, K.wake, run_at)
+  return { 'RETRY', run_at }
+end
+write_meta(K.meta, id, meta)
+bury(K, id, now, dead_max_count, dead_max_age_ms)
+return { 'DEAD', now }

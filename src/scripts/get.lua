@@ -1,0 +1,32 @@
+-- get: everything known about one job, read in one atomic step.
+--
+-- KEYS[1] schedule, KEYS[2] jobs, KEYS[3] meta, KEYS[4] active, KEYS[5] leases,
+-- KEYS[6] dead, KEYS[7] errors, KEYS[8] completed
+-- ARGV[1] id
+-- Returns: false when the job is unknown; else
+--          { state, envelope, meta (JSON), score, lease or false, last error (JSON) or false }
+--          state is 'scheduled' (score = due), 'active' (score = lease deadline),
+--          'dead' (score = died at) or 'completed' (score = finished at).
+
+local K = {
+  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
+  dead = KEYS[6], errors = KEYS[7], completed = KEYS[8],
+}
+local id = ARGV[1]
+local envelope = redis.call('HGET', K.jobs, id)
+if not envelope then return false end
+
+local state, score = nil, nil
+for _, candidate in ipairs({ { 'scheduled', K.schedule }, { 'active', K.active }, { 'dead', K.dead },
+  { 'completed', K.completed } }) do
+  score = redis.call('ZSCORE', candidate[2], id)
+  if score then
+    state = candidate[1]
+    break
+  end
+end
+if not state then return false end
+return {
+  state, envelope, redis.call('HGET', K.meta, id) or '{}', score,
+  redis.call('HGET', K.leases, id), redis.call('HGET', K.errors, id),
+}

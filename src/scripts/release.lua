@@ -1,0 +1,29 @@
+-- release: hand a held job back to the schedule, due now, without charging the attempt
+-- (a worker shutting down before its handler finished).
+--
+-- KEYS[1] schedule  ZSET id -> due ms
+-- KEYS[2] meta      HASH id -> bookkeeping
+-- KEYS[3] active    ZSET id -> lease deadline ms
+-- KEYS[4] leases    HASH id -> "token|startMs|workerId"
+-- KEYS[5] wake      channel
+-- ARGV[1] id, ARGV[2] token
+-- Returns: 1 when released, 0 when the lease was no longer held (then the reaper owns the job).
+-- Guarantee (fencing): only the holder of a valid lease can release it.
+
+--!include prelude.lua
+--!include lease-check.lua
+
+local K = { schedule = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], wake = KEYS[5] }
+local id, token = ARGV[1], ARGV[2]
+local now = now_ms()
+if check_lease(K, id, token, now) then return 0 end
+
+redis.call('ZREM', K.active, id)
+redis.call('HDEL', K.leases, id)
+local meta = read_meta(K.meta, id)
+if meta.a > 0 then meta.a = meta.a - 1 end
+meta.r = now
+write_meta(K.meta, id, meta)
+redis.call('ZADD', K.schedule, now, id)
+wake_if_head(K.schedule, K.wake, now)
+return 1

@@ -1,0 +1,354 @@
+/**
+ * The consumer: claims due jobs, runs the handler, and acks or fails them under a fenced lease.
+ * The duties (claim loop, lease keeper, reaper, wake subscription) each live in their own file and
+ * are composed here.
+ */
+import { EventEmitter } from 'node:events';
+import { backoffDelay, type BackoffSpec } from './backoff.js';
+import { ServerClock, Sleeper } from './clock.js';
+import type { Codec } from './codec/codec.js';
+import { decodeEnvelope, resolveCodec } from './codec/envelope.js';
+import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
+import { Job } from './job.js';
+import { ack } from './operations/ack.js';
+import { claim, type ClaimedJob } from './operations/claim.js';
+import { extend } from './operations/extend.js';
+import { fail, type RecordedError } from './operations/fail.js';
+import { reap } from './operations/reap.js';
+import { release } from './operations/release.js';
+import { chooseStrategy, probeCapabilities, type Strategy } from './redis/capabilities.js';
+import { closeConnection, openConnection, type Connection } from './redis/connection.js';
+import { queueKeys, type QueueKeys } from './redis/keys.js';
+import { ScriptLeaseLost } from './redis/script-errors.js';
+import { WakeSubscriber } from './redis/wake-subscriber.js';
+import { ClaimLoop } from './worker/claim-loop.js';
+import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker/options.js';
+import { Reaper } from './worker/reaper.js';
+
+/** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
+export type Handler<T> = (job: Job<T>) => Promise<unknown>;
+
+/** Events a Worker emits. */
+export interface WorkerEvents<T> {
+  /** The handler resolved and the ack was applied. */
+  completed: [job: Job<T>, result: unknown];
+  /** The handler failed; the job runs again at `retryAt`. */
+  failed: [job: Job<T>, error: Error, retryAt: Date];
+  /** The job is in the dead set. `job` is null when its payload could not be decoded. */
+  dead: [job: Job<T> | null, error: Error, id: string];
+  /** Something went wrong outside a handler (Redis errors, a lost lease, a refused late result). */
+  error: [error: Error];
+}
+
+/** A job this worker holds and runs. */
+interface InFlight<T> {
+  readonly claimed: ClaimedJob;
+  readonly lease: HeldLease;
+  readonly controller: AbortController;
+  job?: Job<T>;
+  /** Handed back at shutdown: its result must not be applied, and its refusal is expected. */
+  released: boolean;
+  lossReported: boolean;
+  done: Promise<void>;
+}
+
+/** Runs a handler for each due job of one queue. */
+export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
+  readonly name: string;
+  /** This worker's id, as recorded in its leases. */
+  readonly id: string;
+  private readonly options: ResolvedWorkerOptions;
+  private readonly keys: QueueKeys;
+  private readonly codec: Codec;
+  private readonly connection: Connection;
+  private readonly clock = new ServerClock();
+  private readonly sleeper = new Sleeper();
+  private readonly inFlight = new Map<string, InFlight<T>>();
+  private readonly keeper: LeaseKeeper;
+  private readonly reaper: Reaper;
+  private readonly loop: ClaimLoop;
+  private readonly subscriber: WakeSubscriber;
+  private chosenStrategy: Strategy | undefined;
+  private ready: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private slotWaiters: Array<() => void> = [];
+
+  constructor(
+    name: string,
+    private readonly handler: Handler<T>,
+    options: WorkerOptions = {},
+  ) {
+    super();
+    this.keys = queueKeys(name);
+    this.name = name;
+    this.options = resolveWorkerOptions(options);
+    this.id = this.options.workerId;
+    this.codec = resolveCodec(options.codec);
+    if (typeof handler !== 'function') throw new DelayqError('DELAYQ_VALIDATION', 'the handler must be a function');
+    this.connection = openConnection(options.connection, true);
+    if (this.connection.owned) this.connection.client.on('error', (err: Error) => this.report(err));
+    const client = this.connection.client;
+    const o = this.options;
+
+    this.keeper = new LeaseKeeper({
+      leaseMs: o.leaseMs,
+      clock: this.clock,
+      extend: (ms, held) => extend(client, this.keys, ms, held),
+      onLost: (lease) => this.onLeaseLost(lease, 'not renewed in time'),
+      onError: (err) => this.report(err),
+    });
+    this.reaper = new Reaper(
+      o.reapIntervalMs,
+      () => reap(client, this.keys, { limit: 1_000, deadMaxCount: o.deadMaxCount, deadMaxAgeMs: o.deadMaxAgeMs }),
+      (err) => this.report(err),
+    );
+    this.loop = new ClaimLoop({
+      claim: (limit) =>
+        claim(client, this.keys, {
+          strategy: this.chosenStrategy ?? 'range',
+          limit,
+          leaseMs: o.leaseMs,
+          workerId: this.id,
+          deadMaxCount: o.deadMaxCount,
+          deadMaxAgeMs: o.deadMaxAgeMs,
+        }),
+      freeSlots: () => o.concurrency - this.inFlight.size,
+      waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
+      start: (claimed) => this.start(claimed),
+      clock: this.clock,
+      sleeper: this.sleeper,
+      maxSleepMs: o.maxSleepMs,
+      onError: (err) => this.report(err),
+    });
+    this.subscriber = new WakeSubscriber(
+      client,
+      this.keys.wake,
+      (due) => {
+        if (due === null) this.sleeper.wakeNow();
+        else this.sleeper.wakeWithin(due - this.clock.now());
+      },
+      (err) => this.report(err),
+    );
+    if (o.autorun) {
+      this.run().catch(() => {
+        // Reported by run(); waitUntilReady() rejects with it too.
+      });
+    }
+  }
+
+  /** The claim strategy in use, once ready. */
+  get strategy(): Strategy | undefined {
+    return this.chosenStrategy;
+  }
+
+  /** Start claiming (done at construction unless autorun is false). Resolves once claiming. */
+  run(): Promise<void> {
+    if (this.closing) return Promise.reject(new ClosedError(`worker '${this.name}'`));
+    this.ready ??= this.startUp().catch((err: unknown) => {
+      this.report(err);
+      throw err;
+    });
+    return this.ready;
+  }
+
+  /** Resolves when connected, the strategy chosen, subscribed and claiming; rejects if start-up failed. */
+  waitUntilReady(): Promise<void> {
+    return this.run();
+  }
+
+  /**
+   * Stop claiming, wait up to `timeoutMs` (default 10 s) for running handlers, then abort the rest
+   * and hand their jobs back to the schedule without charging the attempt. Closes the connection
+   * unless it was passed in.
+   */
+  close({ timeoutMs = 10_000 }: { timeoutMs?: number } = {}): Promise<void> {
+    this.closing ??= this.shutDown(timeoutMs);
+    return this.closing;
+  }
+
+  private async startUp(): Promise<void> {
+    const client = this.connection.client;
+    const caps = await probeCapabilities(client);
+    this.chosenStrategy = chooseStrategy(this.options.strategy, caps);
+    await this.warnIfEvicting();
+    await this.subscriber.start();
+    if (this.closing) return;
+    this.keeper.start();
+    this.reaper.start();
+    this.loop.start();
+  }
+
+  private async warnIfEvicting(): Promise<void> {
+    try {
+      const reply = (await this.connection.client.call('CONFIG', 'GET', 'maxmemory-policy')) as string[];
+      const policy = reply[1];
+      if (policy !== undefined && policy !== 'noeviction') {
+        this.options.logger.warn(
+          `Redis maxmemory-policy is '${policy}': under memory pressure Redis may evict queue keys and lose jobs. Set maxmemory-policy noeviction`,
+        );
+      }
+    } catch {
+      // CONFIG is often disabled on managed servers; the policy then cannot be checked from here.
+    }
+  }
+
+  private async shutDown(timeoutMs: number): Promise<void> {
+    await this.loop.stop();
+    for (const wake of this.slotWaiters.splice(0)) wake();
+    await this.subscriber.stop();
+    const running = [...this.inFlight.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      Promise.all(running.map((f) => f.done)).then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      await Promise.all(
+        [...this.inFlight.values()].map(async (flight) => {
+          flight.released = true;
+          flight.controller.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
+          try {
+            await release(this.connection.client, this.keys, flight.claimed.id, flight.claimed.token);
+          } catch (err) {
+            // The lease will expire and the reaper will return the job; nothing is lost.
+            this.report(err);
+          }
+        }),
+      );
+    }
+    await this.keeper.stop();
+    await this.reaper.stop();
+    await closeConnection(this.connection);
+  }
+
+  private start(claimed: ClaimedJob): void {
+    const flight: InFlight<T> = {
+      claimed,
+      lease: { id: claimed.id, token: claimed.token, deadline: claimed.deadline, lost: false },
+      controller: new AbortController(),
+      released: false,
+      lossReported: false,
+      done: Promise.resolve(),
+    };
+    this.inFlight.set(claimed.id, flight);
+    this.keeper.track(flight.lease);
+    flight.done = this.process(flight).finally(() => {
+      this.keeper.untrack(flight.lease);
+      this.inFlight.delete(claimed.id);
+      const waiter = this.slotWaiters.shift();
+      waiter?.();
+    });
+  }
+
+  private async process(flight: InFlight<T>): Promise<void> {
+    const { claimed } = flight;
+    let job: Job<T>;
+    try {
+      const envelope = decodeEnvelope(this.codec, claimed.envelope, claimed.id);
+      job = new Job<T>(
+        claimed.id,
+        envelope.payload as T,
+        claimed.meta.a,
+        claimed.meta.m,
+        new Date(claimed.runAt),
+        new Date(claimed.claimedAt),
+        flight.controller.signal,
+        (ms) => this.extendOne(flight, ms),
+      );
+      flight.job = job;
+    } catch (err) {
+      // An unreadable job can never succeed: bury it at once with the reason, and go on.
+      await this.settleFailure(flight, null, toError(err), null);
+      return;
+    }
+    let result: unknown;
+    try {
+      result = await this.handler(job);
+    } catch (err) {
+      if (flight.released) return;
+      const error = toError(err);
+      const backoff: BackoffSpec | typeof this.options.backoff = claimed.meta.b ?? this.options.backoff;
+      await this.settleFailure(flight, job, error, backoffDelay(backoff, claimed.meta.a, error));
+      return;
+    }
+    if (flight.released) return;
+    try {
+      await ack(this.connection.client, this.keys, {
+        id: claimed.id,
+        token: claimed.token,
+        knownDeadline: flight.lease.deadline,
+        keepCompleted: this.options.keepCompleted,
+      });
+      this.emit('completed', job, result);
+    } catch (err) {
+      this.onSettleError(flight, err);
+    }
+  }
+
+  /** Record a failed attempt: retry after `retryDelayMs`, or bury when null or attempts are spent. */
+  private async settleFailure(
+    flight: InFlight<T>,
+    job: Job<T> | null,
+    error: Error,
+    retryDelayMs: number | null,
+  ): Promise<void> {
+    const { claimed } = flight;
+    const recorded: RecordedError = { name: error.name, message: error.message, attempt: claimed.meta.a };
+    if (error.stack !== undefined) recorded.stack = error.stack;
+    try {
+      const out = await fail(this.connection.client, this.keys, {
+        id: claimed.id,
+        token: claimed.token,
+        retryDelayMs,
+        error: recorded,
+        deadMaxCount: this.options.deadMaxCount,
+        deadMaxAgeMs: this.options.deadMaxAgeMs,
+      });
+      if (out.outcome === 'retry' && job) this.emit('failed', job, error, new Date(out.at));
+      else if (out.outcome === 'dead') this.emit('dead', job, error, claimed.id);
+    } catch (err) {
+      this.onSettleError(flight, err);
+    }
+  }
+
+  private onSettleError(flight: InFlight<T>, err: unknown): void {
+    if (err instanceof ScriptLeaseLost) {
+      if (!flight.released) this.onLeaseLost(flight.lease, `result refused: ${err.detail}`, true);
+      return;
+    }
+    // Not applied (Redis unreachable, ...): the lease will expire and the job come back. Nothing lost.
+    this.report(err);
+  }
+
+  private onLeaseLost(lease: HeldLease, detail: string, resultRefused = false): void {
+    lease.lost = true;
+    const flight = this.inFlight.get(lease.id);
+    const error = new LeaseLostError(lease.id, detail);
+    if (flight && !flight.controller.signal.aborted) flight.controller.abort(error);
+    if (flight && flight.lossReported && !resultRefused) return;
+    if (flight) flight.lossReported = true;
+    this.report(error);
+  }
+
+  private async extendOne(flight: InFlight<T>, ms: number): Promise<void> {
+    if (!Number.isFinite(ms) || ms <= 0) {
+      throw new DelayqError('DELAYQ_VALIDATION', `extendLease needs a positive number of ms, got ${ms}`);
+    }
+    await this.keeper.extend([flight.lease], Math.round(ms));
+    if (flight.lease.lost) throw new LeaseLostError(flight.lease.id, 'could not extend');
+  }
+
+  private report(err: unknown): void {
+    const error = toError(err);
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+    else this.options.logger.error(`worker '${this.name}': ${error.message}`, error);
+  }
+}
+
+function toError(err: unknown): Error {
+  if (err instanceof Error) return err;
+  return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
+}
+

@@ -1,0 +1,75 @@
+/**
+ * The claim loop: claim what there is room for, then sleep until the next due time (or lease
+ * expiry), a wake-up, or the safety timer, whichever is first. There is no polling interval that
+ * decides precision: the sleep ends at the due time itself.
+ */
+import type { ServerClock, Sleeper } from '../clock.js';
+import type { ClaimedJob, ClaimOutput } from '../operations/claim.js';
+
+/** What the loop needs from the worker: storage as functions, so the loop holds no queries. */
+export interface ClaimLoopDeps {
+  claim(limit: number): Promise<ClaimOutput>;
+  freeSlots(): number;
+  /** Resolves when a slot frees (or the worker stops). */
+  waitForSlot(): Promise<void>;
+  start(job: ClaimedJob): void;
+  clock: ServerClock;
+  sleeper: Sleeper;
+  /** Longest sleep without looking: bounds the delay a lost wake-up can cause. */
+  maxSleepMs: number;
+  onError(err: unknown): void;
+}
+
+/** Pause after a failed claim before the next try, so a broken server is not hammered. */
+const ERROR_PAUSE_MS = 1_000;
+
+/** Runs claims until stopped. */
+export class ClaimLoop {
+  private stopped = false;
+  private done: Promise<void> | undefined;
+
+  constructor(private readonly deps: ClaimLoopDeps) {}
+
+  /** Start the loop (once). */
+  start(): void {
+    this.done ??= this.loop();
+  }
+
+  /** Stop after the claim in progress; resolves when the loop has exited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.deps.sleeper.wakeNow();
+    await this.done;
+  }
+
+  /** One claim with all free slots; returns how long to sleep before the next (0: go on at once). */
+  async runOnce(): Promise<number> {
+    const free = this.deps.freeSlots();
+    const out = await this.deps.claim(free);
+    this.deps.clock.observe(out.now);
+    for (const job of out.jobs) this.deps.start(job);
+    if (out.jobs.length === free) return 0;
+    if (out.nextAt < 0) return this.deps.maxSleepMs;
+    // At least 1 ms when nothing came: nextAt cannot be in the past then, but a spin must never be possible.
+    const floor = out.jobs.length === 0 ? 1 : 0;
+    return Math.min(this.deps.maxSleepMs, Math.max(floor, out.nextAt - out.now));
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      if (this.deps.freeSlots() <= 0) {
+        await this.deps.waitForSlot();
+        continue;
+      }
+      let sleepMs: number;
+      try {
+        sleepMs = await this.runOnce();
+      } catch (err) {
+        if (this.stopped) break;
+        this.deps.onError(err);
+        sleepMs = ERROR_PAUSE_MS;
+      }
+      if (sleepMs > 0 && !this.stopped) await this.deps.sleeper.sleep(sleepMs);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Keeps the leases of running jobs alive: every third of the lease, one extend call for every held
+ * job whose lease is at least a third used. A job whose lease turns out lost is reported at once,
+ * so its handler's signal aborts instead of running on unaware.
+ */
+import type { ServerClock } from '../clock.js';
+import type { ExtendOutput } from '../operations/extend.js';
+import { PeriodicDuty } from './duty.js';
+
+/** A lease this worker holds. */
+export interface HeldLease {
+  readonly id: string;
+  readonly token: string;
+  /** Deadline by the server clock, as last confirmed. */
+  deadline: number;
+  lost: boolean;
+}
+
+/** What the keeper needs from the worker. */
+export interface LeaseKeeperDeps {
+  leaseMs: number;
+  clock: ServerClock;
+  extend(leaseMs: number, held: readonly HeldLease[]): Promise<ExtendOutput>;
+  onLost(lease: HeldLease): void;
+  onError(err: unknown): void;
+}
+
+/** Renews held leases in the background. */
+export class LeaseKeeper {
+  private readonly held = new Set<HeldLease>();
+  private readonly duty: PeriodicDuty;
+
+  constructor(private readonly deps: LeaseKeeperDeps) {
+    this.duty = new PeriodicDuty(Math.max(10, Math.floor(deps.leaseMs / 3)), () => this.runOnce(), deps.onError);
+  }
+
+  track(lease: HeldLease): void {
+    this.held.add(lease);
+  }
+
+  untrack(lease: HeldLease): void {
+    this.held.delete(lease);
+  }
+
+  start(): void {
+    this.duty.start();
+  }
+
+  stop(): Promise<void> {
+    return this.duty.stop();
+  }
+
+  /** Extend every held lease that is at least a third used, in one call. */
+  async runOnce(): Promise<void> {
+    const renewBefore = this.deps.clock.now() + (this.deps.leaseMs * 2) / 3;
+    const due = [...this.held].filter((lease) => !lease.lost && lease.deadline <= renewBefore);
+    if (due.length === 0) return;
+    await this.extend(due, this.deps.leaseMs);
+  }
+
+  /** Extend `leases` to now + `ms`; marks and reports the ones found lost. */
+  async extend(leases: readonly HeldLease[], ms: number): Promise<void> {
+    const { now, deadlines } = await this.deps.extend(ms, leases);
+    this.deps.clock.observe(now);
+    leases.forEach((lease, i) => {
+      const deadline = deadlines[i];
+      if (deadline === null || deadline === undefined) {
+        if (!lease.lost) {
+          lease.lost = true;
+          this.deps.onLost(lease);
+        }
+      } else {
+        lease.deadline = deadline;
+      }
+    });
+  }
+}

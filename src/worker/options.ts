@@ -1,0 +1,123 @@
+/**
+ * Worker options, resolved and validated once against named defaults. An error names the option.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_BACKOFF, validateBackoffSpec, type Backoff } from '../backoff.js';
+import type { CodecOption } from '../codec/envelope.js';
+import { parseDuration, type Duration } from '../duration.js';
+import { ValidationError } from '../errors.js';
+import type { StrategyOption } from '../redis/capabilities.js';
+import type { ConnectionOption } from '../redis/connection.js';
+import type { Retention } from '../operations/ack.js';
+
+/** Where a worker's warnings and unhandled errors go. */
+export interface Logger {
+  warn(message: string): void;
+  error(message: string, err?: unknown): void;
+}
+
+/** Options of a Worker. */
+export interface WorkerOptions {
+  /** Where Redis is (see QueueOptions.connection). */
+  connection?: ConnectionOption;
+  /** Must match the producers' codec. Default 'json'. */
+  codec?: CodecOption;
+  /** Handlers running at once. Default 1. */
+  concurrency?: number;
+  /** How long a claim holds a job before others may take it back; renewed while the handler runs. Default 15 s. */
+  leaseMs?: Duration;
+  /** 'auto' (default) probes the server; 'zpopmin' or 'range' forces one. */
+  strategy?: StrategyOption;
+  /** Backoff between attempts when the job sets none: a spec or a function. Default exponential from 1 s, capped at 1 h, with jitter. */
+  backoff?: Backoff;
+  /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 5 s. */
+  maxSleepMs?: Duration;
+  /** How often this worker reaps expired leases when it is too busy to claim. Default 5 s. */
+  reapIntervalMs?: Duration;
+  /** Keep finished jobs for inspection: the last `count`, none older than `age`. Default: keep none. */
+  keepCompleted?: { count: number; age?: Duration };
+  /** Cap of the dead set: at most `count` jobs, none older than `age`. Default 100,000 and 30 days. */
+  dead?: { count?: number; age?: Duration };
+  /** Start claiming at construction. Default true; otherwise call run(). */
+  autorun?: boolean;
+  /** This worker's id, recorded in every lease it takes. Default host:pid:random. */
+  workerId?: string;
+  /** Where warnings go. Default console. */
+  logger?: Logger;
+}
+
+/** Options after validation. */
+export interface ResolvedWorkerOptions {
+  concurrency: number;
+  leaseMs: number;
+  strategy: StrategyOption;
+  backoff: Backoff;
+  maxSleepMs: number;
+  reapIntervalMs: number;
+  keepCompleted: Retention;
+  deadMaxCount: number;
+  deadMaxAgeMs: number;
+  autorun: boolean;
+  workerId: string;
+  logger: Logger;
+}
+
+const KNOWN = new Set([
+  'connection', 'codec', 'concurrency', 'leaseMs', 'strategy', 'backoff', 'maxSleepMs', 'reapIntervalMs',
+  'keepCompleted', 'dead', 'autorun', 'workerId', 'logger',
+]);
+
+const consoleLogger: Logger = {
+  warn: (message) => console.warn(`delayq: ${message}`),
+  error: (message, err) => console.error(`delayq: ${message}`, err ?? ''),
+};
+
+/** Validate worker options; throws ValidationError naming the first wrong option. */
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw new ValidationError(`unknown worker option '${key}'; known: ${[...KNOWN].join(', ')}`);
+  }
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
+    throw new ValidationError(`concurrency must be a whole number from 1 to 10000, got ${String(concurrency)}`);
+  }
+  const leaseMs = parseDuration(options.leaseMs ?? 15_000, 'leaseMs');
+  if (leaseMs < 100) throw new ValidationError(`leaseMs must be at least 100 ms, got ${leaseMs}`);
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  if (typeof backoff !== 'function') validateBackoffSpec(backoff, 'backoff');
+  const maxSleepMs = parseDuration(options.maxSleepMs ?? 5_000, 'maxSleepMs');
+  const reapIntervalMs = parseDuration(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
+  if (maxSleepMs < 1 || reapIntervalMs < 1) throw new ValidationError('maxSleepMs and reapIntervalMs must be at least 1 ms');
+  let keepCompleted: Retention = { count: 0, ageMs: 0 };
+  if (options.keepCompleted !== undefined) {
+    const { count, age } = options.keepCompleted;
+    if (!Number.isInteger(count) || count < 0) {
+      throw new ValidationError(`keepCompleted.count must be a whole number >= 0, got ${String(count)}`);
+    }
+    keepCompleted = { count, ageMs: age === undefined ? 0 : parseDuration(age, 'keepCompleted.age') };
+  }
+  const deadMaxCount = options.dead?.count ?? 100_000;
+  if (!Number.isInteger(deadMaxCount) || deadMaxCount < 1) {
+    throw new ValidationError(`dead.count must be a whole number >= 1, got ${String(deadMaxCount)}`);
+  }
+  const deadMaxAgeMs = parseDuration(options.dead?.age ?? '30d', 'dead.age');
+  const strategy = options.strategy ?? 'auto';
+  if (!['auto', 'zpopmin', 'range'].includes(strategy)) {
+    throw new ValidationError(`strategy must be 'auto', 'zpopmin' or 'range', got ${JSON.stringify(strategy)}`);
+  }
+  return {
+    concurrency,
+    leaseMs,
+    strategy,
+    backoff,
+    maxSleepMs,
+    reapIntervalMs,
+    keepCompleted,
+    deadMaxCount,
+    deadMaxAgeMs,
+    autorun: options.autorun ?? true,
+    workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    logger: options.logger ?? consoleLogger,
+  };
+}

@@ -15,7 +15,12 @@ export type BackoffFunction = (attempt: number, error: unknown) => number;
 export type Backoff = BackoffSpec | BackoffFunction;
 
 /** Used when neither the job nor the worker sets one: 1 s, doubling, capped at 1 h, with jitter. */
-export const DEFAULT_BACKOFF: BackoffSpec = { type: 'exponential', delay: 1_000, max: 3_600_000, jitter: true };
+export const DEFAULT_BACKOFF: BackoffSpec = {
+  type: 'exponential',
+  delay: 1_000,
+  max: 3_600_000,
+  jitter: true,
+};
 
 /** Throws ValidationError unless `value` is a valid BackoffSpec; `name` is the option's path. */
 export function validateBackoffSpec(value: unknown, name: string): BackoffSpec {
@@ -24,9 +29,15 @@ export function validateBackoffSpec(value: unknown, name: string): BackoffSpec {
     throw new ValidationError(`${name} must be { type: 'fixed' | 'exponential', delay, max?, jitter? }`);
   }
   if (typeof spec.delay !== 'number' || !Number.isFinite(spec.delay) || spec.delay < 0) {
-    throw new ValidationError(`${name}.delay must be a number of milliseconds >= 0, got ${String(spec.delay)}`);
+    throw new ValidationError(
+      `${name}.delay must be a number of milliseconds >= 0, got ${String(spec.delay)}`,
+    );
   }
-  if (spec.type === 'exponential' && spec.max !== undefined && !(Number.isFinite(spec.max) && spec.max >= 0)) {
+  if (
+    spec.type === 'exponential' &&
+    spec.max !== undefined &&
+    !(Number.isFinite(spec.max) && spec.max >= 0)
+  ) {
     throw new ValidationError(`${name}.max must be a number of milliseconds >= 0, got ${String(spec.max)}`);
   }
   if (spec.jitter !== undefined && typeof spec.jitter !== 'boolean') {
@@ -39,7 +50,12 @@ export function validateBackoffSpec(value: unknown, name: string): BackoffSpec {
  * The delay before the attempt after `attempt`. Jitter spreads retries over 50–100% of the delay,
  * so jobs that failed together (a downstream outage) do not all come back in the same millisecond.
  */
-export function backoffDelay(backoff: Backoff, attempt: number, error: unknown, random = Math.random): number {
+export function backoffDelay(
+  backoff: Backoff,
+  attempt: number,
+  error: unknown,
+  random = Math.random,
+): number {
   if (typeof backoff === 'function') {
     const delay = backoff(attempt, error);
     return Number.isFinite(delay) && delay >= 0 ? Math.round(delay) : 0;

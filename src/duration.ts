@@ -45,7 +45,9 @@ export function parseDuration(value: unknown, name: string): number {
     total += Number(match[1]) * (UNIT_MS[match[2] ?? ''] ?? Number.NaN);
   }
   if (text.length === 0 || !Number.isFinite(total)) {
-    throw new ValidationError(`${name}: ${JSON.stringify(value)} is not a duration; use e.g. '90s' or '1h30m'`);
+    throw new ValidationError(
+      `${name}: ${JSON.stringify(value)} is not a duration; use e.g. '90s' or '1h30m'`,
+    );
   }
   return Math.round(total);
 }
@@ -56,5 +58,8 @@ export function describe(value: unknown): string {
   if (value instanceof Date) return `Date(${String(value)})`;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
-  return `${typeof value} ${String(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return `${typeof value} ${String(value)}`;
+  }
+  return typeof value;
 }

@@ -38,7 +38,8 @@ export function resolveAddOptions(
   defaults: { attempts: number; backoff?: BackoffSpec },
 ): ResolvedAddOptions {
   const o: AddOptions = opts ?? {};
-  if (typeof o !== 'object' || o === null) throw new ValidationError(`add options must be an object, got ${describe(o)}`);
+  if (typeof o !== 'object' || o === null)
+    throw new ValidationError(`add options must be an object, got ${describe(o)}`);
   for (const key of Object.keys(o)) {
     if (!KNOWN.has(key)) {
       throw new ValidationError(`unknown add option '${key}'; known options: ${[...KNOWN].join(', ')}`);
@@ -56,7 +57,9 @@ export function resolveAddOptions(
     id = randomUUID();
   } else {
     if (typeof o.id !== 'string' || o.id.length === 0 || o.id.length > MAX_ID_LENGTH) {
-      throw new ValidationError(`id must be a non-empty string of at most ${MAX_ID_LENGTH} characters, got ${describe(o.id)}`);
+      throw new ValidationError(
+        `id must be a non-empty string of at most ${MAX_ID_LENGTH} characters, got ${describe(o.id)}`,
+      );
     }
     id = o.id;
   }

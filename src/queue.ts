@@ -16,7 +16,12 @@ import { parseRunAt, resolveAddOptions, type AddOptions } from './job-options.js
 import { add, type AddInput } from './operations/add.js';
 import { counts, getJob, listJobs, type Counts, type JobState, type RawJob } from './operations/inspect.js';
 import { cancel, deadRemove, deadRetry, reschedule } from './operations/manage.js';
-import { closeConnection, openConnection, type Connection, type ConnectionOption } from './redis/connection.js';
+import {
+  closeConnection,
+  openConnection,
+  type Connection,
+  type ConnectionOption,
+} from './redis/connection.js';
 import { queueKeys, type QueueKeys } from './redis/keys.js';
 import type { RecordedError } from './operations/fail.js';
 
@@ -100,15 +105,24 @@ export class Queue<T = unknown> {
     }
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
-      throw new ValidationError(`maxPayloadBytes must be a whole number >= 1, got ${String(options.maxPayloadBytes)}`);
+      throw new ValidationError(
+        `maxPayloadBytes must be a whole number >= 1, got ${String(options.maxPayloadBytes)}`,
+      );
     }
     const defaults = resolveAddOptions(
-      { ...(options.defaultJobOptions?.attempts !== undefined && { attempts: options.defaultJobOptions.attempts }) },
+      {
+        ...(options.defaultJobOptions?.attempts !== undefined && {
+          attempts: options.defaultJobOptions.attempts,
+        }),
+      },
       { attempts: DEFAULT_ATTEMPTS },
     );
     this.jobDefaults = { attempts: defaults.attempts };
     if (options.defaultJobOptions?.backoff) {
-      this.jobDefaults.backoff = resolveAddOptions({ backoff: options.defaultJobOptions.backoff }, this.jobDefaults).backoff!;
+      this.jobDefaults.backoff = resolveAddOptions(
+        { backoff: options.defaultJobOptions.backoff },
+        this.jobDefaults,
+      ).backoff!;
     }
     this.connection = openConnection(options.connection, false);
     this.dead = new DeadLetters(this);
@@ -131,7 +145,8 @@ export class Queue<T = unknown> {
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<AddResult[]> {
     this.assertOpen();
-    if (!Array.isArray(jobs)) throw new ValidationError('addBulk takes an array of { payload, opts }');
+    const given: unknown = jobs;
+    if (!Array.isArray(given)) throw new ValidationError('addBulk takes an array of { payload, opts }');
     const inputs: AddInput[] = jobs.map((job, i) => {
       try {
         const opts = resolveAddOptions(job.opts, this.jobDefaults);
@@ -154,7 +169,9 @@ export class Queue<T = unknown> {
     const batches: AddInput[][] = [];
     for (let i = 0; i < inputs.length; i += ADD_BATCH) batches.push(inputs.slice(i, i + ADD_BATCH));
     const outputs = await Promise.all(batches.map((batch) => add(this.client, this.keys, batch)));
-    return outputs.flat().map((out, i) => ({ id: inputs[i]!.id, runAt: new Date(out.runAt), created: out.created }));
+    return outputs
+      .flat()
+      .map((out, i) => ({ id: inputs[i]!.id, runAt: new Date(out.runAt), created: out.created }));
   }
 
   /** Everything known about job `id`, or null when there is no such job. */
@@ -176,7 +193,10 @@ export class Queue<T = unknown> {
     if ((opts.delay === undefined) === (opts.runAt === undefined)) {
       throw new ValidationError('reschedule needs exactly one of delay or runAt');
     }
-    const when = opts.delay !== undefined ? { delay: parseDuration(opts.delay, 'delay') } : { at: parseRunAt(opts.runAt) };
+    const when =
+      opts.delay !== undefined
+        ? { delay: parseDuration(opts.delay, 'delay') }
+        : { at: parseRunAt(opts.runAt) };
     return (await reschedule(this.client, this.keys, id, when)) !== null;
   }
 
@@ -195,11 +215,16 @@ export class Queue<T = unknown> {
     this.assertOpen();
     const offset = page.offset ?? 0;
     const limit = page.limit ?? 50;
-    if (!Number.isInteger(offset) || offset < 0) throw new ValidationError(`offset must be a whole number >= 0`);
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new ValidationError(`offset must be a whole number >= 0`);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
       throw new ValidationError(`limit must be a whole number from 1 to 10000`);
     }
-    const raws = await listJobs(this.client, this.keys, state, { offset, limit, newestFirst: state === 'dead' });
+    const raws = await listJobs(this.client, this.keys, state, {
+      offset,
+      limit,
+      newestFirst: state === 'dead',
+    });
     return raws.map((raw) => this.toInfo(raw));
   }
 
@@ -257,7 +282,11 @@ export class Queue<T = unknown> {
       lastError: raw.lastError,
       lease:
         raw.state === 'active' && raw.lease
-          ? { workerId: raw.lease.workerId, startedAt: new Date(raw.lease.startedAt), deadline: new Date(raw.score) }
+          ? {
+              workerId: raw.lease.workerId,
+              startedAt: new Date(raw.lease.startedAt),
+              deadline: new Date(raw.score),
+            }
           : null,
     };
     if (decodeError !== undefined) info.decodeError = decodeError;
@@ -277,8 +306,8 @@ export class DeadLetters<T> {
     return this.queue.list('dead', page);
   }
 
-  /** Put one dead job (or 'all') back in the schedule, due now, with attempts reset; returns how many moved. */
-  retry(id: string | 'all', opts: { onProgress?: (moved: number) => void } = {}): Promise<number> {
+  /** Put one dead job (or every one, with id 'all') back in the schedule, due now, with attempts reset; returns how many moved. */
+  retry(id: string, opts: { onProgress?: (moved: number) => void } = {}): Promise<number> {
     return this.queue.retryDead(id === 'all' ? null : id, opts.onProgress);
   }
 

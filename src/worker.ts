@@ -85,7 +85,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.options = resolveWorkerOptions(options);
     this.id = this.options.workerId;
     this.codec = resolveCodec(options.codec);
-    if (typeof handler !== 'function') throw new DelayqError('DELAYQ_VALIDATION', 'the handler must be a function');
+    if (typeof handler !== 'function')
+      throw new DelayqError('DELAYQ_VALIDATION', 'the handler must be a function');
     this.connection = openConnection(options.connection, true);
     if (this.connection.owned) this.connection.client.on('error', (err: Error) => this.report(err));
     const client = this.connection.client;
@@ -100,7 +101,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     });
     this.reaper = new Reaper(
       o.reapIntervalMs,
-      () => reap(client, this.keys, { limit: 1_000, deadMaxCount: o.deadMaxCount, deadMaxAgeMs: o.deadMaxAgeMs }),
+      () =>
+        reap(client, this.keys, { limit: 1_000, deadMaxCount: o.deadMaxCount, deadMaxAgeMs: o.deadMaxAgeMs }),
       (err) => this.report(err),
     );
     this.loop = new ClaimLoop({
@@ -195,7 +197,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   private async shutDown(timeoutMs: number): Promise<void> {
     await this.loop.stop();
-    for (const wake of this.slotWaiters.splice(0)) wake();
+    this.slotWaiters = [];
     await this.subscriber.stop();
     const running = [...this.inFlight.values()];
     let timer: NodeJS.Timeout | undefined;
@@ -351,4 +353,3 @@ function toError(err: unknown): Error {
   if (err instanceof Error) return err;
   return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
 }
-

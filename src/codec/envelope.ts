@@ -54,11 +54,15 @@ export function decodeEnvelope(codec: Codec, bytes: Buffer, id: string): Envelop
   try {
     const envelope = codec.decode(bytes);
     if (envelope.id !== id) {
-      throw new DecodeError(`envelope names job ${JSON.stringify(envelope.id)}, stored as ${JSON.stringify(id)}`);
+      throw new DecodeError(
+        `envelope names job ${JSON.stringify(envelope.id)}, stored as ${JSON.stringify(id)}`,
+      );
     }
     return envelope;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new DecodeError(`job ${id} could not be decoded with codec '${codec.name}': ${reason}`, { cause: err });
+    throw new DecodeError(`job ${id} could not be decoded with codec '${codec.name}': ${reason}`, {
+      cause: err,
+    });
   }
 }

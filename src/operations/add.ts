@@ -23,7 +23,11 @@ export interface AddOutput {
 }
 
 /** Write `jobs` in one atomic script call. */
-export async function add(client: RedisClient, keys: QueueKeys, jobs: readonly AddInput[]): Promise<AddOutput[]> {
+export async function add(
+  client: RedisClient,
+  keys: QueueKeys,
+  jobs: readonly AddInput[],
+): Promise<AddOutput[]> {
   const args: Array<string | number | Buffer> = [jobs.length];
   for (const job of jobs) {
     const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
@@ -33,5 +37,8 @@ export async function add(client: RedisClient, keys: QueueKeys, jobs: readonly A
     await runScript(client, script('add'), [keys.schedule, keys.jobs, keys.meta, keys.wake], args),
     'add',
   );
-  return jobs.map((_, i) => ({ created: num(reply, 2 * i, 'add') === 1, runAt: num(reply, 2 * i + 1, 'add') }));
+  return jobs.map((_, i) => ({
+    created: num(reply, 2 * i, 'add') === 1,
+    runAt: num(reply, 2 * i + 1, 'add'),
+  }));
 }

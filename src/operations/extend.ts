@@ -19,7 +19,10 @@ export async function extend(
 ): Promise<ExtendOutput> {
   const args: Array<string | number> = [leaseMs];
   for (const job of held) args.push(job.id, job.token);
-  const reply = asArray(await runScript(client, script('extend'), [keys.active, keys.leases], args), 'extend');
+  const reply = asArray(
+    await runScript(client, script('extend'), [keys.active, keys.leases], args),
+    'extend',
+  );
   const deadlines = held.map((_, i) => {
     const deadline = num(reply, i + 1, 'extend');
     return deadline === 0 ? null : deadline;

@@ -27,7 +27,8 @@ export interface RecordedError {
 }
 
 /** Where the job went: retried at `at`, dead since `at`, or 'already' for a resent fail. */
-export type FailOutput = { outcome: 'retry'; at: number } | { outcome: 'dead'; at: number } | { outcome: 'already' };
+export type FailOutput =
+  { outcome: 'retry'; at: number } | { outcome: 'dead'; at: number } | { outcome: 'already' };
 
 /** Fail the attempt. Throws ScriptLeaseLost when the lease is not held. */
 export async function fail(client: RedisClient, keys: QueueKeys, input: FailInput): Promise<FailOutput> {

@@ -93,11 +93,9 @@ export async function listJobs(
 ): Promise<RawJob[]> {
   const set = state === 'scheduled' ? keys.schedule : state === 'active' ? keys.active : keys.dead;
   const stop = page.offset + page.limit - 1;
-  const ids = (
-    page.newestFirst
-      ? await client.zrevrange(set, page.offset, stop, 'WITHSCORES')
-      : await client.zrange(set, page.offset, stop, 'WITHSCORES')
-  ) as string[];
+  const ids = page.newestFirst
+    ? await client.zrevrange(set, page.offset, stop, 'WITHSCORES')
+    : await client.zrange(set, page.offset, stop, 'WITHSCORES');
   if (ids.length === 0) return [];
   const members: string[] = [];
   const scores: number[] = [];

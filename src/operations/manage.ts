@@ -6,7 +6,12 @@ import type { When } from './add.js';
 
 /** Remove a waiting job; false when it is not waiting (unknown, running or dead). */
 export async function cancel(client: RedisClient, keys: QueueKeys, id: string): Promise<boolean> {
-  const reply = await runScript(client, script('cancel'), [keys.schedule, keys.jobs, keys.meta, keys.errors], [id]);
+  const reply = await runScript(
+    client,
+    script('cancel'),
+    [keys.schedule, keys.jobs, keys.meta, keys.errors],
+    [id],
+  );
   return reply === 1;
 }
 
@@ -18,7 +23,12 @@ export async function reschedule(
   when: When,
 ): Promise<number | null> {
   const [kind, value] = 'delay' in when ? ['d', when.delay] : ['a', when.at];
-  const reply = await runScript(client, script('reschedule'), [keys.schedule, keys.meta, keys.wake], [id, kind, value]);
+  const reply = await runScript(
+    client,
+    script('reschedule'),
+    [keys.schedule, keys.meta, keys.wake],
+    [id, kind, value],
+  );
   return typeof reply === 'number' && reply >= 0 ? reply : null;
 }
 
@@ -40,6 +50,11 @@ export async function deadRetry(
 
 /** Delete a dead job for good; false when it is not dead. */
 export async function deadRemove(client: RedisClient, keys: QueueKeys, id: string): Promise<boolean> {
-  const reply = await runScript(client, script('dead-remove'), [keys.dead, keys.jobs, keys.meta, keys.errors], [id]);
+  const reply = await runScript(
+    client,
+    script('dead-remove'),
+    [keys.dead, keys.jobs, keys.meta, keys.errors],
+    [id],
+  );
   return reply === 1;
 }

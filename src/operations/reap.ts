@@ -26,5 +26,9 @@ export async function reap(
     ),
     'reap',
   );
-  return { returned: num(reply, 0, 'reap'), buried: num(reply, 1, 'reap'), nextDeadline: num(reply, 2, 'reap') };
+  return {
+    returned: num(reply, 0, 'reap'),
+    buried: num(reply, 1, 'reap'),
+    nextDeadline: num(reply, 2, 'reap'),
+  };
 }

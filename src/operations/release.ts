@@ -4,7 +4,12 @@ import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 
 /** True when released; false when the lease was no longer held (the reaper owns the job then). */
-export async function release(client: RedisClient, keys: QueueKeys, id: string, token: string): Promise<boolean> {
+export async function release(
+  client: RedisClient,
+  keys: QueueKeys,
+  id: string,
+  token: string,
+): Promise<boolean> {
   const reply = await runScript(
     client,
     script('release'),

@@ -18,7 +18,18 @@ export interface Capabilities {
 }
 
 // Commands every strategy needs, from inside scripts or directly.
-const REQUIRED = ['evalsha', 'eval', 'zadd', 'zrangebyscore', 'zrem', 'zrange', 'zcard', 'hset', 'hget', 'time'];
+const REQUIRED = [
+  'evalsha',
+  'eval',
+  'zadd',
+  'zrangebyscore',
+  'zrem',
+  'zrange',
+  'zcard',
+  'hset',
+  'hget',
+  'time',
+];
 const PROBED = [...REQUIRED, 'zpopmin', 'zcount', 'publish', 'subscribe'];
 
 /** Ask the server its version and which of the commands delayq uses it has. */

@@ -5,7 +5,8 @@
 import { ValidationError } from '../errors.js';
 
 /** The keys of one queue; see docs/PROTOCOL.md for what each holds. */
-export interface QueueKeys {
+// A type alias rather than an interface, so Object.values/entries keep the string type.
+export type QueueKeys = {
   /** ZSET id -> due time (epoch ms) of every waiting job. */
   readonly schedule: string;
   /** HASH id -> encoded envelope. */
@@ -26,7 +27,7 @@ export interface QueueKeys {
   readonly completed: string;
   /** Pub/sub channel: "the head of the schedule moved earlier", with the new due time. */
   readonly wake: string;
-}
+};
 
 /** The prefix of every delayq key. */
 export const KEY_PREFIX = 'dq';

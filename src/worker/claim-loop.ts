@@ -27,6 +27,8 @@ const ERROR_PAUSE_MS = 1_000;
 export class ClaimLoop {
   private stopped = false;
   private done: Promise<void> | undefined;
+  private signalStop: () => void = () => {};
+  private readonly stopRequested = new Promise<void>((resolve) => (this.signalStop = resolve));
 
   constructor(private readonly deps: ClaimLoopDeps) {}
 
@@ -38,6 +40,7 @@ export class ClaimLoop {
   /** Stop after the claim in progress; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.signalStop();
     this.deps.sleeper.wakeNow();
     await this.done;
   }
@@ -58,7 +61,7 @@ export class ClaimLoop {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       if (this.deps.freeSlots() <= 0) {
-        await this.deps.waitForSlot();
+        await Promise.race([this.deps.waitForSlot(), this.stopRequested]);
         continue;
       }
       let sleepMs: number;

@@ -31,7 +31,11 @@ export class LeaseKeeper {
   private readonly duty: PeriodicDuty;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
-    this.duty = new PeriodicDuty(Math.max(10, Math.floor(deps.leaseMs / 3)), () => this.runOnce(), deps.onError);
+    this.duty = new PeriodicDuty(
+      Math.max(10, Math.floor(deps.leaseMs / 3)),
+      () => this.runOnce(),
+      (err) => deps.onError(err),
+    );
   }
 
   track(lease: HeldLease): void {

@@ -64,8 +64,19 @@ export interface ResolvedWorkerOptions {
 }
 
 const KNOWN = new Set([
-  'connection', 'codec', 'concurrency', 'leaseMs', 'strategy', 'backoff', 'maxSleepMs', 'reapIntervalMs',
-  'keepCompleted', 'dead', 'autorun', 'workerId', 'logger',
+  'connection',
+  'codec',
+  'concurrency',
+  'leaseMs',
+  'strategy',
+  'backoff',
+  'maxSleepMs',
+  'reapIntervalMs',
+  'keepCompleted',
+  'dead',
+  'autorun',
+  'workerId',
+  'logger',
 ]);
 
 const consoleLogger: Logger = {
@@ -76,11 +87,14 @@ const consoleLogger: Logger = {
 /** Validate worker options; throws ValidationError naming the first wrong option. */
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new ValidationError(`unknown worker option '${key}'; known: ${[...KNOWN].join(', ')}`);
+    if (!KNOWN.has(key))
+      throw new ValidationError(`unknown worker option '${key}'; known: ${[...KNOWN].join(', ')}`);
   }
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
-    throw new ValidationError(`concurrency must be a whole number from 1 to 10000, got ${String(concurrency)}`);
+    throw new ValidationError(
+      `concurrency must be a whole number from 1 to 10000, got ${String(concurrency)}`,
+    );
   }
   const leaseMs = parseDuration(options.leaseMs ?? 15_000, 'leaseMs');
   if (leaseMs < 100) throw new ValidationError(`leaseMs must be at least 100 ms, got ${leaseMs}`);
@@ -88,7 +102,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (typeof backoff !== 'function') validateBackoffSpec(backoff, 'backoff');
   const maxSleepMs = parseDuration(options.maxSleepMs ?? 5_000, 'maxSleepMs');
   const reapIntervalMs = parseDuration(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
-  if (maxSleepMs < 1 || reapIntervalMs < 1) throw new ValidationError('maxSleepMs and reapIntervalMs must be at least 1 ms');
+  if (maxSleepMs < 1 || reapIntervalMs < 1)
+    throw new ValidationError('maxSleepMs and reapIntervalMs must be at least 1 ms');
   let keepCompleted: Retention = { count: 0, ageMs: 0 };
   if (options.keepCompleted !== undefined) {
     const { count, age } = options.keepCompleted;
@@ -104,7 +119,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const deadMaxAgeMs = parseDuration(options.dead?.age ?? '30d', 'dead.age');
   const strategy = options.strategy ?? 'auto';
   if (!['auto', 'zpopmin', 'range'].includes(strategy)) {
-    throw new ValidationError(`strategy must be 'auto', 'zpopmin' or 'range', got ${JSON.stringify(strategy)}`);
+    throw new ValidationError(
+      `strategy must be 'auto', 'zpopmin' or 'range', got ${JSON.stringify(strategy)}`,
+    );
   }
   return {
     concurrency,

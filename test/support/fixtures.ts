@@ -37,7 +37,7 @@ export async function waitFor<T>(
   let last: T | undefined;
   while (Date.now() < deadline) {
     last = await check();
-    if (last) return last as NonNullable<T>;
+    if (last) return last;
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last value: ${String(last)})`);

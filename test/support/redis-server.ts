@@ -53,12 +53,18 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
     const args = [
-      '--port', String(port),
-      '--bind', '127.0.0.1',
-      '--dir', dir,
-      '--save', '',
-      '--daemonize', 'no',
-      '--logfile', join(dir, 'redis.log'),
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+      '--logfile',
+      join(dir, 'redis.log'),
       ...(options.args ?? []),
     ];
     const child = spawn('redis-server', args, { stdio: 'ignore' });

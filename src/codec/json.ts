@@ -1,0 +1,740 @@
+/**
+ * The default codec: the job envelope as UTF-8 JSON, with the payload values JSON cannot carry written
+ * as tagged objects so that they come back as the same types.
+ *
+ * WIRE FORMAT (envelope format 1). Other implementations must read and write exactly this.
+ *
+ *   {"v":1,"id":"…","version":1,"createdAt":1767225600000,"traceparent":"00-…","payload":<value>}
+ *
+ * The envelope is a JSON object with exactly the keys v (must be 1), id (string), version (integer >= 1),
+ * createdAt (finite number, epoch ms), payload (a <value>, required) and optionally traceparent (string).
+ * Any other key, a missing key or a wrong type makes the bytes undecodable; a new field means a new `v`.
+ * Envelope keys are never escaped: the rules below apply inside `payload` only.
+ *
+ * A <value> is null, true, false, a string, a finite number other than -0, an array of <value>s, a plain
+ * object whose member values are <value>s, or a tag object. A tag object has the key "~t" (the tag name,
+ * a string) and, for every tag except "undefined", the key "v", and no other key:
+ *
+ *   {"~t":"undefined"}                            undefined (object member, array item, Map/Set entry, payload)
+ *   {"~t":"number","v":"NaN"}                     v is one of "NaN", "Infinity", "-Infinity", "-0"
+ *   {"~t":"Date","v":"2026-01-01T00:00:00.000Z"}  v is exactly what Date.prototype.toISOString() prints:
+ *                                                 YYYY-MM-DDTHH:mm:ss.sssZ, years outside 0..9999 as ±YYYYYY
+ *   {"~t":"BigInt","v":"-1234567890123456789"}    v is canonical decimal: -?(0|[1-9][0-9]*), never "-0"
+ *   {"~t":"Map","v":[[<key>,<value>],…]}          entries in insertion order, keys are <value>s of any kind
+ *   {"~t":"Set","v":[<value>,…]}                  items in insertion order
+ *   {"~t":"Uint8Array","v":"AAEC"}                bytes as canonical RFC 4648 base64, padded, no white space
+ *   {"~t":"Buffer","v":"AAEC"}                    same bytes encoding; Node readers return a Buffer, other
+ *                                                 languages may treat it exactly like Uint8Array
+ *
+ * Map keys and Set items must be pairwise distinct after decoding (SameValueZero, as JS Map/Set compare);
+ * duplicates are undecodable rather than silently merged.
+ *
+ * KEY ESCAPING. A payload object key that starts with "~" is written with one more "~" in front
+ * ("~t" -> "~~t", "~~x" -> "~~~x"); a reader strips exactly one. So a key that starts with exactly one "~"
+ * never comes from user data: "~t" marks a tag object and every other such key is reserved (undecodable).
+ * Map keys and strings are values, not object keys, and are never escaped. The key "__proto__" is never
+ * written (encoding refuses it) and is undecodable anywhere, envelope included.
+ *
+ * Not preserved, by design: shared references (each occurrence is written in full, so identity is lost),
+ * null prototypes (plain objects come back with Object.prototype), array holes (come back as undefined),
+ * non-index array properties, non-enumerable properties, and the bytes around a Uint8Array view. Accessor
+ * properties are read like data, possibly more than once.
+ */
+import { isUtf8 } from 'node:buffer';
+import { DecodeError, EncodeError } from '../errors.js';
+import { ENVELOPE_FORMAT, type Codec, type Envelope } from './codec.js';
+
+/** The key that marks a tag object on the wire. */
+export const TAG_KEY = '~t';
+
+const TILDE = 0x7e;
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const CANONICAL_BIGINT = /^-?(?:0|[1-9]\d*)$/;
+
+// Frozen and shared: tags without a payload-specific value need no allocation per occurrence.
+const UNDEFINED_TAG = Object.freeze({ '~t': 'undefined' });
+const NAN_TAG = Object.freeze({ '~t': 'number', v: 'NaN' });
+const INFINITY_TAG = Object.freeze({ '~t': 'number', v: 'Infinity' });
+const NEG_INFINITY_TAG = Object.freeze({ '~t': 'number', v: '-Infinity' });
+const NEG_ZERO_TAG = Object.freeze({ '~t': 'number', v: '-0' });
+
+const SUPPORTED =
+  'plain objects, arrays, strings, finite and non-finite numbers, booleans, null, undefined, bigint, Date, Map, Set, Uint8Array and Buffer';
+
+/** Returns the wire form of a payload object key: keys starting with "~" get one more "~" in front. */
+export function escapeKey(key: string): string {
+  return key.charCodeAt(0) === TILDE ? `~${key}` : key;
+}
+
+/** Returns the payload object key a wire key stands for, or undefined if the wire key is reserved (one leading "~"). */
+export function unescapeKey(wireKey: string): string | undefined {
+  if (wireKey.charCodeAt(0) !== TILDE) return wireKey;
+  return wireKey.charCodeAt(1) === TILDE ? wireKey.slice(1) : undefined;
+}
+
+/**
+ * A refusal found deep in a value. Segments are collected while the recursion unwinds so that the happy
+ * path never builds path strings.
+ */
+class Problem extends Error {
+  readonly segments: string[] = [];
+  constructor(
+    problem: string,
+    cause?: unknown,
+    /** For cycles: how many leading segments name the container that is referred back to. */
+    readonly refersToDepth?: number,
+  ) {
+    super(problem, { cause });
+  }
+}
+
+function keySegment(key: string): string {
+  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+function mapValueSegment(key: unknown, index: number): string {
+  switch (typeof key) {
+    case 'string':
+      return `.get(${JSON.stringify(key)})`;
+    case 'number':
+    case 'boolean':
+      return `.get(${String(key)})`;
+    case 'bigint':
+      return `.get(${key}n)`;
+    default:
+      return key === null || key === undefined ? `.get(${String(key)})` : `[map value #${index}]`;
+  }
+}
+
+function formatPath(root: string, segments: readonly string[], count = segments.length): string {
+  let path = root;
+  // Segments were pushed innermost first.
+  for (let i = segments.length - 1; i >= segments.length - count; i--) path += segments[i];
+  return path;
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Attaches one path segment to a refusal on its way up. A foreign error (a throwing getter, say) becomes a
+ * refusal at the innermost level that sees it; RangeError passes through untouched because near the stack
+ * limit even building a Problem can overflow, and the caller reports it as "too deep" instead.
+ */
+function at(e: unknown, segment: string, verb: string): unknown {
+  if (e instanceof Problem) {
+    e.segments.push(segment);
+    return e;
+  }
+  if (e instanceof RangeError) return e;
+  const p = new Problem(`could not be ${verb}: ${errorMessage(e)}`, e);
+  p.segments.push(segment);
+  return p;
+}
+
+function className(value: object): string {
+  try {
+    const proto: unknown = Object.getPrototypeOf(value);
+    const ctor: unknown =
+      proto === null || typeof proto !== 'object' ? undefined : Reflect.get(proto, 'constructor');
+    if (typeof ctor === 'function' && ctor.name !== '') return ctor.name;
+  } catch {
+    // A hostile proxy: the generic wording below is still accurate.
+  }
+  return 'a class';
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Encoding: one walk that validates everything and copies only the containers on the path to a special
+// value, so a payload with nothing special is handed to the native JSON.stringify as is.
+
+function encodeNumber(n: number): unknown {
+  if (n - n === 0) return n === 0 && 1 / n < 0 ? NEG_ZERO_TAG : n;
+  return n !== n ? NAN_TAG : n > 0 ? INFINITY_TAG : NEG_INFINITY_TAG;
+}
+
+function encodeAny(value: unknown, ancestors: object[]): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return encodeNumber(value);
+    case 'object':
+      return value === null ? null : encodeObject(value, ancestors);
+    case 'undefined':
+      return UNDEFINED_TAG;
+    case 'bigint':
+      return { '~t': 'BigInt', v: value.toString() };
+    case 'function':
+      throw new Problem(
+        `is a function${value.name === '' ? '' : ` (${value.name})`}; functions cannot be stored in a job, so pass data instead (for example the name of the function for the handler to look up)`,
+      );
+    case 'symbol':
+      throw new Problem(
+        `is a symbol (${value.toString()}); symbols cannot be stored in a job, use a string instead`,
+      );
+  }
+}
+
+function encodeObject(o: object, ancestors: object[]): unknown {
+  for (let i = 0; i < ancestors.length; i++) {
+    if (ancestors[i] === o) {
+      throw new Problem(
+        'JSON cannot represent cycles, so break it, for example by storing an id instead of the back-reference',
+        undefined,
+        i,
+      );
+    }
+  }
+  const proto: unknown = Object.getPrototypeOf(o);
+  if (Array.isArray(o)) {
+    if (proto !== Array.prototype) throw classProblem(o);
+    return encodeArray(o, ancestors);
+  }
+  if (proto === Object.prototype || proto === null)
+    return encodePlain(o as Record<string, unknown>, ancestors);
+  if (proto === Date.prototype) {
+    const time = (o as Date).getTime();
+    if (time !== time) {
+      throw new Problem('is an Invalid Date; store a valid Date, or null if there is no date');
+    }
+    return { '~t': 'Date', v: (o as Date).toISOString() };
+  }
+  if (proto === Map.prototype) return encodeMap(o as Map<unknown, unknown>, ancestors);
+  if (proto === Set.prototype) return encodeSet(o as Set<unknown>, ancestors);
+  if (proto === Uint8Array.prototype) return { '~t': 'Uint8Array', v: base64(o as Uint8Array) };
+  if (proto === Buffer.prototype) return { '~t': 'Buffer', v: (o as Buffer).toString('base64') };
+  throw classProblem(o);
+}
+
+function classProblem(o: object): Problem {
+  return new Problem(
+    `is an instance of ${className(o)}, which the json codec cannot store without losing its type; convert it to plain data first (supported: ${SUPPORTED})`,
+  );
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+function encodePlain(o: Record<string, unknown>, ancestors: object[]): unknown {
+  const keys = Object.keys(o);
+  const symbols = Object.getOwnPropertySymbols(o);
+  for (const symbol of symbols) {
+    if (Object.prototype.propertyIsEnumerable.call(o, symbol)) {
+      throw new Problem(
+        `has a symbol-keyed property (${symbol.toString()}), which cannot be stored in a job; use a string key`,
+      );
+    }
+  }
+  let out: Record<string, unknown> | undefined;
+  let i = 0;
+  ancestors.push(o);
+  try {
+    for (; i < keys.length; i++) {
+      const key = keys[i]!;
+      let wireKey = key;
+      if (key.charCodeAt(0) === TILDE) wireKey = `~${key}`;
+      else if (key === '__proto__') {
+        throw new Problem(
+          'is an own property named "__proto__", which cannot be decoded safely; rename the key',
+        );
+      }
+      const item = o[key];
+      const wire =
+        typeof item === 'string' || typeof item === 'boolean' || item === null
+          ? item
+          : encodeAny(item, ancestors);
+      if (out === undefined) {
+        if (wire === item && wireKey === key) continue;
+        // Earlier keys had nothing to escape and values equal to their wire form.
+        out = {};
+        for (let j = 0; j < i; j++) {
+          const earlier = keys[j]!;
+          out[earlier] = o[earlier];
+        }
+      }
+      // Safe plain assignment: wireKey is never "__proto__" (refused above, and escaping only adds "~").
+      out[wireKey] = wire;
+    }
+  } catch (e) {
+    throw at(e, keySegment(keys[i] ?? ''), 'read');
+  }
+  ancestors.pop();
+  return out ?? o;
+}
+
+function encodeArray(a: readonly unknown[], ancestors: object[]): unknown {
+  const n = a.length;
+  let out: unknown[] | undefined;
+  let i = 0;
+  ancestors.push(a);
+  try {
+    for (; i < n; i++) {
+      const item = a[i];
+      const wire =
+        typeof item === 'string' || typeof item === 'boolean' || item === null
+          ? item
+          : encodeAny(item, ancestors);
+      if (out === undefined) {
+        if (wire === item) continue;
+        // No holes before i: a hole reads as undefined, which would have started the copy there.
+        out = [];
+        for (let j = 0; j < i; j++) out.push(a[j]);
+      }
+      out.push(wire);
+    }
+  } catch (e) {
+    throw at(e, `[${i}]`, 'read');
+  }
+  ancestors.pop();
+  return out ?? a;
+}
+
+function encodeMap(m: Map<unknown, unknown>, ancestors: object[]): unknown {
+  const entries: unknown[] = [];
+  let index = 0;
+  let key: unknown;
+  let inKey = true;
+  ancestors.push(m);
+  try {
+    for (const [k, value] of m) {
+      key = k;
+      inKey = true;
+      const wireKey = encodeAny(k, ancestors);
+      inKey = false;
+      entries.push([wireKey, encodeAny(value, ancestors)]);
+      index++;
+    }
+  } catch (e) {
+    throw at(e, inKey ? `[map key #${index}]` : mapValueSegment(key, index), 'read');
+  }
+  ancestors.pop();
+  return { '~t': 'Map', v: entries };
+}
+
+function encodeSet(s: Set<unknown>, ancestors: object[]): unknown {
+  const items: unknown[] = [];
+  ancestors.push(s);
+  try {
+    for (const item of s) items.push(encodeAny(item, ancestors));
+  } catch (e) {
+    throw at(e, `[set item #${items.length}]`, 'read');
+  }
+  ancestors.pop();
+  return { '~t': 'Set', v: items };
+}
+
+/**
+ * Returns the JSON-ready tagged form of `value` (sharing unchanged subtrees with it), or throws EncodeError
+ * naming the offending path under `root`.
+ */
+export function toTagged(value: unknown, root = 'payload'): unknown {
+  try {
+    return encodeAny(value, []);
+  } catch (e) {
+    if (e instanceof Problem) {
+      const path = formatPath(root, e.segments);
+      const problem =
+        e.refersToDepth === undefined
+          ? e.message
+          : `refers back to ${formatPath(root, e.segments, e.refersToDepth)}, which contains it (a cycle); ${e.message}`;
+      throw new EncodeError(`cannot encode job: ${path} ${problem}`, { cause: e.cause });
+    }
+    if (e instanceof RangeError) {
+      throw new EncodeError(
+        `cannot encode job: ${root} could not be walked (${e.message}), most likely because it is nested too deeply; flatten the data or store it elsewhere and enqueue a reference`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
+}
+
+function encodeEnvelope(envelope: Envelope): Buffer {
+  const { v, id, version, createdAt, traceparent } = envelope;
+  if (v !== ENVELOPE_FORMAT) {
+    throw new EncodeError(
+      `cannot encode job: envelope.v is ${String(v)} but the json codec writes format ${ENVELOPE_FORMAT}; set v to ENVELOPE_FORMAT`,
+    );
+  }
+  if (typeof id !== 'string') {
+    throw new EncodeError(`cannot encode job: envelope.id must be a string, got ${describe(id)}`);
+  }
+  if (!Number.isInteger(version) || version < 1) {
+    throw new EncodeError(
+      `cannot encode job ${id}: envelope.version must be an integer >= 1, got ${describe(version)}`,
+    );
+  }
+  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) {
+    throw new EncodeError(
+      `cannot encode job ${id}: envelope.createdAt must be a finite number (epoch ms), got ${describe(createdAt)}`,
+    );
+  }
+  if (traceparent !== undefined && typeof traceparent !== 'string') {
+    throw new EncodeError(
+      `cannot encode job ${id}: envelope.traceparent must be a string when present, got ${describe(traceparent)}`,
+    );
+  }
+  const payload = toTagged(envelope.payload);
+  const wire =
+    traceparent === undefined
+      ? { v, id, version, createdAt, payload }
+      : { v, id, version, createdAt, traceparent, payload };
+  let text: string;
+  try {
+    text = JSON.stringify(wire);
+  } catch (e) {
+    throw new EncodeError(
+      `cannot encode job ${id}: ${errorMessage(e)}; store large data elsewhere and enqueue a reference`,
+      { cause: e },
+    );
+  }
+  return Buffer.from(text, 'utf8');
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'undefined':
+      return 'undefined';
+    case 'object':
+      return 'an object';
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Decoding: JSON.parse builds the tree (it defines "__proto__" as an ordinary own key and never touches a
+// prototype); the walk then replaces tags in place and only rebuilds objects whose keys need unescaping.
+// Assigning into a parsed object is safe because the key is always an existing own data property that is
+// not "__proto__", and rebuilt objects are filled with defineProperty so no setter can run.
+
+function decodeAny(value: unknown): unknown {
+  if (typeof value === 'object') {
+    if (value === null) return null;
+    return Array.isArray(value) ? decodeArray(value) : decodeObject(value as Record<string, unknown>);
+  }
+  // JSON.parse turns number literals beyond the double range into Infinity; the encoder never writes one.
+  if (typeof value === 'number' && value - value !== 0) {
+    throw new Problem('is a number literal outside the double range');
+  }
+  return value;
+}
+
+function decodeArray(a: unknown[]): unknown[] {
+  let i = 0;
+  try {
+    for (; i < a.length; i++) {
+      const item = a[i];
+      if (typeof item === 'object' || typeof item === 'number') {
+        const decoded = decodeAny(item);
+        if (decoded !== item) a[i] = decoded;
+      }
+    }
+  } catch (e) {
+    throw at(e, `[${i}]`, 'decoded');
+  }
+  return a;
+}
+
+function decodeObject(o: Record<string, unknown>): unknown {
+  const keys = Object.keys(o);
+  let i = 0;
+  try {
+    for (; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (key.charCodeAt(0) === TILDE || key === '__proto__') break;
+      const item = o[key];
+      if (typeof item === 'object' || typeof item === 'number') {
+        const decoded = decodeAny(item);
+        if (decoded !== item) o[key] = decoded;
+      }
+    }
+  } catch (e) {
+    throw at(e, keySegment(keys[i] ?? ''), 'decoded');
+  }
+  if (i === keys.length) return o;
+  // Outside the try: these are problems of this object itself, not of the member at keys[i].
+  if (keys[i] === '__proto__') throw protoKeyProblem();
+  return Object.hasOwn(o, TAG_KEY) ? decodeTag(o, keys) : rebuildEscaped(o, keys, i);
+}
+
+function protoKeyProblem(): Problem {
+  return new Problem(
+    'has an own "__proto__" key, which the encoder never writes; refusing it keeps prototypes safe',
+  );
+}
+
+/** Keys before `start` already hold decoded values; keys from `start` on are still wire values. */
+function rebuildEscaped(o: Record<string, unknown>, keys: readonly string[], start: number): unknown {
+  // Validated up front so that a bad key is reported as a problem of this object, not of a member.
+  const userKeys = keys.map((key) => {
+    if (key === '__proto__') throw protoKeyProblem();
+    const userKey = unescapeKey(key);
+    if (userKey === undefined) {
+      throw new Problem(
+        `has the key ${JSON.stringify(key)}; keys with exactly one leading "~" are reserved (user keys starting with "~" are written with one more "~")`,
+      );
+    }
+    return userKey;
+  });
+  const out: Record<string, unknown> = {};
+  let i = 0;
+  try {
+    for (; i < keys.length; i++) {
+      const value = i < start ? o[keys[i]!] : decodeAny(o[keys[i]!]);
+      Object.defineProperty(out, userKeys[i]!, {
+        value,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  } catch (e) {
+    throw at(e, keySegment(userKeys[i] ?? ''), 'decoded');
+  }
+  return out;
+}
+
+function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown {
+  let hasValue = false;
+  for (const key of keys) {
+    if (key === 'v') hasValue = true;
+    else if (key !== TAG_KEY) {
+      throw new Problem(
+        `is a tag object (it has a "~t" key) with the extra key ${JSON.stringify(key)}; tag objects have only "~t" and "v"`,
+      );
+    }
+  }
+  const tag = o[TAG_KEY];
+  if (typeof tag !== 'string') throw new Problem(`has a "~t" tag that is ${describe(tag)}, not a string`);
+  const v = hasValue ? o.v : undefined;
+  const need = (): void => {
+    if (!hasValue) throw new Problem(`is a ${JSON.stringify(tag)} tag without its "v" value`);
+  };
+  switch (tag) {
+    case 'undefined':
+      if (hasValue) throw new Problem('is an "undefined" tag with a "v" value, which it never has');
+      return undefined;
+    case 'number':
+      need();
+      switch (v) {
+        case 'NaN':
+          return NaN;
+        case 'Infinity':
+          return Infinity;
+        case '-Infinity':
+          return -Infinity;
+        case '-0':
+          return -0;
+        default:
+          throw new Problem(
+            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0"`,
+          );
+      }
+    case 'Date': {
+      need();
+      if (typeof v === 'string') {
+        const date = new Date(v);
+        // The round trip admits only the canonical toISOString form, never the engine's lenient parsing.
+        if (date.getTime() === date.getTime() && date.toISOString() === v) return date;
+      }
+      throw new Problem(`is a "Date" tag whose value ${describe(v)} is not a valid toISOString() timestamp`);
+    }
+    case 'BigInt':
+      need();
+      if (typeof v === 'string' && CANONICAL_BIGINT.test(v) && v !== '-0') return BigInt(v);
+      throw new Problem(`is a "BigInt" tag whose value ${describe(v)} is not a canonical decimal integer`);
+    case 'Map':
+      need();
+      return decodeMap(v);
+    case 'Set':
+      need();
+      return decodeSet(v);
+    case 'Uint8Array':
+    case 'Buffer': {
+      need();
+      const bytes = typeof v === 'string' ? Buffer.from(v, 'base64') : undefined;
+      // Buffer.from skips characters it does not know; the round trip rejects anything non-canonical.
+      if (bytes === undefined || bytes.toString('base64') !== v) {
+        throw new Problem(
+          `is a ${JSON.stringify(tag)} tag whose value ${describe(v)} is not canonical base64`,
+        );
+      }
+      return tag === 'Buffer' ? bytes : new Uint8Array(bytes);
+    }
+    default:
+      throw new Problem(
+        `has the unknown tag ${JSON.stringify(tag)}; it was written by a newer or different codec, or is corrupt`,
+      );
+  }
+}
+
+function decodeMap(v: unknown): Map<unknown, unknown> {
+  if (!Array.isArray(v))
+    throw new Problem(`is a "Map" tag whose value is ${describe(v)}, not an array of entries`);
+  const map = new Map<unknown, unknown>();
+  let i = 0;
+  let inKey = true;
+  let key: unknown;
+  try {
+    for (; i < v.length; i++) {
+      const entry: unknown = v[i];
+      inKey = true;
+      key = undefined;
+      if (!Array.isArray(entry) || entry.length !== 2) {
+        throw new Problem(
+          `is ${describe(entry)}${Array.isArray(entry) ? ` of length ${entry.length}` : ''}, not a [key, value] pair`,
+        );
+      }
+      key = decodeAny(entry[0]);
+      inKey = false;
+      map.set(key, decodeAny(entry[1]));
+      if (map.size !== i + 1) {
+        inKey = true;
+        throw new Problem('repeats an earlier key; the encoder never writes duplicate Map keys');
+      }
+    }
+  } catch (e) {
+    throw at(e, inKey ? `[map key #${i}]` : mapValueSegment(key, i), 'decoded');
+  }
+  return map;
+}
+
+function decodeSet(v: unknown): Set<unknown> {
+  if (!Array.isArray(v))
+    throw new Problem(`is a "Set" tag whose value is ${describe(v)}, not an array of items`);
+  const set = new Set<unknown>();
+  let i = 0;
+  try {
+    for (; i < v.length; i++) {
+      set.add(decodeAny(v[i]));
+      if (set.size !== i + 1) {
+        throw new Problem('repeats an earlier item; the encoder never writes duplicate Set items');
+      }
+    }
+  } catch (e) {
+    throw at(e, `[set item #${i}]`, 'decoded');
+  }
+  return set;
+}
+
+/**
+ * Returns the value a freshly parsed tagged JSON tree stands for, or throws DecodeError naming the path
+ * under `root`; it consumes `json`, reusing and mutating its objects so untagged data is never copied.
+ */
+export function fromTagged(json: unknown, root = 'payload', context = 'cannot decode job'): unknown {
+  try {
+    return decodeAny(json);
+  } catch (e) {
+    if (e instanceof Problem) {
+      throw new DecodeError(`${context}: ${formatPath(root, e.segments)} ${e.message}`, { cause: e.cause });
+    }
+    throw new DecodeError(`${context}: ${root} could not be decoded (${errorMessage(e)})`, { cause: e });
+  }
+}
+
+function own(o: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
+function decodeEnvelope(bytes: Uint8Array): Envelope {
+  if (!((bytes as unknown) instanceof Uint8Array)) {
+    throw new DecodeError(`cannot decode job: expected a Buffer, got ${describe(bytes)}`);
+  }
+  if (!isUtf8(bytes)) {
+    throw new DecodeError(
+      'cannot decode job: the stored bytes are not valid UTF-8, so they were not written by the json codec (is the producer configured with another codec?)',
+    );
+  }
+  const text = Buffer.isBuffer(bytes)
+    ? bytes.toString('utf8')
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new DecodeError(`cannot decode job: the stored bytes are not valid JSON (${errorMessage(e)})`, {
+      cause: e,
+    });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new DecodeError(`cannot decode job: the envelope must be a JSON object, got ${describe(parsed)}`);
+  }
+  const o = parsed as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    switch (key) {
+      case 'v':
+      case 'id':
+      case 'version':
+      case 'createdAt':
+      case 'traceparent':
+      case 'payload':
+        break;
+      case '__proto__':
+        throw new DecodeError(
+          'cannot decode job: the envelope has an own "__proto__" key, which the encoder never writes; refusing it keeps prototypes safe',
+        );
+      default:
+        throw new DecodeError(
+          `cannot decode job: the envelope has the unknown field ${JSON.stringify(key)}; it was written by a newer or different codec`,
+        );
+    }
+  }
+  const v = own(o, 'v');
+  if (typeof v !== 'number') {
+    throw new DecodeError(`cannot decode job: envelope.v must be a number, got ${describe(v)}`);
+  }
+  if (v !== ENVELOPE_FORMAT) {
+    throw new DecodeError(
+      `cannot decode job: envelope format ${v} is not supported (this delayq reads format ${ENVELOPE_FORMAT}); upgrade this worker if a newer delayq wrote it`,
+    );
+  }
+  const id = own(o, 'id');
+  if (typeof id !== 'string') {
+    throw new DecodeError(`cannot decode job: envelope.id must be a string, got ${describe(id)}`);
+  }
+  const version = own(o, 'version');
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+    throw new DecodeError(
+      `cannot decode job ${id}: envelope.version must be an integer >= 1, got ${describe(version)}`,
+    );
+  }
+  const createdAt = own(o, 'createdAt');
+  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) {
+    throw new DecodeError(
+      `cannot decode job ${id}: envelope.createdAt must be a finite number, got ${describe(createdAt)}`,
+    );
+  }
+  const traceparent = own(o, 'traceparent');
+  if (traceparent !== undefined && typeof traceparent !== 'string') {
+    throw new DecodeError(
+      `cannot decode job ${id}: envelope.traceparent must be a string when present, got ${describe(traceparent)}`,
+    );
+  }
+  if (!Object.hasOwn(o, 'payload')) {
+    throw new DecodeError(`cannot decode job ${id}: the envelope has no payload field`);
+  }
+  const payload = fromTagged(o.payload, 'payload', `cannot decode job ${id}`);
+  return traceparent === undefined
+    ? { v, id, version, payload, createdAt }
+    : { v, id, version, payload, createdAt, traceparent };
+}
+
+/** The default codec: UTF-8 JSON with tagged special values, as specified at the top of this file. */
+export const jsonCodec: Codec = Object.freeze({
+  name: 'json',
+  encode: encodeEnvelope,
+  decode: decodeEnvelope,
+});

@@ -1,0 +1,500 @@
+/**
+ * The behaviour every claim strategy must show, run once per strategy against a real redis-server
+ * (see the *.test.ts files beside this one).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Queue, Worker, type Job, type WorkerOptions, LeaseLostError } from '../../src/index.js';
+import type { Strategy } from '../../src/redis/capabilities.js';
+import { queueKeys } from '../../src/redis/keys.js';
+import { ack } from '../../src/operations/ack.js';
+import { claim } from '../../src/operations/claim.js';
+import { extend } from '../../src/operations/extend.js';
+import { fail } from '../../src/operations/fail.js';
+import { reap } from '../../src/operations/reap.js';
+import { ScriptLeaseLost } from '../../src/redis/script-errors.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import type { RedisServerOptions } from '../support/redis-server.js';
+
+/** Register the conformance tests for `strategy` on a server started with `server` options. */
+export function conformanceSuite(strategy: Strategy, server: RedisServerOptions = {}): void {
+  const redis = useRedis(server);
+  const closers: Array<() => Promise<void>> = [];
+
+  afterEach(async () => {
+    await Promise.all(closers.splice(0).map((close) => close()));
+  });
+
+  function setup<T = unknown>(): { queue: Queue<T>; name: string } {
+    const name = uniqueQueue(strategy);
+    const queue = new Queue<T>(name, { connection: redis.url() });
+    closers.push(() => queue.close());
+    return { queue, name };
+  }
+
+  function worker<T>(
+    name: string,
+    handler: (job: Job<T>) => Promise<unknown>,
+    options: WorkerOptions = {},
+  ): Worker<T> {
+    const w = new Worker<T>(name, handler, { connection: redis.url(), strategy, ...options });
+    closers.push(() => w.close({ timeoutMs: 2_000 }));
+    return w;
+  }
+
+  /** Keys of the queue that hold anything, with their sizes. */
+  async function footprint(name: string): Promise<Record<string, number>> {
+    const r = inspector(redis.url());
+    const keys = queueKeys(name);
+    const out: Record<string, number> = {};
+    for (const [role, key] of Object.entries(keys)) {
+      const type = await r.type(key);
+      if (type === 'zset') out[role] = await r.zcard(key);
+      else if (type === 'hash') out[role] = await r.hlen(key);
+    }
+    await r.quit();
+    return out;
+  }
+
+  const claimInput = (leaseMs: number, workerId = 'test') => ({
+    strategy,
+    limit: 10,
+    leaseMs,
+    workerId,
+    deadMaxCount: 1_000,
+    deadMaxAgeMs: 0,
+  });
+
+  describe(`conformance: ${strategy}`, () => {
+    it('uses the requested strategy', async () => {
+      const { name } = setup();
+      const w = worker(name, async () => {});
+      await w.waitUntilReady();
+      expect(w.strategy).toBe(strategy);
+    });
+
+    it('runs jobs in due order, never before their due time by the Redis clock', async () => {
+      const { queue, name } = setup<number>();
+      const runs: Array<{ n: number; runAt: number; claimedAt: number }> = [];
+      // Added in reverse due order: only the schedule's ordering can put them right.
+      for (let n = 9; n >= 0; n--) await queue.add(n, { delay: 100 + n * 30 });
+      const w = worker<number>(name, async (job) => {
+        runs.push({ n: job.payload, runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() });
+      });
+      await waitFor(() => runs.length === 10, { what: '10 runs' });
+      expect(runs.map((r) => r.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      for (const run of runs) expect(run.claimedAt).toBeGreaterThanOrEqual(run.runAt);
+      await w.close();
+    });
+
+    it('leaves nothing behind after a job completes', async () => {
+      const { queue, name } = setup<string>();
+      const done: string[] = [];
+      const w = worker<string>(name, async (job) => job.payload.toUpperCase());
+      w.on('completed', (job, result) => done.push(`${job.id}=${String(result)}`));
+      const { id } = await queue.add('hi');
+      await waitFor(() => done.length === 1);
+      expect(done).toEqual([`${id}=HI`]);
+      expect(await footprint(name)).toEqual({});
+      expect(await queue.get(id)).toBeNull();
+    });
+
+    it('an idle worker is woken by an earlier job instead of sleeping to its timer', async () => {
+      const { queue, name } = setup<string>();
+      await queue.add('far', { delay: '1h' });
+      const ran: Array<{ runAt: number; claimedAt: number }> = [];
+      const w = worker<string>(
+        name,
+        async (job) => void ran.push({ runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() }),
+        {
+          maxSleepMs: '1h',
+        },
+      );
+      await w.waitUntilReady();
+      await new Promise((r) => setTimeout(r, 100)); // let it go to sleep until the far job
+      await queue.add('soon', { delay: 200 });
+      await waitFor(() => ran.length === 1, { timeoutMs: 3_000, what: 'the woken run' });
+      const [run] = ran;
+      expect(run!.claimedAt).toBeGreaterThanOrEqual(run!.runAt);
+      // With a 1 h timer, only the wake-up can explain a start this close to the due time.
+      expect(run!.claimedAt - run!.runAt).toBeLessThan(1_000);
+    });
+
+    it('a lost wake-up delays a job by at most the safety timer, never strands it', async () => {
+      const { name } = setup();
+      const ran: string[] = [];
+      const w = worker(name, async (job) => void ran.push(job.id), { maxSleepMs: 300 });
+      await w.waitUntilReady();
+      await new Promise((r) => setTimeout(r, 50));
+      // A producer that writes the job without publishing the wake-up (as a lost message looks).
+      const r = inspector(redis.url());
+      const keys = queueKeys(name);
+      const now = await serverNow(r);
+      const { jsonCodec } = await import('../../src/codec/json.js');
+      await r.hset(
+        keys.jobs,
+        'silent',
+        jsonCodec.encode({ v: 1, id: 'silent', version: 1, payload: 1, createdAt: now }),
+      );
+      await r.hset(keys.meta, 'silent', JSON.stringify({ a: 0, m: 1, r: now }));
+      await r.zadd(keys.schedule, now, 'silent');
+      await r.quit();
+      await waitFor(() => ran.includes('silent'), { timeoutMs: 2_000, what: 'the un-announced job' });
+    });
+
+    it('never runs more than `concurrency` handlers at once', async () => {
+      const { queue, name } = setup();
+      let running = 0;
+      let peak = 0;
+      let done = 0;
+      worker(
+        name,
+        async () => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((r) => setTimeout(r, 20));
+          running--;
+          done++;
+        },
+        { concurrency: 3 },
+      );
+      await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i })));
+      await waitFor(() => done === 30, { what: '30 jobs' });
+      expect(peak).toBe(3);
+    });
+
+    it('retries with backoff, then buries the job with its error and stack', async () => {
+      const { queue, name } = setup<string>();
+      const events: string[] = [];
+      const attempts: number[] = [];
+      const w = worker<string>(
+        name,
+        async (job) => {
+          attempts.push(job.attempt);
+          throw new Error(`nope #${job.attempt}`);
+        },
+        { backoff: { type: 'fixed', delay: 50 } },
+      );
+      w.on('failed', (_job, err, retryAt) => events.push(`failed:${err.message}:${retryAt instanceof Date}`));
+      w.on('dead', (job, err) => events.push(`dead:${job?.id}:${err.message}`));
+      const { id } = await queue.add('x', { attempts: 3, id: 'doomed' });
+      await waitFor(() => events.length === 3, { what: 'three outcomes' });
+      expect(attempts).toEqual([1, 2, 3]);
+      expect(events).toEqual(['failed:nope #1:true', 'failed:nope #2:true', `dead:${id}:nope #3`]);
+      const info = await queue.get(id);
+      expect(info).toMatchObject({ state: 'dead', attempts: 3, maxAttempts: 3 });
+      expect(info?.lastError?.message).toBe('nope #3');
+      expect(info?.lastError?.stack).toMatch(/nope #3\n\s+at /);
+      const listed = await queue.dead.list();
+      expect(listed.map((j) => j.id)).toEqual([id]);
+      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 1 });
+    });
+
+    it('uses the job backoff: exponential delays between attempts', async () => {
+      const { queue, name } = setup();
+      const starts: number[] = [];
+      worker(name, async (job) => {
+        starts.push(job.claimedAt.getTime());
+        throw new Error('again');
+      });
+      await queue.add('x', { attempts: 3, backoff: { type: 'exponential', delay: 100 } });
+      await waitFor(() => starts.length === 3, { what: 'three attempts' });
+      expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(100);
+      expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(200);
+    });
+
+    it('dead.retry puts dead jobs back with fresh attempts; dead.remove deletes', async () => {
+      const { queue, name } = setup<number>();
+      let fail = true;
+      const completed: number[] = [];
+      const w = worker<number>(name, async (job) => {
+        if (fail) throw new Error('down');
+        completed.push(job.payload);
+      });
+      await queue.addBulk([1, 2, 3].map((n) => ({ payload: n, opts: { attempts: 1, id: `d${n}` } })));
+      await waitFor(async () => (await queue.counts()).dead === 3, { what: '3 dead' });
+      expect(await queue.dead.remove('d3')).toBe(true);
+      expect(await queue.dead.remove('d3')).toBe(false);
+      fail = false;
+      expect(await queue.dead.retry('d1')).toBe(1);
+      await waitFor(() => completed.length === 1);
+      const progress: number[] = [];
+      expect(await queue.dead.retry('all', { onProgress: (n) => progress.push(n) })).toBe(1);
+      await waitFor(() => completed.length === 2);
+      expect(completed.sort()).toEqual([1, 2]);
+      expect(progress).toEqual([1]);
+      expect(await footprint(name)).toEqual({});
+      await w.close();
+    });
+
+    it('an undecodable job is dead-lettered with the reason while others go on', async () => {
+      const { queue, name } = setup<number>();
+      const r = inspector(redis.url());
+      const keys = queueKeys(name);
+      const now = await serverNow(r);
+      await r.hset(keys.jobs, 'garbage', Buffer.from([0xff, 0x00, 0x7b]));
+      await r.hset(keys.meta, 'garbage', JSON.stringify({ a: 0, m: 5, r: now }));
+      await r.zadd(keys.schedule, now, 'garbage');
+      await r.quit();
+      const ok: number[] = [];
+      const dead: Array<{ job: unknown; id: string; message: string }> = [];
+      const w = worker<number>(name, async (job) => void ok.push(job.payload));
+      w.on('dead', (job, err, id) => dead.push({ job, id, message: err.message }));
+      await queue.add(7);
+      await waitFor(() => ok.length === 1 && dead.length === 1, { what: 'one done, one dead' });
+      expect(dead[0]).toMatchObject({ job: null, id: 'garbage' });
+      expect(dead[0]?.message).toMatch(/could not be decoded/);
+      const info = await queue.get('garbage');
+      expect(info?.state).toBe('dead');
+      expect(info?.decodeError).toMatch(/could not be decoded/);
+      expect(info?.lastError?.message).toMatch(/could not be decoded/);
+      expect(info?.attempts).toBe(1);
+    });
+
+    it('fencing: after a lease expires and the job is re-claimed, the old holder cannot ack, fail or extend', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = inspector(redis.url());
+      await queue.add('x', { id: 'f1', attempts: 3 });
+      const first = await claim(r, keys, claimInput(100, 'old'));
+      expect(first.jobs.map((j) => j.id)).toEqual(['f1']);
+      const old = first.jobs[0]!;
+      await new Promise((res) => setTimeout(res, 150));
+      const second = await claim(r, keys, claimInput(5_000, 'new'));
+      expect(second.jobs.map((j) => [j.id, j.meta.a])).toEqual([['f1', 2]]);
+      const current = second.jobs[0]!;
+      expect(Number(current.token)).toBeGreaterThan(Number(old.token));
+
+      const keep = { count: 0, ageMs: 0 };
+      await expect(
+        ack(r, keys, { id: 'f1', token: old.token, knownDeadline: old.deadline, keepCompleted: keep }),
+      ).rejects.toThrow(ScriptLeaseLost);
+      await expect(
+        fail(r, keys, {
+          id: 'f1',
+          token: old.token,
+          retryDelayMs: 0,
+          error: { name: 'E', message: 'late' },
+          deadMaxCount: 10,
+          deadMaxAgeMs: 0,
+        }),
+      ).rejects.toThrow(ScriptLeaseLost);
+      expect((await extend(r, keys, 10_000, [{ id: 'f1', token: old.token }])).deadlines).toEqual([null]);
+      // The current holder is untouched by all that.
+      const lease = await r.hget(keys.leases, 'f1');
+      expect(lease?.startsWith(`${current.token}|`)).toBe(true);
+      expect(
+        await ack(r, keys, {
+          id: 'f1',
+          token: current.token,
+          knownDeadline: current.deadline,
+          keepCompleted: keep,
+        }),
+      ).toBe('ok');
+      expect(await footprint(name)).toEqual({});
+      await r.quit();
+    });
+
+    it('an expired lease is refused even before any reaper ran', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = inspector(redis.url());
+      await queue.add('x', { id: 'e1' });
+      const [job] = (await claim(r, keys, claimInput(100))).jobs;
+      await new Promise((res) => setTimeout(res, 150));
+      await expect(
+        ack(r, keys, {
+          id: 'e1',
+          token: job!.token,
+          knownDeadline: job!.deadline,
+          keepCompleted: { count: 0, ageMs: 0 },
+        }),
+      ).rejects.toThrow(/expired/);
+      await r.quit();
+    });
+
+    it('a resent ack or fail that already applied is recognised, not reported as a lost lease', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = inspector(redis.url());
+      await queue.addBulk([
+        { payload: 1, opts: { id: 'a1' } },
+        { payload: 2, opts: { id: 'a2', attempts: 2 } },
+      ]);
+      const { jobs } = await claim(r, keys, claimInput(10_000));
+      const [a1, a2] = [jobs.find((j) => j.id === 'a1')!, jobs.find((j) => j.id === 'a2')!];
+      const keep = { count: 0, ageMs: 0 };
+      const ackInput = { id: 'a1', token: a1.token, knownDeadline: a1.deadline, keepCompleted: keep };
+      expect(await ack(r, keys, ackInput)).toBe('ok');
+      expect(await ack(r, keys, ackInput)).toBe('already');
+      const failInput = {
+        id: 'a2',
+        token: a2.token,
+        retryDelayMs: 60_000,
+        error: { name: 'E', message: 'x' },
+        deadMaxCount: 10,
+        deadMaxAgeMs: 0,
+      };
+      expect((await fail(r, keys, failInput)).outcome).toBe('retry');
+      expect((await fail(r, keys, failInput)).outcome).toBe('already');
+      expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      await r.quit();
+    });
+
+    it('reap returns expired jobs (attempt counted) and buries those out of attempts', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = inspector(redis.url());
+      await queue.addBulk([
+        { payload: 1, opts: { id: 'r1', attempts: 2 } },
+        { payload: 2, opts: { id: 'r2', attempts: 1 } },
+      ]);
+      await claim(r, keys, claimInput(100, 'crashed'));
+      expect(await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0 })).toMatchObject({
+        returned: 0,
+        buried: 0,
+      });
+      await new Promise((res) => setTimeout(res, 150));
+      expect(await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0 })).toEqual({
+        returned: 1,
+        buried: 1,
+        nextDeadline: -1,
+      });
+      expect(await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0 })).toEqual({
+        returned: 0,
+        buried: 0,
+        nextDeadline: -1,
+      });
+      expect(await queue.get('r1')).toMatchObject({
+        state: 'scheduled',
+        attempts: 1,
+        lastError: { message: 'lease expired' },
+      });
+      expect(await queue.get('r2')).toMatchObject({
+        state: 'dead',
+        attempts: 1,
+        lastError: { message: 'lease expired' },
+      });
+      await r.quit();
+    });
+
+    it('a worker picks up a crashed holder’s job after its lease, as attempt 2', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = inspector(redis.url());
+      await queue.add('x', { id: 'c1' });
+      const [crashed] = (await claim(r, keys, claimInput(300, 'crashed'))).jobs;
+      await r.quit();
+      const runs: Array<{ attempt: number; claimedAt: number }> = [];
+      worker(
+        name,
+        async (job) => void runs.push({ attempt: job.attempt, claimedAt: job.claimedAt.getTime() }),
+      );
+      await waitFor(() => runs.length === 1, { what: 'the re-run' });
+      expect(runs[0]!.attempt).toBe(2);
+      expect(runs[0]!.claimedAt).toBeGreaterThanOrEqual(crashed!.deadline);
+    });
+
+    it('a handler that blocks past its lease loses it visibly; its late result is refused; the job completes once', async () => {
+      const { queue, name } = setup();
+      const errors: Error[] = [];
+      const completions: Array<{ attempt: number }> = [];
+      const blocker = worker(
+        name,
+        async (job) => {
+          if (job.attempt === 1) {
+            const until = Date.now() + 700;
+            while (Date.now() < until) {
+              // Block the event loop: the lease keeper cannot run.
+            }
+          }
+        },
+        { leaseMs: 300, concurrency: 1 },
+      );
+      blocker.on('error', (err) => errors.push(err));
+      blocker.on('completed', (job) => completions.push({ attempt: job.attempt }));
+      await blocker.waitUntilReady();
+      const rescuer = worker(name, async () => {}, { leaseMs: 5_000 });
+      rescuer.on('completed', (job) => completions.push({ attempt: job.attempt }));
+      // The rescuer may take attempt 1 itself; retry until the blocker is the one that got it.
+      const { id } = await queue.add('x', { id: 'blocky', attempts: 3 });
+      await waitFor(() => completions.length >= 1, { what: 'a completion' });
+      await new Promise((r) => setTimeout(r, 200));
+      const lost = errors.filter((e) => e instanceof LeaseLostError && e.jobId === id);
+      if (completions[0]?.attempt === 2) {
+        expect(lost.length).toBeGreaterThanOrEqual(1);
+        expect(lost.some((e) => /result refused/.test(e.message))).toBe(true);
+      }
+      expect(completions).toHaveLength(1);
+      expect(await queue.get(id)).toBeNull();
+    });
+
+    it('close() waits for running handlers, then acks them', async () => {
+      const { queue, name } = setup();
+      let finished = false;
+      const w = worker(name, async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        finished = true;
+      });
+      const { id } = await queue.add('x');
+      await waitFor(async () => (await queue.counts()).active === 1);
+      await w.close({ timeoutMs: 5_000 });
+      expect(finished).toBe(true);
+      expect(await queue.get(id)).toBeNull();
+    });
+
+    it('close() past its timeout aborts handlers and returns their jobs without charging the attempt', async () => {
+      const { queue, name } = setup();
+      let aborted = false;
+      const w = worker(name, async (job) => {
+        await new Promise<void>((resolve) => {
+          job.signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve();
+          });
+        });
+        throw new Error('aborted');
+      });
+      const { id } = await queue.add('x', { id: 'slow' });
+      await waitFor(async () => (await queue.counts()).active === 1);
+      await w.close({ timeoutMs: 100 });
+      expect(aborted).toBe(true);
+      expect(await queue.get(id)).toMatchObject({
+        state: 'scheduled',
+        attempts: 0,
+        lease: null,
+        lastError: null,
+      });
+      const r = inspector(redis.url());
+      expect(await r.hlen(queueKeys(name).leases)).toBe(0);
+      await r.quit();
+    });
+
+    it('keeps completed jobs when asked, trimmed to the count', async () => {
+      const { queue, name } = setup<number>();
+      let done = 0;
+      worker<number>(name, async () => void done++, { keepCompleted: { count: 2 } });
+      for (let i = 0; i < 4; i++) await queue.add(i, { id: `k${i}` });
+      await waitFor(() => done === 4);
+      await waitFor(async () => (await footprint(name))['completed'] === 2);
+      expect(await footprint(name)).toEqual({ completed: 2, jobs: 2, meta: 2 });
+      expect((await queue.get('k3'))?.state).toBe('completed');
+    });
+
+    it('caps the dead set by count', async () => {
+      const { queue, name } = setup();
+      let dead = 0;
+      const w = worker(
+        name,
+        async () => {
+          throw new Error('x');
+        },
+        { dead: { count: 2 } },
+      );
+      w.on('dead', () => dead++);
+      await queue.addBulk([1, 2, 3, 4].map((n) => ({ payload: n, opts: { attempts: 1 } })));
+      await waitFor(() => dead === 4);
+      expect(await queue.counts()).toMatchObject({ dead: 2 });
+      expect(await footprint(name)).toEqual({ dead: 2, jobs: 2, meta: 2, errors: 2 });
+    });
+  });
+}

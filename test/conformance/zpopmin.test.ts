@@ -1,0 +1,3 @@
+import { conformanceSuite } from './suite.js';
+
+conformanceSuite('zpopmin');

@@ -16,12 +16,9 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // Handlers are async by contract even when they do not await.
+      '@typescript-eslint/require-await': 'off',
     },
-  },
-  {
-    // Handlers in tests are async by contract even when they do not await.
-    files: ['test/**/*.ts', 'src/**/*.test.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
-    rules: { '@typescript-eslint/require-await': 'off' },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

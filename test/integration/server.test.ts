@@ -144,3 +144,44 @@ describe('Redis restart', () => {
     await check.close();
   }, 40_000);
 });
+
+describe('dropped connections', () => {
+  it('killing the worker connections mid-run loses no job: commands are retried, held jobs come back', async () => {
+    const s = await server();
+    const name = uniqueQueue('kill');
+    const queue = new Queue<number>(name, { connection: s.url });
+    cleanup.push(() => queue.close());
+    const ids = new Set(
+      (
+        await queue.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: i, opts: { delay: i * 5 } })))
+      ).map((r) => r.id),
+    );
+    const completed = new Set<string>();
+    const worker = new Worker<number>(
+      name,
+      async (job) => {
+        await new Promise((r) => setTimeout(r, 5));
+        completed.add(job.id);
+      },
+      { connection: s.url, concurrency: 10, leaseMs: 1_000 },
+    );
+    worker.on('error', () => {});
+    cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
+    await waitFor(() => completed.size > 20, { what: 'some jobs done' });
+    const admin = inspector(s.url);
+    for (let i = 0; i < 3; i++) {
+      // Every client but this one: the worker's command and subscriber connections, and the queue's.
+      await admin.client('KILL', 'SKIPME', 'yes');
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await admin.quit();
+    await waitFor(() => [...ids].every((id) => completed.has(id)), {
+      timeoutMs: 15_000,
+      what: 'every job completed',
+    });
+    await waitFor(async () => (await queue.counts()).active === 0 && (await queue.counts()).scheduled === 0, {
+      what: 'nothing left',
+    });
+    expect((await queue.counts()).dead).toBe(0);
+  }, 30_000);
+});

@@ -24,9 +24,12 @@ import {
 } from './redis/connection.js';
 import { queueKeys, type QueueKeys } from './redis/keys.js';
 import type { RecordedError } from './operations/fail.js';
+import { assertSchema, validatePayload, type StandardSchemaV1 } from './schema.js';
 
 /** Options of a Queue. */
-export interface QueueOptions {
+export interface QueueOptions<T = unknown> {
+  /** Validates each payload at add (Standard Schema: zod, valibot, ...); a failure throws ValidationError and writes nothing. */
+  schema?: StandardSchemaV1<T, unknown>;
   /** Where Redis is: a URL, ioredis options, or an ioredis instance (left open by close()). Default REDIS_URL or 127.0.0.1:6379. */
   connection?: ConnectionOption;
   /** How envelopes are encoded. Default 'json'. */
@@ -95,10 +98,14 @@ export class Queue<T = unknown> {
   private readonly jobDefaults: { attempts: number; backoff?: BackoffSpec };
   private closed = false;
 
-  constructor(name: string, options: QueueOptions = {}) {
+  private readonly schema: StandardSchemaV1<T, unknown> | undefined;
+
+  constructor(name: string, options: QueueOptions<T> = {}) {
     this.keys = queueKeys(name);
     this.name = name;
     this.codec = resolveCodec(options.codec);
+    if (options.schema !== undefined) assertSchema(options.schema, 'schema');
+    this.schema = options.schema;
     this.version = options.version ?? 1;
     if (!Number.isInteger(this.version) || this.version < 1) {
       throw new ValidationError(`version must be a whole number >= 1, got ${String(options.version)}`);
@@ -147,6 +154,19 @@ export class Queue<T = unknown> {
     this.assertOpen();
     const given: unknown = jobs;
     if (!Array.isArray(given)) throw new ValidationError('addBulk takes an array of { payload, opts }');
+    // Validation may be async (Standard Schema allows it); the stored payload is the one given, so
+    // a transforming schema runs once, in the worker.
+    if (this.schema) {
+      const schema = this.schema;
+      await Promise.all(
+        jobs.map((job, i) =>
+          validatePayload(schema, job.payload).catch((err: unknown) => {
+            if (jobs.length > 1 && err instanceof Error) err.message = `job ${i}: ${err.message}`;
+            throw err;
+          }),
+        ),
+      );
+    }
     const inputs: AddInput[] = jobs.map((job, i) => {
       try {
         const opts = resolveAddOptions(job.opts, this.jobDefaults);

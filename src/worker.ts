@@ -8,7 +8,9 @@ import { backoffDelay, type BackoffSpec } from './backoff.js';
 import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { decodeEnvelope, resolveCodec } from './codec/envelope.js';
-import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
+import { ClosedError, DelayqError, LeaseLostError, UnsupportedVersionError } from './errors.js';
+import { validatePayload } from './schema.js';
+import { upgradePayload } from './worker/upgrade.js';
 import { Job } from './job.js';
 import { ack } from './operations/ack.js';
 import { claim, type ClaimedJob } from './operations/claim.js';
@@ -58,7 +60,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly name: string;
   /** This worker's id, as recorded in its leases. */
   readonly id: string;
-  private readonly options: ResolvedWorkerOptions;
+  private readonly options: ResolvedWorkerOptions<T>;
   private readonly keys: QueueKeys;
   private readonly codec: Codec;
   private readonly connection: Connection;
@@ -77,7 +79,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   constructor(
     name: string,
     private readonly handler: Handler<T>,
-    options: WorkerOptions = {},
+    options: WorkerOptions<T> = {},
   ) {
     super();
     this.keys = queueKeys(name);
@@ -212,7 +214,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           flight.released = true;
           flight.controller.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
           try {
-            await release(this.connection.client, this.keys, flight.claimed.id, flight.claimed.token);
+            await release(this.connection.client, this.keys, {
+              id: flight.claimed.id,
+              token: flight.claimed.token,
+              delayMs: 0,
+            });
           } catch (err) {
             // The lease will expire and the reaper will return the job; nothing is lost.
             this.report(err);
@@ -249,9 +255,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     let job: Job<T>;
     try {
       const envelope = decodeEnvelope(this.codec, claimed.envelope, claimed.id);
+      if (envelope.version > this.options.version) {
+        await this.deferNewerVersion(flight, envelope.version);
+        return;
+      }
+      let payload = upgradePayload(
+        envelope.payload,
+        envelope.version,
+        this.options.version,
+        this.options.migrate,
+      );
+      if (this.options.schema) payload = await validatePayload(this.options.schema, payload);
       job = new Job<T>(
         claimed.id,
-        envelope.payload as T,
+        payload as T,
         claimed.meta.a,
         claimed.meta.m,
         new Date(claimed.runAt),
@@ -261,7 +278,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       );
       flight.job = job;
     } catch (err) {
-      // An unreadable job can never succeed: bury it at once with the reason, and go on.
+      // An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at
+      // once with the reason, and go on.
       await this.settleFailure(flight, null, toError(err), null);
       return;
     }
@@ -287,6 +305,25 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     } catch (err) {
       this.onSettleError(flight, err);
     }
+  }
+
+  /**
+   * A job written by a newer payload version than this worker knows (a rolling deploy): hand it
+   * back uncharged, due later, so an upgraded worker takes it. It is neither lost nor dead.
+   */
+  private async deferNewerVersion(flight: InFlight<T>, jobVersion: number): Promise<void> {
+    const { id, token } = flight.claimed;
+    try {
+      await release(this.connection.client, this.keys, {
+        id,
+        token,
+        delayMs: this.options.newerVersionDelayMs,
+      });
+    } catch (err) {
+      this.onSettleError(flight, err);
+      return;
+    }
+    this.report(new UnsupportedVersionError(id, jobVersion, this.options.version));
   }
 
   /** Record a failed attempt: retry after `retryDelayMs`, or bury when null or attempts are spent. */

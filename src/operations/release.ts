@@ -3,18 +3,20 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 
-/** True when released; false when the lease was no longer held (the reaper owns the job then). */
+/**
+ * Hand job `id` back, due again after `delayMs`. True when released; false when the lease was no
+ * longer held (the reaper owns the job then).
+ */
 export async function release(
   client: RedisClient,
   keys: QueueKeys,
-  id: string,
-  token: string,
+  input: { id: string; token: string; delayMs: number },
 ): Promise<boolean> {
   const reply = await runScript(
     client,
     script('release'),
     [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake],
-    [id, token],
+    [input.id, input.token, input.delayMs],
   );
   return reply === 1;
 }

@@ -1,12 +1,13 @@
--- release: hand a held job back to the schedule, due now, without charging the attempt
--- (a worker shutting down before its handler finished).
+-- release: hand a held job back to the schedule without charging the attempt: due now for a
+-- worker shutting down before its handler finished, or after a delay for a job this worker
+-- cannot read yet (a payload version newer than it knows, during a rolling deploy).
 --
 -- KEYS[1] schedule  ZSET id -> due ms
 -- KEYS[2] meta      HASH id -> bookkeeping
 -- KEYS[3] active    ZSET id -> lease deadline ms
 -- KEYS[4] leases    HASH id -> "token|startMs|workerId"
 -- KEYS[5] wake      channel
--- ARGV[1] id, ARGV[2] token
+-- ARGV[1] id, ARGV[2] token, ARGV[3] delay ms before it is due again
 -- Returns: 1 when released, 0 when the lease was no longer held (then the reaper owns the job).
 -- Guarantee (fencing): only the holder of a valid lease can release it.
 
@@ -14,7 +15,7 @@
 --!include lease-check.lua
 
 local K = { schedule = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], wake = KEYS[5] }
-local id, token = ARGV[1], ARGV[2]
+local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if check_lease(K, id, token, now) then return 0 end
 
@@ -22,8 +23,8 @@ redis.call('ZREM', K.active, id)
 redis.call('HDEL', K.leases, id)
 local meta = read_meta(K.meta, id)
 if meta.a > 0 then meta.a = meta.a - 1 end
-meta.r = now
+meta.r = now + delay
 write_meta(K.meta, id, meta)
-redis.call('ZADD', K.schedule, now, id)
-wake_if_head(K.schedule, K.wake, now)
+redis.call('ZADD', K.schedule, now + delay, id)
+wake_if_head(K.schedule, K.wake, now + delay)
 return 1

@@ -10,6 +10,7 @@ import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
 import type { Retention } from '../operations/ack.js';
+import { assertSchema, type StandardSchemaV1 } from '../schema.js';
 
 /** Where a worker's warnings and unhandled errors go. */
 export interface Logger {
@@ -17,8 +18,20 @@ export interface Logger {
   error(message: string, err?: unknown): void;
 }
 
+/** Upgrades from one payload version to the next: migrate[1] turns a version 1 payload into version 2. */
+// `never` parameters accept any one-argument function, whatever payload type it declares.
+export type Migrations = Readonly<Record<number, (payload: never) => unknown>>;
+
 /** Options of a Worker. */
-export interface WorkerOptions {
+export interface WorkerOptions<T = unknown> {
+  /** Validates each payload (after migration) before the handler sees it; failures go to the dead set. */
+  schema?: StandardSchemaV1<unknown, T>;
+  /** The payload version this worker's handler expects. Default 1. */
+  version?: number;
+  /** Step-by-step upgrades for payloads written with an older version. */
+  migrate?: Migrations;
+  /** How long a job written by a newer version than this worker knows waits before it is offered again. Default 1 min. */
+  newerVersionDelay?: Duration;
   /** Where Redis is (see QueueOptions.connection). */
   connection?: ConnectionOption;
   /** Must match the producers' codec. Default 'json'. */
@@ -48,7 +61,11 @@ export interface WorkerOptions {
 }
 
 /** Options after validation. */
-export interface ResolvedWorkerOptions {
+export interface ResolvedWorkerOptions<T> {
+  schema: StandardSchemaV1<unknown, T> | undefined;
+  version: number;
+  migrate: Migrations;
+  newerVersionDelayMs: number;
   concurrency: number;
   leaseMs: number;
   strategy: StrategyOption;
@@ -77,6 +94,10 @@ const KNOWN = new Set([
   'autorun',
   'workerId',
   'logger',
+  'schema',
+  'version',
+  'migrate',
+  'newerVersionDelay',
 ]);
 
 const consoleLogger: Logger = {
@@ -85,7 +106,7 @@ const consoleLogger: Logger = {
 };
 
 /** Validate worker options; throws ValidationError naming the first wrong option. */
-export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWorkerOptions<T> {
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key))
       throw new ValidationError(`unknown worker option '${key}'; known: ${[...KNOWN].join(', ')}`);
@@ -123,7 +144,24 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       `strategy must be 'auto', 'zpopmin' or 'range', got ${JSON.stringify(strategy)}`,
     );
   }
+  if (options.schema !== undefined) assertSchema(options.schema, 'schema');
+  const version = options.version ?? 1;
+  if (!Number.isInteger(version) || version < 1) {
+    throw new ValidationError(`version must be a whole number >= 1, got ${String(options.version)}`);
+  }
+  const migrate = options.migrate ?? {};
+  for (const [from, step] of Object.entries(migrate)) {
+    if (!/^[1-9]\d*$/.test(from) || typeof step !== 'function') {
+      throw new ValidationError(
+        `migrate must map payload versions (1, 2, ...) to functions; migrate[${from}] is not one`,
+      );
+    }
+  }
   return {
+    schema: options.schema,
+    version,
+    migrate,
+    newerVersionDelayMs: parseDuration(options.newerVersionDelay ?? '1m', 'newerVersionDelay'),
     concurrency,
     leaseMs,
     strategy,

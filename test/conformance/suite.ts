@@ -34,7 +34,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
   function worker<T>(
     name: string,
     handler: (job: Job<T>) => Promise<unknown>,
-    options: WorkerOptions = {},
+    options: WorkerOptions<T> = {},
   ): Worker<T> {
     const w = new Worker<T>(name, handler, { connection: redis.url(), strategy, ...options });
     closers.push(() => w.close({ timeoutMs: 2_000 }));

@@ -1,12 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PayloadTooLargeError, Queue, ValidationError, EncodeError } from '../../src/index.js';
+import {
+  PayloadTooLargeError,
+  Queue,
+  ValidationError,
+  EncodeError,
+  type QueueOptions,
+} from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
 
 const redis = useRedis();
 const open: Array<Queue<unknown>> = [];
 
-function newQueue<T>(options: ConstructorParameters<typeof Queue>[1] = {}): Queue<T> {
+function newQueue<T>(options: QueueOptions<T> = {}): Queue<T> {
   const queue = new Queue<T>(uniqueQueue(), { connection: redis.url(), ...options });
   open.push(queue);
   return queue;

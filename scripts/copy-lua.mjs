@@ -1,8 +1,14 @@
-// The Lua scripts are read at run time from dist/scripts, beside the compiled code: copy them there.
-import { cpSync } from 'node:fs';
-import { URL } from 'node:url';
+// Ship the Lua scripts beside the compiled code with their includes expanded, so
+// dist/scripts/<name>.lua is the exact source delayq runs: a producer in another language can
+// EVAL the same file (see docs/PROTOCOL.md). Runs after tsc, with the compiled expander.
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { URL, fileURLToPath } from 'node:url';
+import { expandLua } from '../dist/redis/lua-source.js';
 
-cpSync(new URL('../src/scripts/', import.meta.url), new URL('../dist/scripts/', import.meta.url), {
-  recursive: true,
-  filter: (source) => !source.endsWith('.ts'),
-});
+const source = fileURLToPath(new URL('../src/scripts/', import.meta.url));
+const target = fileURLToPath(new URL('../dist/scripts/', import.meta.url));
+
+mkdirSync(target, { recursive: true });
+for (const file of readdirSync(source)) {
+  if (file.endsWith('.lua')) writeFileSync(`${target}${file}`, expandLua(source, file));
+}

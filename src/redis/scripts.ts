@@ -4,9 +4,9 @@
  * forgotten them (restart, failover, SCRIPT FLUSH).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { RedisClient } from './connection.js';
+import { expandLua } from './lua-source.js';
 import { mapScriptError } from './script-errors.js';
 
 /** A script ready to run: its resolved source and SHA1. */
@@ -19,20 +19,11 @@ export interface Script {
 const scriptsDir = fileURLToPath(new URL('../scripts/', import.meta.url));
 const cache = new Map<string, Script>();
 
-function readSource(file: string, seen: Set<string>): string {
-  if (seen.has(file)) throw new Error(`include cycle at ${file}`);
-  seen.add(file);
-  const text = readFileSync(`${scriptsDir}${file}`, 'utf8');
-  return text.replace(/^--!include (\S+)\s*$/gm, (_line, name: string) =>
-    readSource(`includes/${name}`, seen),
-  );
-}
-
 /** The script `name` (file `src/scripts/<name>.lua`), loaded once per process. */
 export function script(name: string): Script {
   let loaded = cache.get(name);
   if (!loaded) {
-    const source = readSource(`${name}.lua`, new Set());
+    const source = expandLua(scriptsDir, `${name}.lua`);
     loaded = { name, source, sha: createHash('sha1').update(source).digest('hex') };
     cache.set(name, loaded);
   }

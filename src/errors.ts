@@ -80,6 +80,40 @@ export class UnsupportedVersionError extends DelayqError {
   }
 }
 
+/** An attempt ran past the job's timeoutMs; it counts as failed with reason "timed out". */
+export class JobTimeoutError extends DelayqError {
+  constructor(
+    readonly jobId: string,
+    readonly timeoutMs: number,
+  ) {
+    super('DELAYQ_TIMEOUT', `timed out: job ${jobId} ran longer than its timeoutMs of ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * An add asked for `durability` and was written on the master, but fewer replicas than asked
+ * acknowledged it in time: until one does, a failover can lose it. `results` lists what was
+ * written; adding the same ids again is safe (an existing id writes nothing).
+ */
+export class DurabilityError extends DelayqError {
+  constructor(
+    readonly requested: number,
+    readonly replicated: number,
+    readonly timeoutMs: number,
+    readonly results: ReadonlyArray<{ id: string; runAt: Date; created: boolean; replicated?: number }>,
+    options?: { cause?: unknown },
+  ) {
+    const what = results.length === 1 ? `job ${results[0]?.id ?? ''}` : `${results.length} jobs`;
+    const why = options?.cause instanceof Error ? ` (WAIT failed: ${options.cause.message})` : '';
+    super(
+      'DELAYQ_DURABILITY',
+      `${what} written to the master, but ${replicated} of the ${requested} replicas asked for acknowledged within ${timeoutMs} ms${why}; ` +
+        'a failover before a replica has it loses it. Check the replicas (INFO replication), then add again with the same id, or raise durability.timeoutMs',
+      options,
+    );
+  }
+}
+
 /** Redis could not be reached or answered in a way delayq cannot work with. */
 export class ConnectionError extends DelayqError {
   constructor(message: string, options?: { cause?: unknown }) {

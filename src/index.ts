@@ -10,6 +10,10 @@ export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';
 export type { Duration } from './duration.js';
 export type { Codec, Envelope } from './codec/codec.js';
 export type { CodecOption } from './codec/envelope.js';
+export { jsonCodec } from './codec/json.js';
+export { msgpackCodec } from './codec/msgpack.js';
+export { protobufCodec } from './codec/protobuf.js';
+export type { ProtobufCodec } from './codec/protobuf.js';
 export type { ConnectionOption } from './redis/connection.js';
 export type { Strategy, StrategyOption } from './redis/capabilities.js';
 export type { Counts, JobState } from './operations/inspect.js';
@@ -25,4 +29,7 @@ export {
   ConnectionError,
   UnsupportedServerError,
   ClosedError,
+  DurabilityError,
+  JobTimeoutError,
 } from './errors.js';
+export type { EventsOption, JobEvent, JobEventType } from './events.js';

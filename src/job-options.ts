@@ -19,6 +19,13 @@ export interface AddOptions {
   attempts?: number;
   /** Wait between attempts. */
   backoff?: BackoffSpec;
+  /** Abort an attempt that runs longer than this (its signal aborts; it counts as failed, reason "timed out"). */
+  timeoutMs?: Duration;
+  /**
+   * Resolve only once `replicas` replicas hold the job (WAIT after the write), within `timeoutMs`
+   * (default 1 s); fewer in time throws DurabilityError. See docs/DURABILITY.md.
+   */
+  durability?: { replicas: number; timeoutMs?: number };
 }
 
 /** Add options after validation. */
@@ -27,10 +34,14 @@ export interface ResolvedAddOptions {
   when: When;
   attempts: number;
   backoff?: BackoffSpec;
+  timeoutMs?: number;
+  durability?: { replicas: number; timeoutMs: number };
 }
 
 const MAX_ID_LENGTH = 512;
-const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff']);
+/** How long an add with `durability` waits for replicas unless told. */
+export const DEFAULT_DURABILITY_TIMEOUT_MS = 1_000;
+const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff', 'timeoutMs', 'durability']);
 
 /** Validate `opts` (from `add`), filling defaults; throws ValidationError naming the wrong option. */
 export function resolveAddOptions(
@@ -68,7 +79,38 @@ export function resolveAddOptions(
     throw new ValidationError(`attempts must be a whole number >= 1, got ${describe(attempts)}`);
   }
   const backoff = o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, 'backoff');
-  return backoff === undefined ? { id, when, attempts } : { id, when, attempts, backoff };
+  const resolved: ResolvedAddOptions = { id, when, attempts };
+  if (backoff !== undefined) resolved.backoff = backoff;
+  if (o.timeoutMs !== undefined) {
+    const timeoutMs = parseDuration(o.timeoutMs, 'timeoutMs');
+    if (timeoutMs < 1) throw new ValidationError('timeoutMs must be at least 1 ms');
+    resolved.timeoutMs = timeoutMs;
+  }
+  if (o.durability !== undefined) resolved.durability = resolveDurability(o.durability);
+  return resolved;
+}
+
+function resolveDurability(value: unknown): { replicas: number; timeoutMs: number } {
+  if (typeof value !== 'object' || value === null) {
+    throw new ValidationError(`durability must be { replicas, timeoutMs? }, got ${describe(value)}`);
+  }
+  const d = value as Record<string, unknown>;
+  for (const key of Object.keys(d)) {
+    if (key !== 'replicas' && key !== 'timeoutMs') {
+      throw new ValidationError(`unknown durability option '${key}'; known options: replicas, timeoutMs`);
+    }
+  }
+  const { replicas, timeoutMs = DEFAULT_DURABILITY_TIMEOUT_MS } = d;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1) {
+    throw new ValidationError(`durability.replicas must be a whole number >= 1, got ${describe(replicas)}`);
+  }
+  // WAIT with timeout 0 would block forever.
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1) {
+    throw new ValidationError(
+      `durability.timeoutMs must be a whole number of ms >= 1, got ${describe(timeoutMs)}`,
+    );
+  }
+  return { replicas, timeoutMs };
 }
 
 /** Validate a runAt (Date or epoch ms) into epoch ms. */

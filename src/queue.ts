@@ -11,9 +11,9 @@ import {
   type CodecOption,
 } from './codec/envelope.js';
 import { parseDuration, type Duration } from './duration.js';
-import { ClosedError, ValidationError } from './errors.js';
-import { parseRunAt, resolveAddOptions, type AddOptions } from './job-options.js';
-import { add, type AddInput } from './operations/add.js';
+import { ClosedError, DurabilityError, ValidationError } from './errors.js';
+import { parseRunAt, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from './job-options.js';
+import { add, addReplicated, type AddInput, type AddOutput } from './operations/add.js';
 import { counts, getJob, listJobs, type Counts, type JobState, type RawJob } from './operations/inspect.js';
 import { cancel, deadRemove, deadRetry, reschedule } from './operations/manage.js';
 import {
@@ -25,6 +25,17 @@ import {
 import { queueKeys, type QueueKeys } from './redis/keys.js';
 import type { RecordedError } from './operations/fail.js';
 import { assertSchema, validatePayload, type StandardSchemaV1 } from './schema.js';
+import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
+import type { ScheduleOptions } from './schedule/definition.js';
+import type { ScheduleSpec } from './schedule/spec.js';
+import {
+  eventsCapFor,
+  parseEvent,
+  validateEventsOption,
+  type EventsOption,
+  type JobEvent,
+} from './events.js';
+import { probeCapabilities } from './redis/capabilities.js';
 
 /** Options of a Queue. */
 export interface QueueOptions<T = unknown> {
@@ -38,6 +49,8 @@ export interface QueueOptions<T = unknown> {
   version?: number;
   /** Largest encoded job accepted by add. Default 1 MiB. */
   maxPayloadBytes?: number;
+  /** Keep about `maxLen` recent job events in a stream (default 10,000 where the server has streams), or false. */
+  events?: EventsOption;
   /** Defaults for add options. */
   defaultJobOptions?: { attempts?: number; backoff?: BackoffSpec };
 }
@@ -49,6 +62,8 @@ export interface AddResult {
   runAt: Date;
   /** False when a job with this id already existed; nothing was written then. */
   created: boolean;
+  /** With `durability`: how many replicas acknowledged holding the job (at least the number asked). */
+  replicated?: number;
 }
 
 /** One job of addBulk. */
@@ -97,6 +112,8 @@ export class Queue<T = unknown> {
   private readonly maxPayloadBytes: number;
   private readonly jobDefaults: { attempts: number; backoff?: BackoffSpec };
   private closed = false;
+  private readonly eventsOption: number | undefined;
+  private setup: Promise<{ eventsCap: number }> | undefined;
 
   private readonly schema: StandardSchemaV1<T, unknown> | undefined;
 
@@ -131,6 +148,7 @@ export class Queue<T = unknown> {
         this.jobDefaults,
       ).backoff!;
     }
+    this.eventsOption = validateEventsOption(options.events);
     this.connection = openConnection(options.connection, false);
     this.dead = new DeadLetters(this);
   }
@@ -167,9 +185,11 @@ export class Queue<T = unknown> {
         ),
       );
     }
+    const durability: Array<ResolvedAddOptions['durability']> = [];
     const inputs: AddInput[] = jobs.map((job, i) => {
       try {
         const opts = resolveAddOptions(job.opts, this.jobDefaults);
+        durability[i] = opts.durability;
         const envelope = encodeEnvelope(
           this.codec,
           { id: opts.id, version: this.version, payload: job.payload },
@@ -179,7 +199,11 @@ export class Queue<T = unknown> {
           id: opts.id,
           when: opts.when,
           envelope,
-          meta: opts.backoff ? { m: opts.attempts, b: opts.backoff } : { m: opts.attempts },
+          meta: {
+            m: opts.attempts,
+            ...(opts.backoff && { b: opts.backoff }),
+            ...(opts.timeoutMs !== undefined && { o: opts.timeoutMs }),
+          },
         };
       } catch (err) {
         if (jobs.length > 1 && err instanceof Error) err.message = `job ${i}: ${err.message}`;
@@ -188,10 +212,40 @@ export class Queue<T = unknown> {
     });
     const batches: AddInput[][] = [];
     for (let i = 0; i < inputs.length; i += ADD_BATCH) batches.push(inputs.slice(i, i + ADD_BATCH));
-    const outputs = await Promise.all(batches.map((batch) => add(this.client, this.keys, batch)));
-    return outputs
-      .flat()
-      .map((out, i) => ({ id: inputs[i]!.id, runAt: new Date(out.runAt), created: out.created }));
+    const { eventsCap } = await this.ready();
+    const written = await Promise.all(
+      batches.map((batch, b) =>
+        this.addBatch(batch, eventsCap, durability.slice(b * ADD_BATCH, (b + 1) * ADD_BATCH)),
+      ),
+    );
+    const outputs = written.flat();
+    return checkDurability(
+      outputs.map((out, i) => ({ id: inputs[i]!.id, runAt: new Date(out.runAt), created: out.created })),
+      outputs,
+      durability,
+    );
+  }
+
+  /** One add script call; when a job of the batch asks for durability, WAIT for the most any asks. */
+  private async addBatch(
+    batch: AddInput[],
+    eventsCap: number,
+    durability: ReadonlyArray<ResolvedAddOptions['durability']>,
+  ): Promise<Array<AddOutput & { replicated?: number; waitError?: Error | null }>> {
+    const asked = durability.filter((d) => d !== undefined);
+    if (asked.length === 0) return add(this.client, this.keys, batch, eventsCap);
+    const wait = {
+      replicas: Math.max(...asked.map((d) => d.replicas)),
+      timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
+    };
+    const { outputs, replicated, waitError } = await addReplicated(
+      this.client,
+      this.keys,
+      batch,
+      eventsCap,
+      wait,
+    );
+    return outputs.map((out) => ({ ...out, replicated, waitError }));
   }
 
   /** Everything known about job `id`, or null when there is no such job. */
@@ -204,7 +258,8 @@ export class Queue<T = unknown> {
   /** Remove a waiting job. False when it is not waiting: unknown, running or dead. */
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
-    return cancel(this.client, this.keys, id);
+    const { eventsCap } = await this.ready();
+    return cancel(this.client, this.keys, id, eventsCap);
   }
 
   /** Move a waiting job to a new time. False when it is not waiting. */
@@ -217,7 +272,8 @@ export class Queue<T = unknown> {
       opts.delay !== undefined
         ? { delay: parseDuration(opts.delay, 'delay') }
         : { at: parseRunAt(opts.runAt) };
-    return (await reschedule(this.client, this.keys, id, when)) !== null;
+    const { eventsCap } = await this.ready();
+    return (await reschedule(this.client, this.keys, { id, when, eventsCap })) !== null;
   }
 
   /** How many jobs wait (`due`: of those, how many are due now), run and lie dead. */
@@ -248,6 +304,75 @@ export class Queue<T = unknown> {
     return raws.map((raw) => this.toInfo(raw));
   }
 
+  /**
+   * Job events as they happen, from the stream entry after `from` ('$', the default: only new
+   * ones; '0': everything still kept; or a `streamId` from an earlier event to resume after it).
+   * Reads on a connection of its own, closed when the loop ends (break, return, or `signal`).
+   */
+  async *events(
+    opts: { from?: string; signal?: AbortSignal; blockMs?: number } = {},
+  ): AsyncGenerator<JobEvent> {
+    this.assertOpen();
+    const { eventsCap } = await this.ready();
+    if (eventsCap === 0) throw new ValidationError(`queue '${this.name}' was created with events: false`);
+    const reader = this.client.duplicate();
+    const stop = (): void => reader.disconnect();
+    opts.signal?.addEventListener('abort', stop, { once: true });
+    let from = opts.from ?? '$';
+    try {
+      if (from === '$') {
+        // Resolve '$' to the last id now, so nothing written between two reads is missed.
+        const last = (await reader.xrevrange(this.keys.events, '+', '-', 'COUNT', 1))[0];
+        from = last ? last[0] : '0-0';
+      }
+      while (!this.closed && !opts.signal?.aborted) {
+        const reply = await reader.xread(
+          'COUNT',
+          500,
+          'BLOCK',
+          opts.blockMs ?? 1_000,
+          'STREAMS',
+          this.keys.events,
+          from,
+        );
+        for (const [, entries] of reply ?? []) {
+          for (const entry of entries) {
+            if (opts.signal?.aborted) return;
+            from = entry[0];
+            yield parseEvent(entry);
+          }
+        }
+      }
+    } catch (err) {
+      if (!opts.signal?.aborted && !this.closed) throw err;
+    } finally {
+      opts.signal?.removeEventListener('abort', stop);
+      reader.disconnect();
+    }
+  }
+
+  // --- Repeating schedules (src/schedule/); a Scheduler adds their occurrences. ---
+
+  /**
+   * Create or replace the repeating schedule `name`: `{ cron, tz? }` or `{ every }`. Each
+   * occurrence becomes a job with id `<name>@<due epoch ms>`, added once however many schedulers run.
+   */
+  schedule(name: string, spec: ScheduleSpec, payload: T, opts?: ScheduleOptions): Promise<ScheduleResult> {
+    return schedule(this, name, spec, payload, opts);
+  }
+
+  /** Remove schedule `name` and its waiting next occurrence; false when there was no such schedule. */
+  unschedule(name: string): Promise<boolean> {
+    return unschedule(this, name);
+  }
+
+  /** Every repeating schedule of this queue, the one due next first. */
+  schedules(): Promise<Array<ScheduleInfo<T>>> {
+    return schedules(this);
+  }
+
+  // --- end of repeating schedules ---
+
   /** Close the connection (unless it was passed in). Calls after close throw ClosedError. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -263,10 +388,11 @@ export class Queue<T = unknown> {
   /** @internal */
   async retryDead(id: string | null, onProgress?: (moved: number) => void): Promise<number> {
     this.assertOpen();
-    if (id !== null) return deadRetry(this.client, this.keys, id, 1);
+    const { eventsCap } = await this.ready();
+    if (id !== null) return deadRetry(this.client, this.keys, { id, batch: 1, eventsCap });
     let total = 0;
     for (;;) {
-      const moved = await deadRetry(this.client, this.keys, null, DEAD_RETRY_BATCH);
+      const moved = await deadRetry(this.client, this.keys, { id: null, batch: DEAD_RETRY_BATCH, eventsCap });
       total += moved;
       onProgress?.(total);
       if (moved < DEAD_RETRY_BATCH) return total;
@@ -277,6 +403,14 @@ export class Queue<T = unknown> {
   async removeDead(id: string): Promise<boolean> {
     this.assertOpen();
     return deadRemove(this.client, this.keys, id);
+  }
+
+  /** Probe the server once: whether it has streams decides the default for events. */
+  private ready(): Promise<{ eventsCap: number }> {
+    this.setup ??= probeCapabilities(this.client).then((caps) => ({
+      eventsCap: eventsCapFor(this.eventsOption, caps),
+    }));
+    return this.setup;
   }
 
   private toInfo(raw: RawJob): JobInfo<T> {
@@ -315,6 +449,42 @@ export class Queue<T = unknown> {
     if (raw.state === 'dead') info.diedAt = new Date(raw.score);
     return info;
   }
+}
+
+/**
+ * Fill in `replicated` for the jobs that asked for durability, and throw DurabilityError (with every
+ * result) when any of them got fewer replicas than it asked for: nothing is accepted silently.
+ */
+function checkDurability(
+  results: AddResult[],
+  written: ReadonlyArray<{ replicated?: number; waitError?: Error | null }>,
+  durability: ReadonlyArray<ResolvedAddOptions['durability']>,
+): AddResult[] {
+  let short: { requested: number; replicated: number; timeoutMs: number; cause: Error | null } | undefined;
+  results.forEach((result, i) => {
+    const asked = durability[i];
+    const replicated = written[i]?.replicated;
+    if (asked === undefined || replicated === undefined) return;
+    result.replicated = replicated;
+    if (replicated < asked.replicas && (short === undefined || replicated < short.replicated)) {
+      short = {
+        requested: asked.replicas,
+        replicated,
+        timeoutMs: asked.timeoutMs,
+        cause: written[i]?.waitError ?? null,
+      };
+    }
+  });
+  if (short) {
+    throw new DurabilityError(
+      short.requested,
+      short.replicated,
+      short.timeoutMs,
+      results,
+      short.cause ? { cause: short.cause } : undefined,
+    );
+  }
+  return results;
 }
 
 /** The dead set of a queue: jobs that used up their attempts or could not be read, each with its reason. */

@@ -8,8 +8,15 @@ import { backoffDelay, type BackoffSpec } from './backoff.js';
 import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { decodeEnvelope, resolveCodec } from './codec/envelope.js';
-import { ClosedError, DelayqError, LeaseLostError, UnsupportedVersionError } from './errors.js';
+import {
+  ClosedError,
+  DelayqError,
+  JobTimeoutError,
+  LeaseLostError,
+  UnsupportedVersionError,
+} from './errors.js';
 import { validatePayload } from './schema.js';
+import { eventsCapFor } from './events.js';
 import { upgradePayload } from './worker/upgrade.js';
 import { Job } from './job.js';
 import { ack } from './operations/ack.js';
@@ -72,6 +79,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly loop: ClaimLoop;
   private readonly subscriber: WakeSubscriber;
   private chosenStrategy: Strategy | undefined;
+  private eventsCap = 0;
   private ready: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private slotWaiters: Array<() => void> = [];
@@ -104,7 +112,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.reaper = new Reaper(
       o.reapIntervalMs,
       () =>
-        reap(client, this.keys, { limit: 1_000, deadMaxCount: o.deadMaxCount, deadMaxAgeMs: o.deadMaxAgeMs }),
+        reap(client, this.keys, {
+          limit: 1_000,
+          deadMaxCount: o.deadMaxCount,
+          deadMaxAgeMs: o.deadMaxAgeMs,
+          eventsCap: this.eventsCap,
+        }),
       (err) => this.report(err),
     );
     this.loop = new ClaimLoop({
@@ -116,6 +129,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           workerId: this.id,
           deadMaxCount: o.deadMaxCount,
           deadMaxAgeMs: o.deadMaxAgeMs,
+          rate: o.rate,
+          eventsCap: this.eventsCap,
         }),
       freeSlots: () => o.concurrency - this.inFlight.size,
       waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
@@ -175,6 +190,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const client = this.connection.client;
     const caps = await probeCapabilities(client);
     this.chosenStrategy = chooseStrategy(this.options.strategy, caps);
+    this.eventsCap = eventsCapFor(this.options.events, caps);
     await this.warnIfEvicting();
     await this.subscriber.start();
     if (this.closing) return;
@@ -218,6 +234,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
               id: flight.claimed.id,
               token: flight.claimed.token,
               delayMs: 0,
+              eventsCap: this.eventsCap,
             });
           } catch (err) {
             // The lease will expire and the reaper will return the job; nothing is lost.
@@ -285,7 +302,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     let result: unknown;
     try {
-      result = await this.handler(job);
+      result = await this.runHandler(flight, job);
     } catch (err) {
       if (flight.released) return;
       const error = toError(err);
@@ -300,11 +317,33 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         token: claimed.token,
         knownDeadline: flight.lease.deadline,
         keepCompleted: this.options.keepCompleted,
+        eventsCap: this.eventsCap,
       });
       this.emit('completed', job, result);
     } catch (err) {
       this.onSettleError(flight, err);
     }
+  }
+
+  /**
+   * The handler, bounded by the job's timeoutMs when it has one: at the timeout its signal aborts
+   * and the attempt fails with "timed out". A handler that ignores the signal runs on unobserved;
+   * its result is not applied.
+   */
+  private runHandler(flight: InFlight<T>, job: Job<T>): Promise<unknown> {
+    const timeoutMs = flight.claimed.meta.o;
+    const run = this.handler(job);
+    if (timeoutMs === undefined) return run;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const error = new JobTimeoutError(job.id, timeoutMs);
+        flight.controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    run.catch(() => {}); // after a timeout, a late rejection is expected and not ours to report
+    return Promise.race([run, timedOut]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -318,6 +357,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         id,
         token,
         delayMs: this.options.newerVersionDelayMs,
+        eventsCap: this.eventsCap,
       });
     } catch (err) {
       this.onSettleError(flight, err);
@@ -344,6 +384,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         error: recorded,
         deadMaxCount: this.options.deadMaxCount,
         deadMaxAgeMs: this.options.deadMaxAgeMs,
+        eventsCap: this.eventsCap,
       });
       if (out.outcome === 'retry' && job) this.emit('failed', job, error, new Date(out.at));
       else if (out.outcome === 'dead') this.emit('dead', job, error, claimed.id);

@@ -16,6 +16,7 @@ export interface AckInput {
   /** The lease deadline this worker was last told, so a resent ack can be recognised. */
   knownDeadline: number;
   keepCompleted: Retention;
+  eventsCap: number;
 }
 
 /** 'ok', or 'already' when a resent ack found its first copy applied. Throws ScriptLeaseLost when refused. */
@@ -23,8 +24,15 @@ export async function ack(client: RedisClient, keys: QueueKeys, input: AckInput)
   const reply = await runScript(
     client,
     script('ack'),
-    [keys.jobs, keys.meta, keys.active, keys.leases, keys.errors, keys.completed],
-    [input.id, input.token, input.knownDeadline, input.keepCompleted.count, input.keepCompleted.ageMs],
+    [keys.jobs, keys.meta, keys.active, keys.leases, keys.errors, keys.completed, keys.events],
+    [
+      input.id,
+      input.token,
+      input.knownDeadline,
+      input.keepCompleted.count,
+      input.keepCompleted.ageMs,
+      input.eventsCap,
+    ],
   );
   return Buffer.isBuffer(reply) && reply.toString() === 'ALREADY' ? 'already' : 'ok';
 }

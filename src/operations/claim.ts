@@ -14,6 +14,9 @@ export interface ClaimInput {
   workerId: string;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  /** Rate limit shared by all workers of the queue; max 0 means none. */
+  rate: { max: number; perMs: number };
+  eventsCap: number;
 }
 
 /** A job leased to this worker. */
@@ -45,8 +48,28 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
     await runScript(
       client,
       script(name),
-      [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.token, keys.dead, keys.errors],
-      [input.limit, input.leaseMs, input.workerId, input.deadMaxCount, input.deadMaxAgeMs],
+      [
+        keys.schedule,
+        keys.jobs,
+        keys.meta,
+        keys.active,
+        keys.leases,
+        keys.token,
+        keys.dead,
+        keys.errors,
+        keys.limiter,
+        keys.events,
+      ],
+      [
+        input.limit,
+        input.leaseMs,
+        input.workerId,
+        input.deadMaxCount,
+        input.deadMaxAgeMs,
+        input.rate.max,
+        input.rate.perMs,
+        input.eventsCap,
+      ],
     ),
     name,
   );

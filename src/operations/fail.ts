@@ -14,6 +14,7 @@ export interface FailInput {
   error: RecordedError;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  eventsCap: number;
 }
 
 /** An error as stored in Redis. */
@@ -36,7 +37,17 @@ export async function fail(client: RedisClient, keys: QueueKeys, input: FailInpu
     await runScript(
       client,
       script('fail'),
-      [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.dead, keys.errors, keys.wake],
+      [
+        keys.schedule,
+        keys.jobs,
+        keys.meta,
+        keys.active,
+        keys.leases,
+        keys.dead,
+        keys.errors,
+        keys.wake,
+        keys.events,
+      ],
       [
         input.id,
         input.token,
@@ -44,6 +55,8 @@ export async function fail(client: RedisClient, keys: QueueKeys, input: FailInpu
         JSON.stringify(input.error),
         input.deadMaxCount,
         input.deadMaxAgeMs,
+        input.eventsCap,
+        input.error.message.slice(0, 200),
       ],
     ),
     'fail',

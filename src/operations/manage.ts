@@ -5,12 +5,17 @@ import { runScript, script } from '../redis/scripts.js';
 import type { When } from './add.js';
 
 /** Remove a waiting job; false when it is not waiting (unknown, running or dead). */
-export async function cancel(client: RedisClient, keys: QueueKeys, id: string): Promise<boolean> {
+export async function cancel(
+  client: RedisClient,
+  keys: QueueKeys,
+  id: string,
+  eventsCap: number,
+): Promise<boolean> {
   const reply = await runScript(
     client,
     script('cancel'),
-    [keys.schedule, keys.jobs, keys.meta, keys.errors],
-    [id],
+    [keys.schedule, keys.jobs, keys.meta, keys.errors, keys.events],
+    [id, eventsCap],
   );
   return reply === 1;
 }
@@ -19,15 +24,15 @@ export async function cancel(client: RedisClient, keys: QueueKeys, id: string): 
 export async function reschedule(
   client: RedisClient,
   keys: QueueKeys,
-  id: string,
-  when: When,
+  input: { id: string; when: When; eventsCap: number },
 ): Promise<number | null> {
+  const { when } = input;
   const [kind, value] = 'delay' in when ? ['d', when.delay] : ['a', when.at];
   const reply = await runScript(
     client,
     script('reschedule'),
-    [keys.schedule, keys.meta, keys.wake],
-    [id, kind, value],
+    [keys.schedule, keys.meta, keys.wake, keys.events],
+    [input.id, kind, value, input.eventsCap],
   );
   return typeof reply === 'number' && reply >= 0 ? reply : null;
 }
@@ -36,14 +41,13 @@ export async function reschedule(
 export async function deadRetry(
   client: RedisClient,
   keys: QueueKeys,
-  id: string | null,
-  batch: number,
+  input: { id: string | null; batch: number; eventsCap: number },
 ): Promise<number> {
   const reply = await runScript(
     client,
     script('dead-retry'),
-    [keys.dead, keys.schedule, keys.meta, keys.wake],
-    [id ?? '', batch],
+    [keys.dead, keys.schedule, keys.meta, keys.wake, keys.events],
+    [input.id ?? '', input.batch, input.eventsCap],
   );
   return typeof reply === 'number' ? reply : 0;
 }

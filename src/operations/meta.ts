@@ -3,12 +3,16 @@
  */
 import type { BackoffSpec } from '../backoff.js';
 
-/** Bookkeeping of one job: a = attempts started, m = max attempts, r = due time, b = backoff, t = last failed token. */
+/**
+ * Bookkeeping of one job: a = attempts started, m = max attempts, r = due time, b = backoff,
+ * o = timeout ms of one attempt, t = last failed token.
+ */
 export interface JobMeta {
   a: number;
   m: number;
   r?: number;
   b?: BackoffSpec;
+  o?: number;
   t?: string;
 }
 

@@ -15,14 +15,24 @@ export interface ReapOutput {
 export async function reap(
   client: RedisClient,
   keys: QueueKeys,
-  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number },
+  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number; eventsCap: number },
 ): Promise<ReapOutput> {
   const reply = asArray(
     await runScript(
       client,
       script('reap'),
-      [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.dead, keys.errors, keys.wake],
-      [input.limit, input.deadMaxCount, input.deadMaxAgeMs],
+      [
+        keys.schedule,
+        keys.jobs,
+        keys.meta,
+        keys.active,
+        keys.leases,
+        keys.dead,
+        keys.errors,
+        keys.wake,
+        keys.events,
+      ],
+      [input.limit, input.deadMaxCount, input.deadMaxAgeMs, input.eventsCap],
     ),
     'reap',
   );

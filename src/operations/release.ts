@@ -10,13 +10,13 @@ import { runScript, script } from '../redis/scripts.js';
 export async function release(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; token: string; delayMs: number },
+  input: { id: string; token: string; delayMs: number; eventsCap: number },
 ): Promise<boolean> {
   const reply = await runScript(
     client,
     script('release'),
-    [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake],
-    [input.id, input.token, input.delayMs],
+    [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events],
+    [input.id, input.token, input.delayMs, input.eventsCap],
   );
   return reply === 1;
 }

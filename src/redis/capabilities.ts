@@ -30,7 +30,7 @@ const REQUIRED = [
   'hget',
   'time',
 ];
-const PROBED = [...REQUIRED, 'zpopmin', 'zcount', 'publish', 'subscribe'];
+const PROBED = [...REQUIRED, 'zpopmin', 'zcount', 'publish', 'subscribe', 'xadd', 'xread'];
 
 /** Ask the server its version and which of the commands delayq uses it has. */
 export async function probeCapabilities(client: RedisClient): Promise<Capabilities> {

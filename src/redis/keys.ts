@@ -27,6 +27,18 @@ export type QueueKeys = {
   readonly completed: string;
   /** Pub/sub channel: "the head of the schedule moved earlier", with the new due time. */
   readonly wake: string;
+  /** HASH schedule name -> JSON definition of a repeating schedule (src/schedule/). */
+  readonly schedules: string;
+  /** HASH schedule name -> encoded payload template of the schedule's jobs. */
+  readonly schedulePayloads: string;
+  /** ZSET schedule name -> due time of the last occurrence added: never added again, and when to add the next. */
+  readonly scheduleLast: string;
+  /** Pub/sub channel: "a schedule's next step moved earlier", with that time, for sleeping schedulers. */
+  readonly scheduleWake: string;
+  /** STREAM of job events (added, claimed, completed, failed, dead, ...), capped. */
+  readonly events: string;
+  /** ZSET token -> start time of recent job starts, for the rate limit. */
+  readonly limiter: string;
 };
 
 /** The prefix of every delayq key. */
@@ -63,5 +75,11 @@ export function queueKeys(name: string): QueueKeys {
     errors: `${base}errors`,
     completed: `${base}completed`,
     wake: `${base}wake`,
+    schedules: `${base}schedules`,
+    schedulePayloads: `${base}schedules:payloads`,
+    scheduleLast: `${base}schedules:last`,
+    scheduleWake: `${base}schedules:wake`,
+    events: `${base}events`,
+    limiter: `${base}limiter`,
   };
 }

@@ -6,17 +6,21 @@
 -- KEYS[4] leases     HASH id -> "token|startMs|workerId"
 -- KEYS[5] errors     HASH id -> last error
 -- KEYS[6] completed  ZSET id -> finished at ms (only used when retention keeps jobs)
+-- KEYS[7] events     STREAM of job events
 -- ARGV[1] id, ARGV[2] token, ARGV[3] the lease deadline the caller was last told,
--- ARGV[4] keep completed: max count (0 = keep none), ARGV[5] keep completed: max age ms (0 = no age limit)
+-- ARGV[4] keep completed: max count (0 = keep none), ARGV[5] keep completed: max age ms (0 = no age limit),
+-- ARGV[6] events cap
 -- Returns: 'OK'; or 'ALREADY' when this ack was already applied (a client resent it after a
 --          lost reply); or error 'DELAYQ_LEASE_LOST <why>' and nothing is changed.
 -- Guarantee (fencing): only the holder of a valid lease can complete the job.
 
 --!include prelude.lua
+--!include events.lua
 --!include lease-check.lua
 
 local K = {
   jobs = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], errors = KEYS[5], completed = KEYS[6],
+  events = KEYS[7], events_cap = tonumber(ARGV[6]),
 }
 local id, token, known_deadline = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep_count, keep_age_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -33,9 +37,11 @@ if lost then
   return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
 end
 
+local started = tonumber(string.match(redis.call('HGET', K.leases, id), '^[^|]*|(%d+)'))
 redis.call('ZREM', K.active, id)
 redis.call('HDEL', K.leases, id)
 redis.call('HDEL', K.errors, id)
+emit(K, 'completed', id, 'at', now, 'runMs', now - started)
 if keep_count > 0 then
   redis.call('ZADD', K.completed, now, id)
   local drop = {}

@@ -7,6 +7,7 @@
 --          there any more is never leased.
 
 --!include prelude.lua
+--!include events.lua
 --!include bury.lua
 --!include reap-expired.lua
 --!include claim-common.lua

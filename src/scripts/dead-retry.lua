@@ -4,12 +4,17 @@
 -- KEYS[2] schedule  ZSET id -> due ms
 -- KEYS[3] meta      HASH id -> bookkeeping
 -- KEYS[4] wake      channel
--- ARGV[1] id, or '' for the oldest dead jobs; ARGV[2] max jobs this call (with '')
+-- KEYS[5] events    STREAM of job events
+-- ARGV[1] id, or '' for the oldest dead jobs; ARGV[2] max jobs this call (with ''), ARGV[3] events cap
 -- Returns: how many jobs were moved. The last error stays readable through get().
 
 --!include prelude.lua
+--!include events.lua
 
-local K = { dead = KEYS[1], schedule = KEYS[2], meta = KEYS[3], wake = KEYS[4] }
+local K = {
+  dead = KEYS[1], schedule = KEYS[2], meta = KEYS[3], wake = KEYS[4], events = KEYS[5],
+  events_cap = tonumber(ARGV[3]),
+}
 local ids
 if ARGV[1] ~= '' then
   ids = { ARGV[1] }
@@ -26,6 +31,7 @@ for _, id in ipairs(ids) do
     meta.t = nil
     write_meta(K.meta, id, meta)
     redis.call('ZADD', K.schedule, now, id)
+    emit(K, 'retried', id, 'runAt', now, 'at', now)
     moved = moved + 1
   end
 end

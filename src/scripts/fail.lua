@@ -8,19 +8,22 @@
 -- KEYS[6] dead      ZSET id -> died at ms
 -- KEYS[7] errors    HASH id -> last error
 -- KEYS[8] wake      channel
+-- KEYS[9] events    STREAM of job events
 -- ARGV[1] id, ARGV[2] token, ARGV[3] retry delay ms (-1: bury now, whatever attempts are left),
--- ARGV[4] error (JSON), ARGV[5] dead max count, ARGV[6] dead max age ms
+-- ARGV[4] error (JSON), ARGV[5] dead max count, ARGV[6] dead max age ms, ARGV[7] events cap,
+-- ARGV[8] short reason for the event (the error's message, truncated)
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; or { 'ALREADY', -1 } when this fail was
 --          already applied (a resent command); or error 'DELAYQ_LEASE_LOST <why>'.
 -- Guarantee (fencing): only the holder of a valid lease can fail the job.
 
 --!include prelude.lua
+--!include events.lua
 --!include bury.lua
 --!include lease-check.lua
 
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8],
+  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[7]),
 }
 local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local dead_max_count, dead_max_age_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -44,8 +47,10 @@ if delay >= 0 and meta.a < meta.m then
   write_meta(K.meta, id, meta)
   redis.call('ZADD', K.schedule, run_at, id)
   wake_if_head(K.schedule, K.wake, run_at)
+  emit(K, 'failed', id, 'attempt', meta.a, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
   return { 'RETRY', run_at }
 end
 write_meta(K.meta, id, meta)
+emit(K, 'failed', id, 'attempt', meta.a, 'retryAt', -1, 'at', now, 'reason', ARGV[8])
 bury(K, id, now, dead_max_count, dead_max_age_ms)
 return { 'DEAD', now }

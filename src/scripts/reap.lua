@@ -9,17 +9,19 @@
 -- KEYS[6] dead      ZSET id -> died at ms
 -- KEYS[7] errors    HASH id -> last error
 -- KEYS[8] wake      channel
--- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms
+-- KEYS[9] events    STREAM of job events
+-- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms, ARGV[4] events cap
 -- Returns: { returned, buried, next_deadline or -1 }
 -- Guarantee: idempotent; a job is reaped only once its deadline has passed by the server clock.
 
 --!include prelude.lua
+--!include events.lua
 --!include bury.lua
 --!include reap-expired.lua
 
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8],
+  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[4]),
 }
 local now = now_ms()
 local returned, buried = reap_expired(K, now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))

@@ -11,6 +11,7 @@ import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
 import type { Retention } from '../operations/ack.js';
 import { assertSchema, type StandardSchemaV1 } from '../schema.js';
+import { validateEventsOption, type EventsOption } from '../events.js';
 
 /** Where a worker's warnings and unhandled errors go. */
 export interface Logger {
@@ -30,6 +31,10 @@ export interface WorkerOptions<T = unknown> {
   version?: number;
   /** Step-by-step upgrades for payloads written with an older version. */
   migrate?: Migrations;
+  /** At most `max` job starts per `per` window across all workers of the queue (enforced in the claim script). */
+  limit?: { max: number; per: Duration };
+  /** Keep about `maxLen` recent job events (default 10,000 where the server has streams), or false. */
+  events?: EventsOption;
   /** How long a job written by a newer version than this worker knows waits before it is offered again. Default 1 min. */
   newerVersionDelay?: Duration;
   /** Where Redis is (see QueueOptions.connection). */
@@ -62,6 +67,8 @@ export interface WorkerOptions<T = unknown> {
 
 /** Options after validation. */
 export interface ResolvedWorkerOptions<T> {
+  rate: { max: number; perMs: number };
+  events: number | undefined;
   schema: StandardSchemaV1<unknown, T> | undefined;
   version: number;
   migrate: Migrations;
@@ -98,6 +105,8 @@ const KNOWN = new Set([
   'version',
   'migrate',
   'newerVersionDelay',
+  'limit',
+  'events',
 ]);
 
 const consoleLogger: Logger = {
@@ -157,7 +166,18 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
       );
     }
   }
+  let rate = { max: 0, perMs: 0 };
+  if (options.limit !== undefined) {
+    const { max, per } = options.limit;
+    if (!Number.isInteger(max) || max < 1)
+      throw new ValidationError(`limit.max must be a whole number >= 1, got ${String(max)}`);
+    const perMs = parseDuration(per, 'limit.per');
+    if (perMs < 1) throw new ValidationError('limit.per must be at least 1 ms');
+    rate = { max, perMs };
+  }
   return {
+    rate,
+    events: validateEventsOption(options.events),
     schema: options.schema,
     version,
     migrate,

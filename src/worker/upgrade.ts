@@ -16,7 +16,7 @@ export function upgradePayload(payload: unknown, from: number, to: number, migra
         `payload is version ${from} but this worker expects ${to} and has no migrate[${version}] to upgrade version ${version} to ${version + 1}; add it, then retry the job from the dead set`,
       );
     }
-    value = step(value as never);
+    value = step(value);
   }
   return value;
 }

@@ -4,7 +4,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job, type WorkerOptions, LeaseLostError } from '../../src/index.js';
+import type { Cluster, Redis } from 'ioredis';
 import type { Strategy } from '../../src/redis/capabilities.js';
+import type { ConnectionOption } from '../../src/redis/connection.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { ack } from '../../src/operations/ack.js';
 import { claim } from '../../src/operations/claim.js';
@@ -15,9 +17,32 @@ import { ScriptLeaseLost } from '../../src/redis/script-errors.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import type { RedisServerOptions } from '../support/redis-server.js';
 
-/** Register the conformance tests for `strategy` on a server started with `server` options. */
-export function conformanceSuite(strategy: Strategy, server: RedisServerOptions = {}): void {
+/** Where the suite runs instead of on a redis-server of its own (e.g. a Redis Cluster the caller starts). */
+export interface ConformanceTarget {
+  /** What Queue and Worker get as `connection`; called in each test. */
+  connection(): ConnectionOption;
+  /** A fresh client to seed and inspect Redis with; the suite closes it with quit(). */
+  inspector(): Redis | Cluster;
+  /** Named in the describe title, e.g. 'cluster'. */
+  label?: string;
+}
+
+/** A redis-server for this file, started with `server` options (the default target). */
+function ownServer(server: RedisServerOptions): ConformanceTarget {
   const redis = useRedis(server);
+  return { connection: () => redis.url(), inspector: () => inspector(redis.url()) };
+}
+
+/**
+ * Register the conformance tests for `strategy` on a server started with `server` options, or on
+ * `target` when given (then `server` is unused and the caller starts and stops what it runs on).
+ */
+export function conformanceSuite(
+  strategy: Strategy,
+  server: RedisServerOptions = {},
+  target?: ConformanceTarget,
+): void {
+  const at = target ?? ownServer(server);
   const closers: Array<() => Promise<void>> = [];
 
   afterEach(async () => {
@@ -26,7 +51,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
 
   function setup<T = unknown>(): { queue: Queue<T>; name: string } {
     const name = uniqueQueue(strategy);
-    const queue = new Queue<T>(name, { connection: redis.url() });
+    const queue = new Queue<T>(name, { connection: at.connection() });
     closers.push(() => queue.close());
     return { queue, name };
   }
@@ -36,14 +61,14 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     handler: (job: Job<T>) => Promise<unknown>,
     options: WorkerOptions<T> = {},
   ): Worker<T> {
-    const w = new Worker<T>(name, handler, { connection: redis.url(), strategy, ...options });
+    const w = new Worker<T>(name, handler, { connection: at.connection(), strategy, ...options });
     closers.push(() => w.close({ timeoutMs: 2_000 }));
     return w;
   }
 
   /** Keys of the queue that hold anything, with their sizes. */
   async function footprint(name: string): Promise<Record<string, number>> {
-    const r = inspector(redis.url());
+    const r = at.inspector();
     const keys = queueKeys(name);
     const out: Record<string, number> = {};
     for (const [role, key] of Object.entries(keys)) {
@@ -62,9 +87,11 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     workerId,
     deadMaxCount: 1_000,
     deadMaxAgeMs: 0,
+    rate: { max: 0, perMs: 0 },
+    eventsCap: 1_000,
   });
 
-  describe(`conformance: ${strategy}`, () => {
+  describe(`conformance: ${strategy}${at.label === undefined ? '' : ` on ${at.label}`}`, () => {
     it('uses the requested strategy', async () => {
       const { name } = setup();
       const w = worker(name, async () => {});
@@ -126,7 +153,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
       await w.waitUntilReady();
       await new Promise((r) => setTimeout(r, 50));
       // A producer that writes the job without publishing the wake-up (as a lost message looks).
-      const r = inspector(redis.url());
+      const r = at.inspector();
       const keys = queueKeys(name);
       const now = await serverNow(r);
       const { jsonCodec } = await import('../../src/codec/json.js');
@@ -228,7 +255,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
 
     it('an undecodable job is dead-lettered with the reason while others go on', async () => {
       const { queue, name } = setup<number>();
-      const r = inspector(redis.url());
+      const r = at.inspector();
       const keys = queueKeys(name);
       const now = await serverNow(r);
       await r.hset(keys.jobs, 'garbage', Buffer.from([0xff, 0x00, 0x7b]));
@@ -253,7 +280,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     it('fencing: after a lease expires and the job is re-claimed, the old holder cannot ack, fail or extend', async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);
-      const r = inspector(redis.url());
+      const r = at.inspector();
       await queue.add('x', { id: 'f1', attempts: 3 });
       const first = await claim(r, keys, claimInput(100, 'old'));
       expect(first.jobs.map((j) => j.id)).toEqual(['f1']);
@@ -266,7 +293,13 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
 
       const keep = { count: 0, ageMs: 0 };
       await expect(
-        ack(r, keys, { id: 'f1', token: old.token, knownDeadline: old.deadline, keepCompleted: keep }),
+        ack(r, keys, {
+          id: 'f1',
+          token: old.token,
+          knownDeadline: old.deadline,
+          keepCompleted: keep,
+          eventsCap: 1_000,
+        }),
       ).rejects.toThrow(ScriptLeaseLost);
       await expect(
         fail(r, keys, {
@@ -276,6 +309,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
           error: { name: 'E', message: 'late' },
           deadMaxCount: 10,
           deadMaxAgeMs: 0,
+          eventsCap: 1_000,
         }),
       ).rejects.toThrow(ScriptLeaseLost);
       expect((await extend(r, keys, 10_000, [{ id: 'f1', token: old.token }])).deadlines).toEqual([null]);
@@ -288,6 +322,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
           token: current.token,
           knownDeadline: current.deadline,
           keepCompleted: keep,
+          eventsCap: 1_000,
         }),
       ).toBe('ok');
       expect(await footprint(name)).toEqual({});
@@ -297,7 +332,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     it('an expired lease is refused even before any reaper ran', async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);
-      const r = inspector(redis.url());
+      const r = at.inspector();
       await queue.add('x', { id: 'e1' });
       const [job] = (await claim(r, keys, claimInput(100))).jobs;
       await new Promise((res) => setTimeout(res, 150));
@@ -307,6 +342,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
           token: job!.token,
           knownDeadline: job!.deadline,
           keepCompleted: { count: 0, ageMs: 0 },
+          eventsCap: 1_000,
         }),
       ).rejects.toThrow(/expired/);
       await r.quit();
@@ -315,7 +351,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     it('a resent ack or fail that already applied is recognised, not reported as a lost lease', async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);
-      const r = inspector(redis.url());
+      const r = at.inspector();
       await queue.addBulk([
         { payload: 1, opts: { id: 'a1' } },
         { payload: 2, opts: { id: 'a2', attempts: 2 } },
@@ -323,7 +359,13 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
       const { jobs } = await claim(r, keys, claimInput(10_000));
       const [a1, a2] = [jobs.find((j) => j.id === 'a1')!, jobs.find((j) => j.id === 'a2')!];
       const keep = { count: 0, ageMs: 0 };
-      const ackInput = { id: 'a1', token: a1.token, knownDeadline: a1.deadline, keepCompleted: keep };
+      const ackInput = {
+        id: 'a1',
+        token: a1.token,
+        knownDeadline: a1.deadline,
+        keepCompleted: keep,
+        eventsCap: 1_000,
+      };
       expect(await ack(r, keys, ackInput)).toBe('ok');
       expect(await ack(r, keys, ackInput)).toBe('already');
       const failInput = {
@@ -333,6 +375,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
         error: { name: 'E', message: 'x' },
         deadMaxCount: 10,
         deadMaxAgeMs: 0,
+        eventsCap: 1_000,
       };
       expect((await fail(r, keys, failInput)).outcome).toBe('retry');
       expect((await fail(r, keys, failInput)).outcome).toBe('already');
@@ -343,23 +386,29 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     it('reap returns expired jobs (attempt counted) and buries those out of attempts', async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);
-      const r = inspector(redis.url());
+      const r = at.inspector();
       await queue.addBulk([
         { payload: 1, opts: { id: 'r1', attempts: 2 } },
         { payload: 2, opts: { id: 'r2', attempts: 1 } },
       ]);
       await claim(r, keys, claimInput(100, 'crashed'));
-      expect(await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0 })).toMatchObject({
+      expect(
+        await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0, eventsCap: 1_000 }),
+      ).toMatchObject({
         returned: 0,
         buried: 0,
       });
       await new Promise((res) => setTimeout(res, 150));
-      expect(await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0 })).toEqual({
+      expect(
+        await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0, eventsCap: 1_000 }),
+      ).toEqual({
         returned: 1,
         buried: 1,
         nextDeadline: -1,
       });
-      expect(await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0 })).toEqual({
+      expect(
+        await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0, eventsCap: 1_000 }),
+      ).toEqual({
         returned: 0,
         buried: 0,
         nextDeadline: -1,
@@ -380,7 +429,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
     it('a worker picks up a crashed holder’s job after its lease, as attempt 2', async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);
-      const r = inspector(redis.url());
+      const r = at.inspector();
       await queue.add('x', { id: 'c1' });
       const [crashed] = (await claim(r, keys, claimInput(300, 'crashed'))).jobs;
       await r.quit();
@@ -464,7 +513,7 @@ export function conformanceSuite(strategy: Strategy, server: RedisServerOptions 
         lease: null,
         lastError: null,
       });
-      const r = inspector(redis.url());
+      const r = at.inspector();
       expect(await r.hlen(queueKeys(name).leases)).toBe(0);
       await r.quit();
     });

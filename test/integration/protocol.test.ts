@@ -50,6 +50,7 @@ it('a job added with redis-cli --eval add.lua, as the protocol document says, is
     keys.jobs,
     keys.meta,
     keys.wake,
+    keys.events,
     ',',
     '1',
     'from-cli',
@@ -57,6 +58,7 @@ it('a job added with redis-cli --eval add.lua, as the protocol document says, is
     '150',
     envelope,
     '{"a":0,"m":3}',
+    '1000',
   ]);
   const [created, runAt] = stdout.trim().split('\n').map(Number);
   expect(created).toBe(1);

@@ -1,7 +1,7 @@
 -- bury(K, id, now, dead_max_count, dead_max_age_ms): move a job (already out of
 -- schedule and active) into the dead set, then trim the dead set by age and count.
 -- The caller has written the job's last error into K.errors. Needs K.dead, K.jobs,
--- K.meta, K.errors.
+-- K.meta, K.errors, and what emit needs (events.lua).
 
 -- Trimming is bounded per call so one call never blocks Redis for long; the rest
 -- goes on the next bury.
@@ -17,6 +17,7 @@ end
 
 local function bury(K, id, now, dead_max_count, dead_max_age_ms)
   redis.call('ZADD', K.dead, now, id)
+  emit(K, 'dead', id, 'at', now)
   if dead_max_age_ms > 0 then
     drop_dead(K, redis.call('ZRANGEBYSCORE', K.dead, '-inf', '(' .. (now - dead_max_age_ms), 'LIMIT', 0, TRIM_BATCH))
   end

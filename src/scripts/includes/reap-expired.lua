@@ -21,6 +21,7 @@ local function reap_expired(K, now, limit, dead_max_count, dead_max_age_ms)
         lease = lease or false,
       }))
     end
+    emit(K, 'lease-lost', id, 'attempt', meta and meta.a or 0, 'at', now, 'lease', lease or '')
     if meta == nil then
       -- Nothing more to do.
     elseif meta.a >= meta.m then

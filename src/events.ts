@@ -1,0 +1,70 @@
+/**
+ * The queue's event stream: what happened to which job and when, written atomically by the same
+ * scripts that change job state, read back with `queue.events()`.
+ */
+import { ValidationError, UnsupportedServerError } from './errors.js';
+import type { Capabilities } from './redis/capabilities.js';
+
+/** The `events` option: keep about `maxLen` recent events (default 10,000), or false for none. */
+export type EventsOption = { maxLen: number } | false;
+
+/** Default number of events kept per queue. */
+export const DEFAULT_EVENTS_MAX_LEN = 10_000;
+
+/** What happened. */
+export type JobEventType =
+  | 'added'
+  | 'claimed'
+  | 'completed'
+  | 'failed'
+  | 'dead'
+  | 'cancelled'
+  | 'rescheduled'
+  | 'released'
+  | 'retried'
+  | 'lease-lost';
+
+/** One event as read from the stream. Times are epoch ms by the Redis clock. */
+export interface JobEvent {
+  /** The stream entry id: pass it as `from` to resume after this event. */
+  streamId: string;
+  type: JobEventType;
+  jobId: string;
+  /** When it happened. */
+  at: number;
+  /** Further fields by type: attempt, runAt, retryAt, reason, worker, runMs, lease. */
+  fields: Record<string, string>;
+}
+
+/** Validate the option (once) into a number the option means; 0 is off. */
+export function validateEventsOption(option: EventsOption | undefined): number | undefined {
+  if (option === undefined) return undefined;
+  if (option === false) return 0;
+  if (typeof option !== 'object' || !Number.isInteger(option.maxLen) || option.maxLen < 1) {
+    throw new ValidationError(
+      `events must be false or { maxLen: a whole number >= 1 }, got ${JSON.stringify(option)}`,
+    );
+  }
+  return option.maxLen;
+}
+
+/** The cap to use on this server: as asked, or by default on when the server has streams. */
+export function eventsCapFor(requested: number | undefined, caps: Capabilities): number {
+  const hasStreams = caps.commands.has('xadd');
+  if (requested === undefined) return hasStreams ? DEFAULT_EVENTS_MAX_LEN : 0;
+  if (requested > 0 && !hasStreams) {
+    throw new UnsupportedServerError(
+      `events need Redis streams (XADD), which Redis ${caps.version} here lacks; set events: false or use Redis >= 5`,
+    );
+  }
+  return requested;
+}
+
+/** Parse one XREAD/XRANGE entry ([id, [field, value, ...]]). */
+export function parseEvent(entry: [string, string[]]): JobEvent {
+  const [streamId, flat] = entry;
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+  const { type = '', id = '', at = '0', ...rest } = fields;
+  return { streamId, type: type as JobEventType, jobId: id, at: Number(at), fields: rest };
+}

@@ -1,0 +1,86 @@
+-- schedule-tick: add the next occurrence(s) of one repeating schedule, at most once each.
+--
+-- KEYS[1] schedules          HASH name -> definition JSON (has "rev")
+-- KEYS[2] schedule last      ZSET name -> due time of the last occurrence added (the high-water mark)
+-- KEYS[3] schedule           ZSET id -> due ms (the queue's waiting jobs)
+-- KEYS[4] jobs               HASH id -> envelope
+-- KEYS[5] meta               HASH id -> bookkeeping
+-- KEYS[6] wake               channel of the queue's workers
+-- KEYS[7] schedule wake      channel of the schedulers
+-- ARGV[1] name
+-- ARGV[2] rev the caller computed from
+-- ARGV[3] high-water mark the caller computed from (compare-and-set)
+-- ARGV[4] grace ms: an occurrence due more than grace ms before now is missed
+-- ARGV[5] missed policy: 'skip' or 'runOnce'
+-- ARGV[6] meta JSON of each job (a = 0, m = max attempts, b = backoff or absent)
+-- ARGV[7] C, then C pairs: due ms, envelope (the envelope's id is occurrence_id(name, due)).
+--         Ascending, every due after ARGV[3], and no occurrence of the schedule left out
+--         between two of them except before the first (those are missed: older than the first).
+-- Returns: { status, last, now, n, then per added job: due, created }. status is 'done' (the next
+--          occurrence after now is added), 'more' (the candidates ran out before now: call again
+--          from the new mark), 'stale' (the mark or the definition changed since the caller read
+--          them: nothing written), or 'gone' (no such schedule). created is 0 when a job with
+--          the occurrence's id already existed (nothing written for it).
+-- Guarantee: exactly once per occurrence. The mark only grows, and only occurrences later than
+--          the mark are added, in the same atomic step that moves it, so however many
+--          schedulers race, and even after an occurrence's job finished and was deleted, no
+--          occurrence is added twice. Whether an occurrence is missed is decided here by the
+--          server clock, so racing schedulers cannot disagree.
+
+--!include prelude.lua
+--!include add-job.lua
+--!include schedule-common.lua
+
+local K = {
+  schedules = KEYS[1], last = KEYS[2], schedule = KEYS[3], jobs = KEYS[4], meta = KEYS[5],
+  wake = KEYS[6], schedule_wake = KEYS[7],
+}
+local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local grace, policy, meta_json = tonumber(ARGV[4]), ARGV[5], ARGV[6]
+local count = tonumber(ARGV[7])
+
+local definition = redis.call('HGET', K.schedules, name)
+local last = tonumber(redis.call('ZSCORE', K.last, name))
+if not definition or not last then return { 'gone', -1, now_ms(), 0 } end
+if last ~= expected or cjson.decode(definition).rev ~= rev then
+  return { 'stale', last, now_ms(), 0 }
+end
+
+local now = now_ms()
+local new_last = last
+local missed = nil
+local picked = {}
+local upcoming = false
+for i = 0, count - 1 do
+  local due = tonumber(ARGV[8 + 2 * i])
+  if due > new_last then
+    new_last = due
+    if due < now - grace then
+      missed = i
+    else
+      picked[#picked + 1] = i
+      if due > now then
+        upcoming = true
+        break
+      end
+    end
+  end
+end
+if policy == 'runOnce' and missed ~= nil then table.insert(picked, 1, missed) end
+
+local result = { upcoming and 'done' or 'more', new_last, now, #picked }
+local earliest = nil
+for _, i in ipairs(picked) do
+  local due = tonumber(ARGV[8 + 2 * i])
+  local created = add_job(K, occurrence_id(name, due), due, ARGV[9 + 2 * i], cjson.decode(meta_json))
+  result[#result + 1] = due
+  result[#result + 1] = created and 1 or 0
+  if created and (earliest == nil or due < earliest) then earliest = due end
+end
+
+if new_last ~= last then
+  redis.call('ZADD', K.last, new_last, name)
+  wake_if_head(K.last, K.schedule_wake, new_last)
+end
+if earliest ~= nil then wake_if_head(K.schedule, K.wake, earliest) end
+return result

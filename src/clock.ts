@@ -9,11 +9,18 @@ import { performance } from 'node:perf_hooks';
 export class ServerClock {
   private serverMs = 0;
   private localMs = 0;
+  private seen = false;
 
   /** Record a server time just read (from a script reply). */
   observe(serverNowMs: number): void {
     this.serverMs = serverNowMs;
     this.localMs = performance.now();
+    this.seen = true;
+  }
+
+  /** False until the first reading: before it, now() means nothing. */
+  get observed(): boolean {
+    return this.seen;
   }
 
   /** The estimated server time now, in epoch ms. */
@@ -57,6 +64,11 @@ export class Sleeper {
   /** End the current (or next) sleep now. */
   wakeNow(): void {
     this.wakeWithin(0);
+  }
+
+  /** End the current sleep now, if there is one; unlike wakeNow, never shortens the next one. */
+  interrupt(): void {
+    if (this.finish) this.end();
   }
 
   private arm(endAt: number): void {

@@ -144,7 +144,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       client,
       this.keys.wake,
       (due) => {
-        if (due === null) this.sleeper.wakeNow();
+        // Before the first claim reply the clock has no reading to measure `due` against.
+        if (due === null || !this.clock.observed) this.sleeper.wakeNow();
         else this.sleeper.wakeWithin(due - this.clock.now());
       },
       (err) => this.report(err),
@@ -228,6 +229,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       await Promise.all(
         [...this.inFlight.values()].map(async (flight) => {
           flight.released = true;
+          this.keeper.untrack(flight.lease);
           flight.controller.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
           try {
             await release(this.connection.client, this.keys, {
@@ -311,6 +313,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       return;
     }
     if (flight.released) return;
+    // Stop renewing first: a renewal racing the ack would find the lease gone and cry wolf.
+    this.keeper.untrack(flight.lease);
     try {
       await ack(this.connection.client, this.keys, {
         id: claimed.id,
@@ -352,6 +356,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   private async deferNewerVersion(flight: InFlight<T>, jobVersion: number): Promise<void> {
     const { id, token } = flight.claimed;
+    this.keeper.untrack(flight.lease);
     try {
       await release(this.connection.client, this.keys, {
         id,
@@ -376,6 +381,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const { claimed } = flight;
     const recorded: RecordedError = { name: error.name, message: error.message, attempt: claimed.meta.a };
     if (error.stack !== undefined) recorded.stack = error.stack;
+    this.keeper.untrack(flight.lease);
     try {
       const out = await fail(this.connection.client, this.keys, {
         id: claimed.id,

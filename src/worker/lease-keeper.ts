@@ -69,7 +69,8 @@ export class LeaseKeeper {
     leases.forEach((lease, i) => {
       const deadline = deadlines[i];
       if (deadline === null || deadline === undefined) {
-        if (!lease.lost) {
+        // A lease untracked meanwhile is being settled (ack or fail in flight): not a loss.
+        if (!lease.lost && this.held.has(lease)) {
           lease.lost = true;
           this.deps.onLost(lease);
         }

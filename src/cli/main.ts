@@ -1,54 +1,61 @@
 #!/usr/bin/env node
 /**
- * The `delayq` command.
+ * The `delayq` command. Exit codes: 0 success, 1 operational error (Redis unreachable, no such job,
+ * ...), 2 usage error; every failure prints one line on stderr.
  */
-import { Command, InvalidArgumentError } from 'commander';
-import { runDemo } from '../demo/demo.js';
-import { parseDuration } from '../duration.js';
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number >= 1');
-  return n;
-}
-
-function duration(value: string): number {
-  try {
-    return parseDuration(/^\d+$/.test(value) ? Number(value) : value, 'duration');
-  } catch (err) {
-    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
-  }
-}
+import { Command, CommanderError } from 'commander';
+import { DelayqError, ValidationError } from '../errors.js';
+import { registerAdd } from './add.js';
+import { OperationalError, UsageError } from './context.js';
+import { registerDashboard } from './dashboard.js';
+import { registerDemo } from './demo.js';
+import { registerLs } from './ls.js';
+import { registerManage } from './manage.js';
+import { registerShow } from './show.js';
+import { registerStats } from './stats.js';
+import { registerWorker } from './worker.js';
 
 const program = new Command()
   .name('delayq')
   .description('Delayed job queue on Redis: run this at time T, exactly once at a time, nothing lost.')
-  .showHelpAfterError()
-  .exitOverride((err) => {
-    // Usage errors exit 2; help and version exit 0.
-    process.exit(err.exitCode === 0 ? 0 : 2);
-  });
+  .option('--redis <url>', 'Redis URL (default REDIS_URL, then redis://127.0.0.1:6379)')
+  .option('--json', 'machine-readable output: one JSON document per line')
+  .option('--no-color', 'no colours even on a terminal')
+  .configureOutput({
+    // One line per failure, like every other error of the CLI.
+    outputError: (text, write) => write(`delayq: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`),
+  })
+  .exitOverride();
 
-program
-  .command('demo')
-  .description('schedule jobs with delays on a local Redis and run them, printing each with its lateness')
-  .option('--jobs <n>', 'how many jobs', positiveInt, 20)
-  .option('--span <duration>', 'spread due times over this long', duration, 10_000)
-  .option('--concurrency <n>', 'handlers at once', positiveInt, 10)
-  .option('--fail-every <n>', 'every n-th job fails its first attempt (0: none)', (v) => Number(v), 7)
-  .action(async (opts: { jobs: number; span: number; concurrency: number; failEvery: number }) => {
-    await runDemo({
-      jobs: opts.jobs,
-      spanMs: opts.span,
-      concurrency: opts.concurrency,
-      failEvery: opts.failEvery,
-      out: (line) => console.log(line),
-    });
-  });
+registerStats(program);
+registerLs(program);
+registerShow(program);
+registerAdd(program);
+registerManage(program);
+registerWorker(program);
+registerDashboard(program);
+registerDemo(program);
+for (const command of program.commands) command.exitOverride();
 
+/** The exit code for `err`, after printing its one line. */
+function fail(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Commander already printed its message (and help hint); help and version are not failures.
+    return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version'
+      ? 0
+      : 2;
+  }
+  const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+  process.stderr.write(`delayq: ${message}\n`);
+  if (err instanceof UsageError || err instanceof ValidationError) return 2;
+  if (err instanceof OperationalError || err instanceof DelayqError) return 1;
+  return 1;
+}
+
+let code = 0;
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  console.error(`delayq: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  code = fail(err);
 }
+process.exit(code);

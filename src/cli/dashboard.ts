@@ -1,0 +1,83 @@
+/** `delayq dashboard`: serve the dashboard (and /metrics) until Ctrl-C. */
+import type { Command } from 'commander';
+import { startDashboard } from '../dashboard/server.js';
+import { connect, globalsOf, intArg, OperationalError, output, redisUrl, UsageError } from './context.js';
+import { DashboardConfigError } from '../dashboard/server.js';
+import { DelayqMetrics } from '../metrics/metrics.js';
+import { Queue } from '../queue.js';
+
+interface DashboardFlags {
+  port: number;
+  host: string;
+  token?: string;
+  readOnly?: boolean;
+  queues?: string;
+  basePath?: string;
+}
+
+export function registerDashboard(program: Command): void {
+  program
+    .command('dashboard')
+    .description('serve the web dashboard: counts, charts, job tables, inspector, actions (with a token)')
+    .option('--port <port>', 'port (0: any free port)', intArg(0), 4600)
+    .option('--host <host>', 'interface; beyond loopback a token is required', '127.0.0.1')
+    .option('--token <token>', 'enables actions and protects every page (default DELAYQ_DASHBOARD_TOKEN)')
+    .option('--read-only', 'hide and refuse every action')
+    .option('--queues <names>', 'comma-separated queues to show (default: all found)')
+    .option('--base-path <path>', "serve under this path, e.g. '/delayq'")
+    .action(async (flags: DashboardFlags, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      const url = redisUrl(globals);
+      // Fail now with one line if Redis is not there, rather than serve 503s.
+      const client = await connect(url);
+      const token = flags.token ?? process.env['DELAYQ_DASHBOARD_TOKEN'];
+      const queueNames = flags.queues
+        ?.split(',')
+        .map((q) => q.trim())
+        .filter(Boolean);
+      const metrics = new DelayqMetrics();
+      const gauged = (queueNames ?? []).map((name) => new Queue(name, { connection: client }));
+      gauged.forEach((q) => metrics.observeQueue(q));
+      let server;
+      try {
+        server = await startDashboard({
+          connection: client,
+          host: flags.host,
+          port: flags.port,
+          ...(token !== undefined && token !== '' && { token }),
+          ...(flags.readOnly === true && { readOnly: true }),
+          ...(queueNames && { queues: queueNames }),
+          ...(flags.basePath !== undefined && { basePath: flags.basePath }),
+          metrics,
+        });
+      } catch (err) {
+        await client.quit().catch(() => client.disconnect());
+        if (err instanceof DashboardConfigError) throw new UsageError(err.message);
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new OperationalError(
+          `cannot listen on ${flags.host}:${flags.port}: ${code ?? (err as Error).message}`,
+        );
+      }
+      out.data({
+        url: server.url,
+        port: server.port,
+        actions: token !== undefined && flags.readOnly !== true,
+      });
+      out.line(`dashboard on ${out.c.bold(server.loginUrl)}`);
+      if (!token)
+        out.line(
+          out.c.dim(
+            'actions are off: pass --token (or DELAYQ_DASHBOARD_TOKEN) to retry, cancel and delete from the page',
+          ),
+        );
+      out.line(out.c.dim('Ctrl-C stops it'));
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+      await server.close();
+      await Promise.all(gauged.map((q) => q.close()));
+      await client.quit().catch(() => client.disconnect());
+    });
+}

@@ -1,0 +1,52 @@
+/** `delayq ls <queue> --state scheduled|active|dead [--limit] [--offset]`: a page of jobs. */
+import { Option, type Command } from 'commander';
+import { serverNow } from '../dashboard/read.js';
+import { globalsOf, intArg, output, withQueue } from './context.js';
+import { table } from './format.js';
+import { jobJson, listHeader, listRow } from './jobs-view.js';
+
+type State = 'scheduled' | 'active' | 'dead';
+
+export function registerLs(program: Command): void {
+  program
+    .command('ls <queue>')
+    .description('list a page of jobs: scheduled (earliest first), active, or dead (most recent first)')
+    .addOption(
+      new Option('--state <state>', 'which jobs')
+        .choices(['scheduled', 'active', 'dead'])
+        .default('scheduled'),
+    )
+    .option('--limit <n>', 'jobs per page (1-10000)', intArg(1), 20)
+    .option('--offset <n>', 'skip this many', intArg(0), 0)
+    .action(async (name: string, opts: { state: State; limit: number; offset: number }, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      await withQueue(globals, name, async (queue, client) => {
+        const [jobs, counts, now] = await Promise.all([
+          queue.list(opts.state, { offset: opts.offset, limit: Math.min(opts.limit, 10_000) }),
+          queue.counts(),
+          serverNow(client),
+        ]);
+        out.data({
+          queue: name,
+          state: opts.state,
+          offset: opts.offset,
+          total: counts[opts.state],
+          jobs: jobs.map(jobJson),
+        });
+        const { c } = out;
+        if (jobs.length === 0) {
+          out.line(
+            c.dim(`no ${opts.state} jobs${opts.offset > 0 ? ` after offset ${opts.offset}` : ''} in ${name}`),
+          );
+          return;
+        }
+        out.line(
+          table([listHeader(opts.state).map(c.bold), ...jobs.map((j) => listRow(opts.state, j, now, c))]),
+        );
+        out.line(
+          c.dim(`${opts.offset + 1}-${opts.offset + jobs.length} of ${counts[opts.state]} ${opts.state}`),
+        );
+      });
+    });
+}

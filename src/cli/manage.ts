@@ -1,0 +1,120 @@
+/** `delayq cancel`, `reschedule`, `retry` and `purge`: change waiting and dead jobs. */
+import { Option, type Command } from 'commander';
+import {
+  dateArg,
+  durationArg,
+  globalsOf,
+  OperationalError,
+  output,
+  UsageError,
+  withQueue,
+} from './context.js';
+import { progress } from './progress.js';
+
+/** Dead jobs removed per round of purge. */
+const PURGE_BATCH = 500;
+
+export function registerManage(program: Command): void {
+  program
+    .command('cancel <queue> <id>')
+    .description('remove a waiting job (not a running or dead one)')
+    .action(async (name: string, id: string, _opts: unknown, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      await withQueue(globals, name, async (queue) => {
+        if (!(await queue.cancel(id))) {
+          throw new OperationalError(
+            `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
+          );
+        }
+        out.data({ queue: name, id, cancelled: true });
+        out.line(`${out.c.green('cancelled')} ${id}`);
+      });
+    });
+
+  program
+    .command('reschedule <queue> <id>')
+    .description('move a waiting job to a new time')
+    .option('--delay <duration>', 'due this long from now', durationArg)
+    .option('--at <date>', 'due at this time (ISO 8601 or epoch ms)', dateArg)
+    .action(async (name: string, id: string, opts: { delay?: number; at?: Date }, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      if ((opts.delay === undefined) === (opts.at === undefined))
+        throw new UsageError('give exactly one of --delay or --at');
+      await withQueue(globals, name, async (queue) => {
+        const moved = await queue.reschedule(
+          id,
+          opts.delay !== undefined ? { delay: opts.delay } : { runAt: opts.at! },
+        );
+        if (!moved)
+          throw new OperationalError(
+            `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
+          );
+        const info = await queue.get(id);
+        const runAt = info?.runAt.toISOString() ?? null;
+        out.data({ queue: name, id, rescheduled: true, runAt });
+        out.line(`${out.c.green('rescheduled')} ${id}${runAt ? ` to ${runAt}` : ''}`);
+      });
+    });
+
+  program
+    .command('retry <queue> [id]')
+    .description('put a dead job (or every one, --all) back in the schedule, due now, attempts reset')
+    .option('--all', 'every dead job of the queue')
+    .action(async (name: string, id: string | undefined, opts: { all?: boolean }, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      if ((id === undefined) === (opts.all !== true)) throw new UsageError('give a job id or --all');
+      await withQueue(globals, name, async (queue) => {
+        if (id !== undefined) {
+          if ((await queue.dead.retry(id)) === 0)
+            throw new OperationalError(`job '${id}' is not dead in '${name}'; nothing changed`);
+          out.data({ queue: name, retried: 1, ids: [id] });
+          out.line(`${out.c.green('retried')} ${id}`);
+          return;
+        }
+        const total = (await queue.counts()).dead;
+        const bar = progress(`retrying dead jobs of ${name}`, total, out.json);
+        let moved: number;
+        try {
+          moved = await queue.dead.retry('all', { onProgress: (n) => bar.update(n) });
+        } finally {
+          bar.finish();
+        }
+        out.data({ queue: name, retried: moved });
+        out.line(`${out.c.green('retried')} ${moved} dead job${moved === 1 ? '' : 's'} of ${name}`);
+      });
+    });
+
+  program
+    .command('purge <queue>')
+    .description('delete jobs for good; only the dead set can be purged')
+    .addOption(new Option('--state <state>', 'which jobs').choices(['dead']).makeOptionMandatory())
+    .action(async (name: string, _opts: { state: 'dead' }, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      await withQueue(globals, name, async (queue) => {
+        const total = (await queue.counts()).dead;
+        const bar = progress(`purging dead jobs of ${name}`, total, out.json);
+        let removed = 0;
+        try {
+          for (;;) {
+            // Always the oldest page: what this round removes is gone from the next one.
+            const page = await queue.client.zrange(queue.keys.dead, 0, PURGE_BATCH - 1);
+            if (page.length === 0) break;
+            const gone = await Promise.all(page.map((id) => queue.dead.remove(id)));
+            const n = gone.filter(Boolean).length;
+            removed += n;
+            bar.update(removed, Math.max(total, removed));
+            // Nothing removable on this page (raced with another purge): stop rather than spin.
+            if (n === 0) break;
+          }
+        } finally {
+          bar.finish();
+        }
+        out.data({ queue: name, purged: removed, state: 'dead' });
+        out.line(`${out.c.green('purged')} ${removed} dead job${removed === 1 ? '' : 's'} of ${name}`);
+      });
+    });
+}

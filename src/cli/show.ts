@@ -1,0 +1,24 @@
+/** `delayq show <queue> <id>`: everything known about one job. */
+import type { Command } from 'commander';
+import { serverNow } from '../dashboard/read.js';
+import { globalsOf, OperationalError, output, withQueue } from './context.js';
+import { detailLines, jobJson } from './jobs-view.js';
+
+export function registerShow(program: Command): void {
+  program
+    .command('show <queue> <id>')
+    .description('everything known about one job: state, due time, attempts, lease, payload, last error')
+    .action(async (name: string, id: string, _opts: unknown, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      await withQueue(globals, name, async (queue, client) => {
+        const [info, now] = await Promise.all([queue.get(id), serverNow(client)]);
+        if (!info)
+          throw new OperationalError(
+            `no job '${id}' in queue '${name}' (it finished, was cancelled, or never existed)`,
+          );
+        out.data(jobJson(info));
+        for (const line of detailLines(info, now, out.c)) out.line(line);
+      });
+    });
+}

@@ -1,0 +1,391 @@
+/**
+ * The dashboard as a node:http handler: mount it in any server (`createDashboard(opts).handler`),
+ * or let startDashboard() run one. Pages are static shells; data comes from a small JSON API that
+ * reads Redis with ZRANGE/ZCOUNT/SCAN only.
+ */
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { Redis } from 'ioredis';
+import type { DelayqMetrics } from '../metrics/metrics.js';
+import { metricsHandler } from '../metrics/metrics.js';
+import { Queue, type JobInfo } from '../queue.js';
+import type { RedisClient } from '../redis/connection.js';
+import { assertQueueName } from '../redis/keys.js';
+import { discoverQueues, dueHistogram, nextDue, serverNow } from './read.js';
+import { queuePage, queuesPage, signInPage, type PageBoot } from './page.js';
+import { crossSiteProblem, hostOf, isLoopbackHost, setSecurityHeaders, TokenAuth } from './security.js';
+import { toPlain } from './serialize.js';
+
+/** Options of the dashboard handler. */
+export interface DashboardOptions {
+  /** A redis:// URL or an ioredis client (left open by close()). Default REDIS_URL or 127.0.0.1:6379. */
+  connection?: string | RedisClient;
+  /** Show only these queues. Default: every queue found with SCAN. */
+  queues?: string[];
+  /**
+   * Enables the actions (retry, cancel, delete, retry all dead). When set, every page and API call
+   * needs it too: a `?token=` login (sets a session cookie) or `Authorization: Bearer <token>`.
+   */
+  token?: string;
+  /** Hide and refuse every action. */
+  readOnly?: boolean;
+  /** Serve `/metrics` and the throughput and lateness charts from these metrics. */
+  metrics?: DelayqMetrics;
+  /** The path the handler is mounted at, e.g. '/delayq'. Default ''. */
+  basePath?: string;
+  /** Without a token, Host headers other than loopback names are refused (DNS rebinding). Add names here. */
+  allowedHosts?: string[];
+}
+
+/** A mounted dashboard. */
+export interface Dashboard {
+  /** Handles requests under basePath; calls `next` (or answers 404) for any other path. */
+  handler: (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
+  /** Close the Queues it opened and its Redis client if it created it. */
+  close(): Promise<void>;
+}
+
+const STATES = ['scheduled', 'active', 'dead'] as const;
+type ListState = (typeof STATES)[number];
+const MAX_PAGE = 100;
+const MAX_BODY_BYTES = 16 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const require = createRequire(import.meta.url);
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'app.js': { file: new URL('./static/app.js', import.meta.url).pathname, type: 'text/javascript' },
+  'app.css': { file: new URL('./static/app.css', import.meta.url).pathname, type: 'text/css' },
+  'uPlot.iife.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript' },
+  'uPlot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css' },
+};
+const assetCache = new Map<string, Promise<Buffer>>();
+
+/** Build the dashboard handler. Nothing connects until the first request. */
+export function createDashboard(options: DashboardOptions = {}): Dashboard {
+  const base = (options.basePath ?? '').replace(/\/+$/, '');
+  const auth = options.token ? new TokenAuth(options.token) : null;
+  const readOnly = options.readOnly ?? false;
+  const fixed = options.queues ? new Set(options.queues) : null;
+  options.queues?.forEach((name) => assertQueueName(name));
+  const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+  const ownsClient = typeof options.connection !== 'object';
+  let client: RedisClient | undefined =
+    typeof options.connection === 'object' ? options.connection : undefined;
+  const queues = new Map<string, Queue>();
+  const metrics = options.metrics;
+  const serveMetrics = metrics ? metricsHandler(metrics) : null;
+
+  const redis = (): RedisClient => {
+    if (!client) {
+      const url =
+        (options.connection as string | undefined) ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+      client = new Redis(url, { maxRetriesPerRequest: 2 });
+      client.on('error', () => {
+        // Reported per request as a 503; ioredis reconnects by itself.
+      });
+    }
+    return client;
+  };
+  const queueOf = (name: string): Queue => {
+    if (fixed && !fixed.has(name)) throw new HttpError(404, `no queue '${name}' on this dashboard`);
+    try {
+      assertQueueName(name);
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+    let queue = queues.get(name);
+    if (!queue) queues.set(name, (queue = new Queue(name, { connection: redis() })));
+    return queue;
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse, path: string, url: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (!auth) {
+      const host = hostOf(req.headers.host).toLowerCase();
+      if (!isLoopbackHost(host) && !allowedHosts.has(host)) {
+        throw new HttpError(
+          403,
+          `host '${host}' refused: without a token the dashboard answers loopback names only`,
+        );
+      }
+    }
+    if (path.startsWith('/assets/') && (method === 'GET' || method === 'HEAD'))
+      return asset(res, path.slice(8));
+
+    let via: 'bearer' | 'cookie' | null = null;
+    if (auth) {
+      const given = url.searchParams.get('token');
+      if (method === 'GET' && given !== null) {
+        // A login link: trade the token for a session cookie, and drop it from the address bar.
+        if (!auth.matches(given)) return html(res, 401, signInPage(base, true));
+        url.searchParams.delete('token');
+        res.setHeader('set-cookie', auth.cookie(base || '/', isTls(req)));
+        res.writeHead(303, { location: `${base}${path}${url.search}` });
+        res.end();
+        return;
+      }
+      if (path === '/session' && method === 'POST') return signIn(req, res);
+      via = auth.authOf(req);
+      if (via === null) {
+        if (path.startsWith('/api/') || path === '/metrics')
+          throw new HttpError(401, 'sign in: send Authorization: Bearer <token>');
+        return html(res, 401, signInPage(base, false));
+      }
+    }
+    const canAct = auth !== null && !readOnly;
+
+    if (path === '/metrics') {
+      if (!serveMetrics) throw new HttpError(404, 'metrics are not enabled on this dashboard');
+      return serveMetrics(req, res);
+    }
+    if (method === 'POST') {
+      if (!auth)
+        throw new HttpError(
+          403,
+          'actions are off: start the dashboard with a token (--token or DELAYQ_DASHBOARD_TOKEN)',
+        );
+      if (readOnly) throw new HttpError(403, 'this dashboard is read-only');
+      if (via === 'cookie') {
+        const problem = crossSiteProblem(req, auth.csrf);
+        if (problem) throw new HttpError(403, `refused: ${problem}`);
+      }
+      return action(req, res, path);
+    }
+    if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${method} not allowed`);
+
+    const boot = (queue: string | null): PageBoot => ({
+      base,
+      queue,
+      canAct,
+      readOnly,
+      csrf: canAct && auth ? auth.csrf : '',
+      activity: metrics !== undefined,
+    });
+    if (path === '/' || path === '') return html(res, 200, queuesPage(boot(null)));
+    let m = /^\/queues\/([^/]+)$/.exec(path);
+    if (m) {
+      const name = decode(m[1]!);
+      queueOf(name);
+      return html(res, 200, queuePage(boot(name)));
+    }
+    if (path === '/api/queues') return json(res, 200, await listQueues());
+    m = /^\/api\/queues\/([^/]+)$/.exec(path);
+    if (m) return json(res, 200, await overview(decode(m[1]!)));
+    m = /^\/api\/queues\/([^/]+)\/jobs$/.exec(path);
+    if (m) return json(res, 200, await jobs(decode(m[1]!), url.searchParams));
+    m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);
+    if (m) {
+      const info = await queueOf(decode(m[1]!)).get(decode(m[2]!));
+      if (!info) throw new HttpError(404, `no job '${decode(m[2]!)}'`);
+      return json(res, 200, toPlain(info));
+    }
+    throw new HttpError(404, 'not found');
+  }
+
+  async function listQueues(): Promise<unknown> {
+    const names = fixed ? [...fixed] : await discoverQueues(redis(), 1000);
+    const rows = await Promise.all(
+      names.map(async (name) => ({ name, counts: await queueOf(name).counts() })),
+    );
+    return { queues: rows };
+  }
+
+  async function overview(name: string): Promise<unknown> {
+    const queue = queueOf(name);
+    const c = redis();
+    const [counts, now, next] = await Promise.all([queue.counts(), serverNow(c), nextDue(c, queue.keys)]);
+    const due = await dueHistogram(c, queue.keys, now);
+    let activity: unknown = null;
+    if (metrics) {
+      const series = metrics.activity.series(name, 300);
+      activity = {
+        t: series.map((s) => s.t / 1000),
+        completed: series.map((s) => s.completed),
+        failed: series.map((s) => s.failed),
+        dead: series.map((s) => s.dead),
+        latenessAvg: series.map((s) => (s.latenessCount ? s.latenessSumMs / s.latenessCount : null)),
+        latenessMax: series.map((s) => (s.latenessCount ? s.latenessMaxMs : null)),
+      };
+    }
+    return { name, now, counts, nextDue: next, due, activity };
+  }
+
+  async function jobs(name: string, params: URLSearchParams): Promise<unknown> {
+    const state = params.get('state') ?? 'scheduled';
+    if (!(STATES as readonly string[]).includes(state))
+      throw new HttpError(400, `state must be one of ${STATES.join(', ')}`);
+    const offset = Number(params.get('offset') ?? 0);
+    const limit = Number(params.get('limit') ?? 20);
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new HttpError(400, 'offset must be a whole number >= 0');
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+      throw new HttpError(400, `limit must be 1..${MAX_PAGE}`);
+    const queue = queueOf(name);
+    const [items, counts] = await Promise.all([
+      queue.list(state as ListState, { offset, limit }),
+      queue.counts(),
+    ]);
+    return { state, offset, limit, total: counts[state as ListState], items: items.map(summary) };
+  }
+
+  async function action(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    await readBody(req);
+    let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
+    if (m) {
+      const moved = await queueOf(decode(m[1]!)).dead.retry('all');
+      return json(res, 200, { ok: true, moved });
+    }
+    m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|delete)$/.exec(path);
+    if (!m) throw new HttpError(404, 'no such action');
+    const queue = queueOf(decode(m[1]!));
+    const id = decode(m[2]!);
+    switch (m[3]) {
+      case 'retry': {
+        const moved = await queue.dead.retry(id);
+        if (moved === 0) throw new HttpError(409, `job '${id}' is not dead`);
+        return json(res, 200, { ok: true, moved });
+      }
+      case 'cancel': {
+        if (!(await queue.cancel(id))) throw new HttpError(409, `job '${id}' is not waiting`);
+        return json(res, 200, { ok: true });
+      }
+      default: {
+        // Delete removes a dead job for good, or a waiting one (a cancel); a running job is left alone.
+        if ((await queue.dead.remove(id)) || (await queue.cancel(id))) return json(res, 200, { ok: true });
+        throw new HttpError(409, `job '${id}' is neither dead nor waiting`);
+      }
+    }
+  }
+
+  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const given = new URLSearchParams(body).get('token');
+    if (!auth || !auth.matches(given)) return html(res, 401, signInPage(base, true));
+    res.setHeader('set-cookie', auth.cookie(base || '/', isTls(req)));
+    res.writeHead(303, { location: `${base}/` });
+    res.end();
+  }
+
+  return {
+    handler(req, res, next) {
+      const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
+      if (base && url.pathname !== base && !url.pathname.startsWith(`${base}/`)) {
+        if (next) return next();
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end('not found\n');
+        return;
+      }
+      setSecurityHeaders(res);
+      const path = url.pathname.slice(base.length) || '/';
+      route(req, res, path, url).catch((err: unknown) => {
+        const status = err instanceof HttpError ? err.status : 503;
+        const message = err instanceof Error ? err.message : String(err);
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        json(res, status, { ok: false, error: status === 503 ? `redis: ${message}` : message });
+      });
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      queues.clear();
+      if (client && ownsClient) {
+        try {
+          await client.quit();
+        } catch {
+          client.disconnect();
+        }
+      }
+    },
+  };
+}
+
+/** The table row of a job: what a list shows, with the payload cut short. */
+function summary(info: JobInfo<unknown>): Record<string, unknown> {
+  let preview = info.decodeError ?? JSON.stringify(toPlain(info.payload)) ?? '';
+  if (preview.length > 120) preview = `${preview.slice(0, 117)}…`;
+  return {
+    id: info.id,
+    state: info.state,
+    runAt: info.runAt.getTime(),
+    attempts: info.attempts,
+    maxAttempts: info.maxAttempts,
+    preview,
+    lastError: info.lastError ? { name: info.lastError.name, message: info.lastError.message } : null,
+    lease: info.lease
+      ? {
+          workerId: info.lease.workerId,
+          startedAt: info.lease.startedAt.getTime(),
+          deadline: info.lease.deadline.getTime(),
+        }
+      : null,
+    diedAt: info.diedAt?.getTime() ?? null,
+  };
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, 'malformed path');
+  }
+}
+
+function isTls(req: IncomingMessage): boolean {
+  return 'encrypted' in req.socket && req.socket.encrypted === true;
+}
+
+function html(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+async function asset(res: ServerResponse, name: string): Promise<void> {
+  const entry = ASSETS[name];
+  if (!entry) throw new HttpError(404, 'no such asset');
+  let data = assetCache.get(name);
+  if (!data) {
+    data = readFile(entry.file);
+    assetCache.set(name, data);
+    data.catch(() => assetCache.delete(name));
+  }
+  const body = await data;
+  res.writeHead(200, {
+    'content-type': `${entry.type}; charset=utf-8`,
+    'cache-control': 'public, max-age=300',
+  });
+  res.end(body);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new HttpError(413, 'request body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

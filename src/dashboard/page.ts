@@ -1,0 +1,119 @@
+/**
+ * The HTML the dashboard serves: a shell per page that loads the static script and style, with the
+ * page's settings in a JSON block (data, not script, so the CSP needs no inline scripts).
+ */
+
+/** Settings the page script reads from the #boot block. */
+export interface PageBoot {
+  base: string;
+  queue: string | null;
+  /** Actions are shown (a token is set, the user signed in, and not read-only). */
+  canAct: boolean;
+  readOnly: boolean;
+  /** Sent back as X-CSRF-Token with every action; empty when actions are off. */
+  csrf: string;
+  /** Throughput and lateness charts have data (workers run in this process). */
+  activity: boolean;
+}
+
+/** Escape text for HTML element content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function shell(title: string, boot: PageBoot, body: string): string {
+  // '<' is escaped so no payload text can close the JSON block early.
+  const json = JSON.stringify(boot).replace(/</g, '\\u003c');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${boot.base}/assets/uPlot.min.css">
+<link rel="stylesheet" href="${boot.base}/assets/app.css">
+<script type="application/json" id="boot">${json}</script>
+<script src="${boot.base}/assets/uPlot.iife.min.js" defer></script>
+<script src="${boot.base}/assets/app.js" defer></script>
+</head>
+<body>
+<header class="top">
+  <a class="brand" href="${boot.base}/">delayq</a>
+  <span class="crumb">${boot.queue === null ? 'queues' : escapeHtml(boot.queue)}</span>
+  <span class="mode" id="mode">${boot.readOnly ? 'read-only' : boot.canAct ? 'actions on' : 'view only'}</span>
+  <span class="clock" id="clock"></span>
+</header>
+${body}
+<div id="toast" class="toast" role="status" aria-live="polite"></div>
+</body>
+</html>
+`;
+}
+
+/** The list of queues. */
+export function queuesPage(boot: PageBoot): string {
+  return shell(
+    'delayq — queues',
+    boot,
+    `<main class="wrap">
+  <h1>Queues</h1>
+  <table class="grid" id="queues"><thead><tr><th>queue</th><th class="n">scheduled</th><th class="n">due now</th><th class="n">active</th><th class="n">dead</th></tr></thead><tbody><tr><td colspan="5" class="muted">loading…</td></tr></tbody></table>
+</main>`,
+  );
+}
+
+function table(state: string, title: string, columns: string[]): string {
+  return `<section class="panel" data-state="${state}">
+  <div class="panel-head"><h2>${title} <span class="count" data-count="${state}"></span></h2>
+    <div class="pager"><button type="button" class="ghost" data-page="prev" data-for="${state}">‹ prev</button><span class="pageinfo" data-pageinfo="${state}"></span><button type="button" class="ghost" data-page="next" data-for="${state}">next ›</button></div>
+  </div>
+  <table class="grid jobs" id="table-${state}"><thead><tr>${columns.map((c) => `<th>${c}</th>`).join('')}</tr></thead><tbody></tbody></table>
+</section>`;
+}
+
+/** The page of one queue: counts, charts, tables, inspector. */
+export function queuePage(boot: PageBoot): string {
+  return shell(
+    `delayq — ${boot.queue ?? ''}`,
+    boot,
+    `<main class="wrap">
+  <div class="title-row"><h1>${escapeHtml(boot.queue ?? '')}</h1>
+    <div class="actions-global">${boot.canAct ? '<button type="button" class="danger" id="retry-all">Retry all dead</button>' : ''}</div>
+  </div>
+  <section class="cards">
+    <div class="card"><div class="label">scheduled</div><div class="value" id="c-scheduled">–</div><div class="sub" id="c-next"></div></div>
+    <div class="card"><div class="label">due now</div><div class="value" id="c-due">–</div><div class="sub" id="c-overdue"></div></div>
+    <div class="card"><div class="label">active</div><div class="value" id="c-active">–</div><div class="sub">held by workers</div></div>
+    <div class="card dead"><div class="label">dead</div><div class="value" id="c-dead">–</div><div class="sub">attempts spent</div></div>
+  </section>
+  <section class="charts">
+    <div class="panel chart"><h2>Due over the next hour <span class="muted" id="due-total"></span></h2><div id="chart-due"></div></div>
+    <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div><p class="muted note" id="no-activity-1" hidden>Recorded by workers running in this process (delayq demo, delayq worker --dashboard).</p></div>
+    <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div><p class="muted note" id="no-activity-2" hidden>Recorded by workers running in this process.</p></div>
+  </section>
+  <div class="tables">
+    <div class="col">
+      ${table('scheduled', 'Scheduled', ['id', 'due', 'attempts', 'payload'])}
+      ${table('active', 'Active', ['id', 'worker', 'lease until', 'attempt'])}
+      ${table('dead', 'Dead', ['id', 'died', 'attempts', 'reason'])}
+    </div>
+    <aside class="panel inspector" id="inspector"><h2>Job inspector</h2><p class="muted">Click a job to see everything about it.</p></aside>
+  </div>
+</main>`,
+  );
+}
+
+/** The sign-in page shown when a token is set and the browser has no session. */
+export function signInPage(base: string, failed: boolean): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>delayq — sign in</title><link rel="stylesheet" href="${base}/assets/app.css"></head>
+<body><header class="top"><span class="brand">delayq</span></header>
+<main class="wrap narrow"><h1>Sign in</h1>
+<p class="muted">This dashboard is protected by a token (<code>--token</code> or <code>DELAYQ_DASHBOARD_TOKEN</code>).</p>
+${failed ? '<p class="error">That token is not right.</p>' : ''}
+<form method="post" action="${base}/session"><input type="password" name="token" autocomplete="current-password" placeholder="token" required autofocus> <button type="submit">Sign in</button></form>
+</main></body></html>
+`;
+}

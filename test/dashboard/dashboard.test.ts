@@ -1,0 +1,236 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Queue, Worker } from '../../src/index.js';
+import { createDashboard } from '../../src/dashboard/handler.js';
+import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
+import { queueKeys } from '../../src/redis/keys.js';
+import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+
+const redis = useRedis();
+const TOKEN = 'test-token-0123456789abcdef';
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+async function dashboard(options: Parameters<typeof startDashboard>[0] = {}): Promise<DashboardServer> {
+  const server = await startDashboard({ connection: redis.url(), port: 0, ...options });
+  open.push(server);
+  return server;
+}
+
+async function seed(name: string, scheduled: number, dead: string[]): Promise<Queue> {
+  const queue = new Queue(name, { connection: redis.url() });
+  open.push(queue);
+  if (dead.length > 0) {
+    await queue.addBulk(dead.map((id) => ({ payload: { id }, opts: { id, attempts: 1 } })));
+    const worker = new Worker(
+      name,
+      async () => {
+        throw new Error('smtp 550');
+      },
+      { connection: redis.url(), concurrency: 10 },
+    );
+    worker.on('error', () => {});
+    await waitFor(async () => (await queue.counts()).dead === dead.length, { what: 'dead jobs' });
+    await worker.close();
+  }
+  await queue.addBulk(
+    Array.from({ length: scheduled }, (_, i) => ({
+      payload: { i },
+      opts: { id: `s${String(i).padStart(3, '0')}`, delay: 60_000 + i * 1_000 },
+    })),
+  );
+  return queue;
+}
+
+describe('dashboard over HTTP', () => {
+  it('serves pages and data with security headers, and keeps actions off without a token', async () => {
+    const name = uniqueQueue('d');
+    await seed(name, 25, ['x1']);
+    const d = await dashboard();
+    const page = await fetch(`${d.url}queues/${name}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const html = await page.text();
+    expect(html).toContain('"canAct":false');
+    expect(html).not.toContain('id="retry-all"');
+
+    const overview = (await (await fetch(`${d.url}api/queues/${name}`)).json()) as {
+      counts: Record<string, number>;
+      due: { counts: number[]; bucketMs: number };
+    };
+    expect(overview.counts).toEqual({ scheduled: 25, due: 0, active: 0, dead: 1 });
+    // Due 60..84 s from now: the second and (for the last ones) the first minute slices of the hour.
+    expect(overview.due.counts).toHaveLength(60);
+    expect(overview.due.counts.reduce((a, b) => a + b, 0)).toBe(25);
+    expect(overview.due.counts[0]! + overview.due.counts[1]!).toBe(25);
+
+    const page3 = (await (
+      await fetch(`${d.url}api/queues/${name}/jobs?state=scheduled&offset=20&limit=10`)
+    ).json()) as {
+      total: number;
+      items: Array<{ id: string }>;
+    };
+    expect(page3.total).toBe(25);
+    expect(page3.items.map((j) => j.id)).toEqual(['s020', 's021', 's022', 's023', 's024']);
+    const dead = (await (await fetch(`${d.url}api/queues/${name}/jobs?state=dead`)).json()) as {
+      items: Array<{ id: string; lastError: { message: string } }>;
+    };
+    expect(dead.items).toEqual([
+      expect.objectContaining({ id: 'x1', lastError: { name: 'Error', message: 'smtp 550' } }),
+    ]);
+    const job = (await (await fetch(`${d.url}api/queues/${name}/jobs/s003`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(job).toMatchObject({ id: 's003', state: 'scheduled', payload: { i: 3 } });
+
+    const list = (await (await fetch(`${d.url}api/queues`)).json()) as { queues: Array<{ name: string }> };
+    expect(list.queues.map((q) => q.name)).toContain(name);
+
+    const post = await fetch(`${d.url}api/queues/${name}/jobs/x1/retry`, { method: 'POST' });
+    expect(post.status).toBe(403);
+    expect(((await post.json()) as { error: string }).error).toMatch(/actions are off/);
+    expect((await fetch(`${d.url}api/queues/${name}/jobs?state=bogus`)).status).toBe(400);
+    expect((await fetch(`${d.url}api/queues/bad%7Bname`)).status).toBe(400);
+    // DNS rebinding: another name for this server is refused without a token.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      request(`${d.url}api/queues`, { headers: { host: 'evil.example' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(rebound).toBe(403);
+  });
+
+  it('refuses to listen beyond loopback without a token', async () => {
+    await expect(startDashboard({ connection: redis.url(), host: '0.0.0.0', port: 0 })).rejects.toThrow(
+      DashboardConfigError,
+    );
+    await expect(startDashboard({ connection: redis.url(), host: '0.0.0.0', port: 0 })).rejects.toThrow(
+      /without a token/,
+    );
+  });
+
+  it('with a token: logs in by link, and takes actions only from same-origin requests with the CSRF token', async () => {
+    const name = uniqueQueue('d');
+    await seed(name, 1, ['y1', 'y2']);
+    const d = await dashboard({ token: TOKEN });
+    expect((await fetch(`${d.url}api/queues/${name}`)).status).toBe(401);
+    expect((await fetch(`${d.url}queues/${name}`)).status).toBe(401);
+    expect(
+      (await fetch(`${d.url}api/queues/${name}`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(200);
+    expect(
+      (await fetch(`${d.url}api/queues/${name}`, { headers: { authorization: 'Bearer wrong' } })).status,
+    ).toBe(401);
+
+    const login = await fetch(`${d.url}queues/${name}?token=${TOKEN}`, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe(`/queues/${name}`);
+    const setCookie = login.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/HttpOnly; SameSite=Strict/);
+    const cookie = setCookie.split(';')[0]!;
+    const html = await (await fetch(`${d.url}queues/${name}`, { headers: { cookie } })).text();
+    const csrf = /"csrf":"([^"]+)"/.exec(html)?.[1];
+    expect(csrf).toBeTruthy();
+    expect(html).toContain('"canAct":true');
+
+    const retry = `${d.url}api/queues/${name}/jobs/y1/retry`;
+    const host = new URL(d.url).host;
+    const base = { cookie, 'content-type': 'application/json' };
+    const refused = [
+      await fetch(retry, { method: 'POST', headers: base, body: '{}' }),
+      await fetch(retry, { method: 'POST', headers: { ...base, 'x-csrf-token': 'nope' }, body: '{}' }),
+      await fetch(retry, {
+        method: 'POST',
+        headers: { ...base, 'x-csrf-token': csrf!, origin: 'https://evil.example' },
+        body: '{}',
+      }),
+      await fetch(retry, {
+        method: 'POST',
+        headers: { ...base, 'x-csrf-token': csrf!, 'sec-fetch-site': 'cross-site' },
+        body: '{}',
+      }),
+      await fetch(retry, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrf!, 'content-type': 'text/plain' },
+        body: '{}',
+      }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
+    const r = inspector(redis.url());
+    const keys = queueKeys(name);
+    expect(await r.zcard(keys.dead)).toBe(2);
+
+    const ok = await fetch(retry, {
+      method: 'POST',
+      headers: { ...base, 'x-csrf-token': csrf!, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' },
+      body: '{}',
+    });
+    expect(ok.status).toBe(200);
+    expect(await r.zrange(keys.dead, 0, -1)).toEqual(['y2']);
+    expect(await r.zscore(keys.schedule, 'y1')).not.toBeNull();
+    // A script with the bearer token needs no CSRF token (no ambient credentials to abuse).
+    const del = await fetch(`${d.url}api/queues/${name}/jobs/y2/delete`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(del.status).toBe(200);
+    expect(await r.exists(keys.dead)).toBe(0);
+    expect(await r.hexists(keys.jobs, 'y2')).toBe(0);
+    const again = await fetch(`${d.url}api/queues/${name}/jobs/y2/retry`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(again.status).toBe(409);
+    await r.quit();
+  });
+
+  it('read-only hides and refuses actions', async () => {
+    const name = uniqueQueue('d');
+    await seed(name, 0, ['z1']);
+    const d = await dashboard({ token: TOKEN, readOnly: true });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const html = await (await fetch(`${d.url}queues/${name}`, { headers: auth })).text();
+    expect(html).toContain('"canAct":false');
+    expect(html).toContain('"readOnly":true');
+    const res = await fetch(`${d.url}api/queues/${name}/dead/retry-all`, { method: 'POST', headers: auth });
+    expect(res.status).toBe(403);
+    const r = inspector(redis.url());
+    expect(await r.zcard(queueKeys(name).dead)).toBe(1);
+    await r.quit();
+  });
+
+  it('mounts under a base path in a user server and passes other paths on', async () => {
+    const name = uniqueQueue('d');
+    await seed(name, 2, []);
+    const mounted = createDashboard({ connection: redis.url(), basePath: '/ops/delayq/' });
+    open.push(mounted);
+    const server = createServer((req, res) =>
+      mounted.handler(req, res, () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('app');
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    expect(await (await fetch(`${base}/elsewhere`)).text()).toBe('app');
+    const data = (await (await fetch(`${base}/ops/delayq/api/queues/${name}`)).json()) as {
+      counts: { scheduled: number };
+    };
+    expect(data.counts.scheduled).toBe(2);
+    const html = await (await fetch(`${base}/ops/delayq/queues/${name}`)).text();
+    expect(html).toContain('src="/ops/delayq/assets/app.js"');
+    const js = await fetch(`${base}/ops/delayq/assets/app.js`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+  });
+});

@@ -1,0 +1,127 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Queue, Worker } from '../../src/index.js';
+import { Activity } from '../../src/metrics/activity.js';
+import { DelayqMetrics, metricsHandler } from '../../src/metrics/metrics.js';
+import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+
+const redis = useRedis();
+const open: Array<{ close(): Promise<void> | void }> = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+/** Parse Prometheus text exposition into "name{labels}" -> value. */
+function parseExposition(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][\w:]*(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    if (!m) throw new Error(`not an exposition line: ${line}`);
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
+
+async function serve(metrics: DelayqMetrics): Promise<string> {
+  const server: Server = createServer(metricsHandler(metrics));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  open.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+}
+
+async function scrape(url: string): Promise<Map<string, number>> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return parseExposition(await res.text());
+}
+
+describe('metrics', () => {
+  it('counts adds, completions, retries and deaths, and reports gauges and histograms at /metrics', async () => {
+    const name = uniqueQueue('m');
+    const metrics = new DelayqMetrics();
+    const queue = new Queue<{ fate: string }>(name, { connection: redis.url() });
+    open.push(queue);
+    metrics.observeQueue(queue);
+    const url = await serve(metrics);
+    const label = `{queue="${name}"}`;
+
+    const before = await scrape(url);
+    expect(before.get(`delayq_scheduled_jobs${label}`)).toBe(0);
+    expect(before.get(`delayq_added_total${label}`)).toBeUndefined();
+
+    await queue.add({ fate: 'ok' }, { id: 'ok' });
+    await queue.add({ fate: 'flaky' }, { id: 'flaky', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
+    await queue.add({ fate: 'doomed' }, { id: 'doomed', attempts: 1 });
+    await queue.add({ fate: 'later' }, { id: 'later', delay: '1h' });
+    await queue.add({ fate: 'ok' }, { id: 'ok' }); // an existing id: not counted
+    const added = await scrape(url);
+    expect(added.get(`delayq_added_total${label}`)).toBe(4);
+    expect(added.get(`delayq_scheduled_jobs${label}`)).toBe(4);
+
+    const worker = new Worker<{ fate: string }>(
+      name,
+      async (job) => {
+        if (job.payload.fate === 'doomed' || (job.payload.fate === 'flaky' && job.attempt === 1))
+          throw new Error('no');
+      },
+      { connection: redis.url(), concurrency: 4 },
+    );
+    open.push(worker);
+    metrics.observeWorker(worker);
+    worker.on('error', () => {});
+
+    const after = await waitFor(
+      async () => {
+        const m = await scrape(url);
+        return m.get(`delayq_completed_total${label}`) === 2 && m.get(`delayq_dead_total${label}`) === 1
+          ? m
+          : null;
+      },
+      { what: 'counters to move' },
+    );
+    expect(after.get(`delayq_failed_total${label}`)).toBe(1);
+    expect(after.get(`delayq_scheduled_jobs${label}`)).toBe(1);
+    expect(after.get(`delayq_active_jobs${label}`)).toBe(0);
+    expect(after.get(`delayq_dead_jobs${label}`)).toBe(1);
+    // Four finished attempts: ok, flaky (twice), doomed.
+    expect(after.get(`delayq_lateness_seconds_count${label}`)).toBe(4);
+    expect(after.get(`delayq_run_time_seconds_count${label}`)).toBe(4);
+    expect(after.get(`delayq_lateness_seconds_bucket{le="+Inf",queue="${name}"}`)).toBe(4);
+    expect(after.get(`delayq_lateness_seconds_sum${label}`)).toBeGreaterThanOrEqual(0);
+
+    const seconds = metrics.activity.series(name, 60);
+    const sum = (k: 'completed' | 'failed' | 'dead'): number => seconds.reduce((a, s) => a + s[k], 0);
+    expect([sum('completed'), sum('failed'), sum('dead')]).toEqual([2, 1, 1]);
+  });
+
+  it('answers only GET and HEAD', async () => {
+    const url = await serve(new DelayqMetrics());
+    const res = await fetch(url, { method: 'POST' });
+    expect(res.status).toBe(405);
+  });
+});
+
+describe('Activity', () => {
+  it('keeps per-second buckets inside its window', () => {
+    let now = 1_000_000;
+    const activity = new Activity(3, () => now);
+    activity.record('q', 'completed', 5);
+    activity.record('q', 'completed', 15);
+    now += 1_000;
+    activity.record('q', 'dead', null);
+    expect(
+      activity.series('q', 3).map((s) => [s.completed, s.dead, s.latenessMaxMs, s.latenessCount]),
+    ).toEqual([
+      [0, 0, 0, 0],
+      [2, 0, 15, 2],
+      [0, 1, 0, 0],
+    ]);
+    now += 5_000;
+    activity.record('q', 'failed', 1);
+    expect(activity.series('q', 3).map((s) => s.completed + s.failed + s.dead)).toEqual([0, 0, 1]);
+    expect(activity.knows('other')).toBe(false);
+  });
+});

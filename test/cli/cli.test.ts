@@ -6,7 +6,7 @@ import { Queue, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { freePort } from '../support/redis-server.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
-import { runCli, runCliOnTty, startCli } from './run-cli.js';
+import { buildOnce, runCli, runCliOnTty, startCli } from './run-cli.js';
 
 const redis = useRedis();
 let dir: string;
@@ -14,7 +14,8 @@ const open: Array<{ close(): Promise<void> }> = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'delayq-cli-'));
-});
+  await buildOnce();
+}, 120_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
@@ -47,8 +48,8 @@ async function makeDead(name: string, ids: string[]): Promise<void> {
 const cli = (args: string[]) => runCli(args, { redisUrl: redis.url() });
 const json = (text: string): unknown => JSON.parse(text.trim().split('\n').at(-1)!);
 
-// Every test spawns the CLI several times (node + tsx each); on a loaded two-core machine that is seconds each.
-vi.setConfig({ testTimeout: 90_000 });
+// Every test spawns the CLI several times; on a loaded two-core machine that can take seconds each.
+vi.setConfig({ testTimeout: 60_000 });
 
 describe('delayq add / show / ls / stats', () => {
   it('adds a delayed job and shows it in text and --json', async () => {

@@ -1,14 +1,34 @@
 /**
- * Runs the real `delayq` entry point as a child process (node + tsx, as `npm start` does) against a
- * throwaway redis-server, and collects its output and exit code. Spawned processes are killed by pid
- * after each test.
+ * Runs the real `delayq` entry point as a child process against a throwaway redis-server, and
+ * collects its output and exit code. It runs the built `dist/cli/main.js`, the file the package's
+ * `bin` names, so these tests also check the build; `buildOnce()` (in a beforeAll) builds it,
+ * once per test run. Spawned processes are killed by pid after each test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+let built: Promise<void> | undefined;
+
+/** Build dist/ (tsc and assets) once for this process; node starts a built CLI far faster than tsx. */
+export function buildOnce(): Promise<void> {
+  built ??= new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'build'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`npm run build failed (${code}): ${stderr}`)),
+    );
+  });
+  return built;
+}
 
 /** The outcome of a finished CLI run. */
 export interface CliResult {
@@ -54,7 +74,7 @@ export function startCli(
   args: string[],
   { redisUrl, env = {} }: { redisUrl?: string; env?: Record<string, string | undefined> } = {},
 ): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const child = spawn(process.execPath, [MAIN, ...args], {
     cwd: ROOT,
     env: childEnv(redisUrl, env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,7 +104,7 @@ export function runCli(
 /** Run `delayq ...args` under a pseudo-terminal (util-linux `script`), so stdout and stderr are TTYs. */
 export function runCliOnTty(args: string[], redisUrl: string): Promise<CliResult> {
   const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, '--import', 'tsx', MAIN, ...args].map(quote).join(' ');
+  const command = [process.execPath, MAIN, ...args].map(quote).join(' ');
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: ROOT,
     env: childEnv(redisUrl, { TERM: 'xterm-256color' }),

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { expandLua } from './lua-source.js';
 import { mapScriptError } from './script-errors.js';
@@ -52,5 +53,66 @@ export async function runScript(
     }
   } catch (err) {
     throw mapScriptError(err, s.name);
+  }
+}
+
+/** How many replicas must acknowledge a write, and how long to wait for them. */
+export interface ReplicaWait {
+  replicas: number;
+  timeoutMs: number;
+}
+
+/** What runScriptAndWait got: the script's reply, and how many replicas hold the write. */
+export interface ReplicatedReply {
+  reply: Reply;
+  /** Replicas that acknowledged (WAIT's reply); 0 when WAIT itself failed (see waitError). */
+  replicated: number;
+  /** Why WAIT failed after the script ran, if it did: replication is then unconfirmed. */
+  waitError: Error | null;
+}
+
+// Replies that mean the script did not run where it was sent (a stale slot map mid-failover, a
+// node loading or down), so sending it again cannot apply it twice.
+const NOT_RUN = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|LOADING|MASTERDOWN)\b/;
+const NOT_RUN_ATTEMPTS = 16;
+const NOT_RUN_PAUSE_MS = 100;
+
+/**
+ * Run `s` like runScript, then WAIT for `wait.replicas`. WAIT counts the replicas that have
+ * everything *this connection* wrote, so it must follow the script on the same connection: both go
+ * in one pipeline, which ioredis sends whole to one node, the master of the keys' slot on a
+ * Cluster. ioredis does not follow a redirection for a pipeline whose commands did not all fail
+ * alike, so those are retried here, after refreshing the slot map.
+ */
+export async function runScriptAndWait(
+  client: RedisClient,
+  s: Script,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number | Buffer>,
+  wait: ReplicaWait,
+): Promise<ReplicatedReply> {
+  let bySource = false;
+  for (let attempt = 1; ; attempt++) {
+    const pipeline = client.pipeline();
+    if (bySource) pipeline.callBuffer('EVAL', s.source, keys.length, ...keys, ...args);
+    else pipeline.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...args);
+    pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
+    const results = (await pipeline.exec()) ?? [];
+    const [scriptError, reply] = results[0] ?? [new Error('no reply to the script'), null];
+    const [waitError, count] = results[1] ?? [new Error('no reply to WAIT'), null];
+    if (scriptError) {
+      if (!bySource && scriptError.message.startsWith('NOSCRIPT')) {
+        bySource = true;
+        continue;
+      }
+      if (NOT_RUN.test(scriptError.message) && attempt < NOT_RUN_ATTEMPTS) {
+        if (client instanceof Cluster)
+          await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, NOT_RUN_PAUSE_MS * Math.min(attempt, 5)));
+        continue;
+      }
+      throw mapScriptError(scriptError, s.name);
+    }
+    return { reply: reply as Reply, replicated: waitError ? 0 : Number(count), waitError: waitError ?? null };
   }
 }

@@ -2,9 +2,14 @@
  * Listens on a queue's wake channel on its own connection. One of a worker's two wake-up sources;
  * the other is its own timer, so a wedged subscription delays jobs by at most one timer period.
  */
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
-/** A subscription that calls `onWake(due)` for each wake message, and `onWake(null)` after reconnects. */
+/**
+ * A subscription that calls `onWake(due)` for each wake message, and `onWake(null)` after reconnects.
+ * On a Cluster, a PUBLISH (made by a script on the queue's master) reaches every node, so the
+ * subscription may sit on any node, master or replica.
+ */
 export class WakeSubscriber {
   private client: RedisClient | undefined;
 
@@ -29,6 +34,15 @@ export class WakeSubscriber {
     client.on('ready', () => {
       if (subscribedOnce) this.onWake(null);
     });
+    // A Cluster moves its subscription to another node by itself when that node goes, without a
+    // 'ready': a change in the node list (a failover) is the sign to look again.
+    if (client instanceof Cluster) {
+      for (const event of ['+node', '-node'] as const) {
+        client.on(event, () => {
+          if (subscribedOnce) this.onWake(null);
+        });
+      }
+    }
     await client.subscribe(this.channel);
     subscribedOnce = true;
   }

@@ -15,6 +15,8 @@ export interface RedisServerOptions {
   port?: number;
   /** Reuse a data dir (to restart with the same AOF). */
   dir?: string;
+  /** A config file given as the first argument (a Sentinel needs one it can rewrite); `args` override it. */
+  configFile?: string;
 }
 
 export interface RedisServer {
@@ -53,6 +55,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
     const args = [
+      ...(options.configFile === undefined ? [] : [options.configFile]),
       '--port',
       String(port),
       '--bind',

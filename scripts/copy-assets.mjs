@@ -2,6 +2,7 @@
 // - The Lua scripts, with their includes expanded, so dist/scripts/<name>.lua is the exact source
 //   delayq runs: a producer in another language can EVAL the same file (see docs/PROTOCOL.md).
 // - The dashboard's static page script and style.
+// - The protobuf envelope's .proto, for producers in other languages.
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { URL, fileURLToPath } from 'node:url';
 import { expandLua } from '../dist/redis/lua-source.js';
@@ -19,4 +20,9 @@ cpSync(
   {
     recursive: true,
   },
+);
+
+cpSync(
+  new URL('../src/codec/envelope.proto', import.meta.url),
+  new URL('../dist/codec/envelope.proto', import.meta.url),
 );

@@ -5,9 +5,14 @@
 import { DecodeError, EncodeError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Codec, type Envelope } from './codec.js';
 import { jsonCodec } from './json.js';
+import { msgpackCodec } from './msgpack.js';
+import { describe } from './validate.js';
 
-/** The `codec` option: a built-in codec's name or your own Codec. */
-export type CodecOption = 'json' | Codec;
+/**
+ * The `codec` option: a built-in codec's name ('json', the default, or 'msgpack'), or a Codec object such
+ * as `protobufCodec(MySchema)` (protobuf needs the payload's message type, so it has no name) or your own.
+ */
+export type CodecOption = 'json' | 'msgpack' | Codec;
 
 /** Default limit on an encoded job: 1 MiB. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -15,6 +20,7 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** The codec for `option`; throws ValidationError for an unknown name or a malformed Codec. */
 export function resolveCodec(option: CodecOption | undefined): Codec {
   if (option === undefined || option === 'json') return jsonCodec;
+  if (option === 'msgpack') return msgpackCodec;
   if (
     typeof option === 'object' &&
     option !== null &&
@@ -24,7 +30,7 @@ export function resolveCodec(option: CodecOption | undefined): Codec {
     return option;
   }
   throw new ValidationError(
-    `codec must be 'json' or an object with encode(envelope) and decode(bytes), got ${JSON.stringify(option)}`,
+    `codec must be 'json', 'msgpack' or an object with encode(envelope) and decode(bytes) (for protobuf: protobufCodec(YourMessageSchema)), got ${typeof option === 'string' ? JSON.stringify(option) : describe(option)}`,
   );
 }
 

@@ -42,7 +42,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { DecodeError, EncodeError } from '../errors.js';
-import { ENVELOPE_FORMAT, type Codec, type Envelope } from './codec.js';
+import type { Codec, Envelope } from './codec.js';
+import { checkEnvelopeFields, describe, validateEnvelope } from './validate.js';
 
 /** The key that marks a tag object on the wire. */
 export const TAG_KEY = '~t';
@@ -354,30 +355,8 @@ export function toTagged(value: unknown, root = 'payload'): unknown {
 }
 
 function encodeEnvelope(envelope: Envelope): Buffer {
+  checkEnvelopeFields(envelope, 'json');
   const { v, id, version, createdAt, traceparent } = envelope;
-  if (v !== ENVELOPE_FORMAT) {
-    throw new EncodeError(
-      `cannot encode job: envelope.v is ${String(v)} but the json codec writes format ${ENVELOPE_FORMAT}; set v to ENVELOPE_FORMAT`,
-    );
-  }
-  if (typeof id !== 'string') {
-    throw new EncodeError(`cannot encode job: envelope.id must be a string, got ${describe(id)}`);
-  }
-  if (!Number.isInteger(version) || version < 1) {
-    throw new EncodeError(
-      `cannot encode job ${id}: envelope.version must be an integer >= 1, got ${describe(version)}`,
-    );
-  }
-  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) {
-    throw new EncodeError(
-      `cannot encode job ${id}: envelope.createdAt must be a finite number (epoch ms), got ${describe(createdAt)}`,
-    );
-  }
-  if (traceparent !== undefined && typeof traceparent !== 'string') {
-    throw new EncodeError(
-      `cannot encode job ${id}: envelope.traceparent must be a string when present, got ${describe(traceparent)}`,
-    );
-  }
   const payload = toTagged(envelope.payload);
   const wire =
     traceparent === undefined
@@ -393,25 +372,6 @@ function encodeEnvelope(envelope: Envelope): Buffer {
     );
   }
   return Buffer.from(text, 'utf8');
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'string':
-      return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return `${typeof value} ${String(value)}`;
-    case 'undefined':
-      return 'undefined';
-    case 'object':
-      return 'an object';
-    default:
-      return `a ${typeof value}`;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -645,10 +605,6 @@ export function fromTagged(json: unknown, root = 'payload', context = 'cannot de
   }
 }
 
-function own(o: Record<string, unknown>, key: string): unknown {
-  return Object.hasOwn(o, key) ? o[key] : undefined;
-}
-
 function decodeEnvelope(bytes: Uint8Array): Envelope {
   if (!((bytes as unknown) instanceof Uint8Array)) {
     throw new DecodeError(`cannot decode job: expected a Buffer, got ${describe(bytes)}`);
@@ -672,64 +628,9 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new DecodeError(`cannot decode job: the envelope must be a JSON object, got ${describe(parsed)}`);
   }
-  const o = parsed as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    switch (key) {
-      case 'v':
-      case 'id':
-      case 'version':
-      case 'createdAt':
-      case 'traceparent':
-      case 'payload':
-        break;
-      case '__proto__':
-        throw new DecodeError(
-          'cannot decode job: the envelope has an own "__proto__" key, which the encoder never writes; refusing it keeps prototypes safe',
-        );
-      default:
-        throw new DecodeError(
-          `cannot decode job: the envelope has the unknown field ${JSON.stringify(key)}; it was written by a newer or different codec`,
-        );
-    }
-  }
-  const v = own(o, 'v');
-  if (typeof v !== 'number') {
-    throw new DecodeError(`cannot decode job: envelope.v must be a number, got ${describe(v)}`);
-  }
-  if (v !== ENVELOPE_FORMAT) {
-    throw new DecodeError(
-      `cannot decode job: envelope format ${v} is not supported (this delayq reads format ${ENVELOPE_FORMAT}); upgrade this worker if a newer delayq wrote it`,
-    );
-  }
-  const id = own(o, 'id');
-  if (typeof id !== 'string') {
-    throw new DecodeError(`cannot decode job: envelope.id must be a string, got ${describe(id)}`);
-  }
-  const version = own(o, 'version');
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
-    throw new DecodeError(
-      `cannot decode job ${id}: envelope.version must be an integer >= 1, got ${describe(version)}`,
-    );
-  }
-  const createdAt = own(o, 'createdAt');
-  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) {
-    throw new DecodeError(
-      `cannot decode job ${id}: envelope.createdAt must be a finite number, got ${describe(createdAt)}`,
-    );
-  }
-  const traceparent = own(o, 'traceparent');
-  if (traceparent !== undefined && typeof traceparent !== 'string') {
-    throw new DecodeError(
-      `cannot decode job ${id}: envelope.traceparent must be a string when present, got ${describe(traceparent)}`,
-    );
-  }
-  if (!Object.hasOwn(o, 'payload')) {
-    throw new DecodeError(`cannot decode job ${id}: the envelope has no payload field`);
-  }
-  const payload = fromTagged(o.payload, 'payload', `cannot decode job ${id}`);
-  return traceparent === undefined
-    ? { v, id, version, payload, createdAt }
-    : { v, id, version, payload, createdAt, traceparent };
+  return validateEnvelope(parsed as Record<string, unknown>, (payload, id) =>
+    fromTagged(payload, 'payload', `cannot decode job ${id}`),
+  );
 }
 
 /** The default codec: UTF-8 JSON with tagged special values, as specified at the top of this file. */

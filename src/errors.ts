@@ -134,3 +134,21 @@ export class ClosedError extends DelayqError {
     super('DELAYQ_CLOSED', `${what} is closed; create a new one to continue`);
   }
 }
+
+/**
+ * A Queue or Worker met a queue whose stored layout (where waiting jobs live: 'zset' for the
+ * zpopmin and range strategies, 'wheel:<granularity ms>' for the wheel) is not its own. Nothing was
+ * written: jobs put in one layout are never seen by workers of the other.
+ */
+export class LayoutMismatchError extends DelayqError {
+  constructor(
+    readonly queue: string,
+    readonly stored: string,
+    readonly wanted: string,
+  ) {
+    super(
+      'DELAYQ_LAYOUT_MISMATCH',
+      `queue '${queue}' has layout '${stored}' but this ${wanted === 'zset' ? 'zpopmin/range' : 'wheel'} client uses '${wanted}'; give every Queue and Worker of the queue the same strategy (and wheel granularity), or drain the queue before changing it`,
+    );
+  }
+}

@@ -31,5 +31,19 @@ export {
   ClosedError,
   DurabilityError,
   JobTimeoutError,
+  LayoutMismatchError,
 } from './errors.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
+export { Scheduler } from './schedule/index.js';
+export type {
+  SchedulerOptions,
+  SchedulerEvents,
+  SchedulerStats,
+  ScheduleResult,
+  ScheduleInfo,
+  ScheduleOptions,
+  MissedPolicy,
+  ScheduleSpec,
+  ResolvedSpec,
+  AddedOccurrence,
+} from './schedule/index.js';

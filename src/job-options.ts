@@ -72,6 +72,17 @@ export function resolveAddOptions(
         `id must be a non-empty string of at most ${MAX_ID_LENGTH} characters, got ${describe(o.id)}`,
       );
     }
+    // A lone surrogate is sent to Redis as U+FFFD: two different ids would be one job, and the
+    // second add would silently return the first job.
+    if (/\p{Cs}/u.test(o.id)) {
+      throw new ValidationError(
+        `id ${JSON.stringify(o.id)} contains a lone surrogate (not well-formed Unicode)`,
+      );
+    }
+    // Newlines, NUL and other control characters break every line-based view of the job (logs, CLI).
+    if (/\p{Cc}/u.test(o.id)) {
+      throw new ValidationError(`id ${JSON.stringify(o.id)} may not contain control characters`);
+    }
     id = o.id;
   }
   const attempts = o.attempts ?? defaults.attempts;

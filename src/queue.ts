@@ -35,7 +35,10 @@ import {
   type EventsOption,
   type JobEvent,
 } from './events.js';
-import { probeCapabilities } from './redis/capabilities.js';
+import { chooseStrategy, probeCapabilities, type StrategyOption } from './redis/capabilities.js';
+import { ServerClock } from './clock.js';
+import { checkLayout } from './operations/layout.js';
+import { layoutName, resolveGranularity, ZSET_LAYOUT, type Layout } from './operations/wheel.js';
 
 /** Options of a Queue. */
 export interface QueueOptions<T = unknown> {
@@ -53,6 +56,15 @@ export interface QueueOptions<T = unknown> {
   events?: EventsOption;
   /** Defaults for add options. */
   defaultJobOptions?: { attempts?: number; backoff?: BackoffSpec };
+  /**
+   * Where jobs are written, which must match the workers': 'zpopmin' and 'range' share the schedule
+   * ZSET layout, 'wheel' writes into the wheel's bucket lists. Default 'auto': the layout the queue
+   * already has (recorded by its first explicit Queue or Worker), else the schedule ZSET. A Queue
+   * whose explicit strategy does not match the queue's layout throws LayoutMismatchError.
+   */
+  strategy?: StrategyOption;
+  /** With strategy 'wheel': the bucket width; must match the workers'. Default 1000 ms. */
+  wheel?: { granularityMs?: number };
 }
 
 /** What add resolves to. */
@@ -113,7 +125,11 @@ export class Queue<T = unknown> {
   private readonly jobDefaults: { attempts: number; backoff?: BackoffSpec };
   private closed = false;
   private readonly eventsOption: number | undefined;
-  private setup: Promise<{ eventsCap: number }> | undefined;
+  private readonly strategyOption: StrategyOption;
+  private readonly granularityMs: number;
+  /** The server clock as seen in script replies: the wheel guesses the bucket of a delay from it. */
+  private readonly clock = new ServerClock();
+  private setup: Promise<{ eventsCap: number; layout: Layout }> | undefined;
 
   private readonly schema: StandardSchemaV1<T, unknown> | undefined;
 
@@ -149,6 +165,13 @@ export class Queue<T = unknown> {
       ).backoff!;
     }
     this.eventsOption = validateEventsOption(options.events);
+    this.strategyOption = options.strategy ?? 'auto';
+    if (!['auto', 'zpopmin', 'range', 'wheel'].includes(this.strategyOption)) {
+      throw new ValidationError(
+        `strategy must be 'auto', 'zpopmin', 'range' or 'wheel', got ${JSON.stringify(options.strategy)}`,
+      );
+    }
+    this.granularityMs = resolveGranularity(options.wheel);
     this.connection = openConnection(options.connection, false);
     this.dead = new DeadLetters(this);
   }
@@ -212,10 +235,10 @@ export class Queue<T = unknown> {
     });
     const batches: AddInput[][] = [];
     for (let i = 0; i < inputs.length; i += ADD_BATCH) batches.push(inputs.slice(i, i + ADD_BATCH));
-    const { eventsCap } = await this.ready();
+    const { eventsCap, layout } = await this.ready();
     const written = await Promise.all(
       batches.map((batch, b) =>
-        this.addBatch(batch, eventsCap, durability.slice(b * ADD_BATCH, (b + 1) * ADD_BATCH)),
+        this.addBatch(batch, eventsCap, layout, durability.slice(b * ADD_BATCH, (b + 1) * ADD_BATCH)),
       ),
     );
     const outputs = written.flat();
@@ -230,10 +253,11 @@ export class Queue<T = unknown> {
   private async addBatch(
     batch: AddInput[],
     eventsCap: number,
+    layout: Layout,
     durability: ReadonlyArray<ResolvedAddOptions['durability']>,
   ): Promise<Array<AddOutput & { replicated?: number; waitError?: Error | null }>> {
     const asked = durability.filter((d) => d !== undefined);
-    if (asked.length === 0) return add(this.client, this.keys, batch, eventsCap);
+    if (asked.length === 0) return add(this.client, this.keys, batch, eventsCap, layout);
     const wait = {
       replicas: Math.max(...asked.map((d) => d.replicas)),
       timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
@@ -244,6 +268,7 @@ export class Queue<T = unknown> {
       batch,
       eventsCap,
       wait,
+      layout,
     );
     return outputs.map((out) => ({ ...out, replicated, waitError }));
   }
@@ -251,15 +276,16 @@ export class Queue<T = unknown> {
   /** Everything known about job `id`, or null when there is no such job. */
   async get(id: string): Promise<JobInfo<T> | null> {
     this.assertOpen();
-    const raw = await getJob(this.client, this.keys, id);
+    const { layout } = await this.ready();
+    const raw = await getJob(this.client, this.keys, id, layout);
     return raw ? this.toInfo(raw) : null;
   }
 
   /** Remove a waiting job. False when it is not waiting: unknown, running or dead. */
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
-    const { eventsCap } = await this.ready();
-    return cancel(this.client, this.keys, id, eventsCap);
+    const { eventsCap, layout } = await this.ready();
+    return cancel(this.client, this.keys, id, eventsCap, layout);
   }
 
   /** Move a waiting job to a new time. False when it is not waiting. */
@@ -272,14 +298,15 @@ export class Queue<T = unknown> {
       opts.delay !== undefined
         ? { delay: parseDuration(opts.delay, 'delay') }
         : { at: parseRunAt(opts.runAt) };
-    const { eventsCap } = await this.ready();
-    return (await reschedule(this.client, this.keys, { id, when, eventsCap })) !== null;
+    const { eventsCap, layout } = await this.ready();
+    return (await reschedule(this.client, this.keys, { id, when, eventsCap, layout })) !== null;
   }
 
   /** How many jobs wait (`due`: of those, how many are due now), run and lie dead. */
   async counts(): Promise<Counts> {
     this.assertOpen();
-    const { scheduled, due, active, dead } = await counts(this.client, this.keys);
+    const { layout } = await this.ready();
+    const { scheduled, due, active, dead } = await counts(this.client, this.keys, layout);
     return { scheduled, due, active, dead };
   }
 
@@ -296,11 +323,14 @@ export class Queue<T = unknown> {
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
       throw new ValidationError(`limit must be a whole number from 1 to 10000`);
     }
-    const raws = await listJobs(this.client, this.keys, state, {
-      offset,
-      limit,
-      newestFirst: state === 'dead',
-    });
+    const { layout } = await this.ready();
+    const raws = await listJobs(
+      this.client,
+      this.keys,
+      state,
+      { offset, limit, newestFirst: state === 'dead' },
+      layout,
+    );
     return raws.map((raw) => this.toInfo(raw));
   }
 
@@ -388,11 +418,16 @@ export class Queue<T = unknown> {
   /** @internal */
   async retryDead(id: string | null, onProgress?: (moved: number) => void): Promise<number> {
     this.assertOpen();
-    const { eventsCap } = await this.ready();
-    if (id !== null) return deadRetry(this.client, this.keys, { id, batch: 1, eventsCap });
+    const { eventsCap, layout } = await this.ready();
+    if (id !== null) return deadRetry(this.client, this.keys, { id, batch: 1, eventsCap, layout });
     let total = 0;
     for (;;) {
-      const moved = await deadRetry(this.client, this.keys, { id: null, batch: DEAD_RETRY_BATCH, eventsCap });
+      const moved = await deadRetry(this.client, this.keys, {
+        id: null,
+        batch: DEAD_RETRY_BATCH,
+        eventsCap,
+        layout,
+      });
       total += moved;
       onProgress?.(total);
       if (moved < DEAD_RETRY_BATCH) return total;
@@ -405,12 +440,41 @@ export class Queue<T = unknown> {
     return deadRemove(this.client, this.keys, id);
   }
 
-  /** Probe the server once: whether it has streams decides the default for events. */
-  private ready(): Promise<{ eventsCap: number }> {
-    this.setup ??= probeCapabilities(this.client).then((caps) => ({
-      eventsCap: eventsCapFor(this.eventsOption, caps),
-    }));
+  /**
+   * Once per queue object: probe the server (whether it has streams decides the default for events)
+   * and settle the layout with the one stored in Redis. A failure is not kept, so the next call
+   * tries again (a LayoutMismatchError then fails again, as it should).
+   */
+  private ready(): Promise<{ eventsCap: number; layout: Layout }> {
+    this.setup ??= this.settle().catch((err: unknown) => {
+      this.setup = undefined;
+      throw err;
+    });
     return this.setup;
+  }
+
+  private async settle(): Promise<{ eventsCap: number; layout: Layout }> {
+    const caps = await probeCapabilities(this.client);
+    let wanted: Layout | null = null;
+    if (this.strategyOption !== 'auto') {
+      const strategy = chooseStrategy(this.strategyOption, caps);
+      wanted =
+        strategy === 'wheel'
+          ? { kind: 'wheel', granularityMs: this.granularityMs, clock: this.clock }
+          : ZSET_LAYOUT;
+    }
+    const { layout, now } = await checkLayout(
+      this.client,
+      this.keys,
+      this.name,
+      wanted ? layoutName(wanted) : null,
+    );
+    this.clock.observe(now);
+    const stored = /^wheel:(\d+)$/.exec(layout);
+    const adopted: Layout = stored
+      ? { kind: 'wheel', granularityMs: Number(stored[1]), clock: this.clock }
+      : ZSET_LAYOUT;
+    return { eventsCap: eventsCapFor(this.eventsOption, caps), layout: wanted ?? adopted };
   }
 
   private toInfo(raw: RawJob): JobInfo<T> {

@@ -20,12 +20,14 @@ import { eventsCapFor } from './events.js';
 import { upgradePayload } from './worker/upgrade.js';
 import { Job } from './job.js';
 import { ack } from './operations/ack.js';
-import { claim, type ClaimedJob } from './operations/claim.js';
+import { claim, type ClaimedJob, type ClaimOutput } from './operations/claim.js';
 import { extend } from './operations/extend.js';
 import { fail, type RecordedError } from './operations/fail.js';
 import { reap } from './operations/reap.js';
+import { checkLayout } from './operations/layout.js';
 import { release } from './operations/release.js';
-import { chooseStrategy, probeCapabilities, type Strategy } from './redis/capabilities.js';
+import { layoutName, ZSET_LAYOUT, type Layout } from './operations/wheel.js';
+import { blockingMove, chooseStrategy, probeCapabilities, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { queueKeys, type QueueKeys } from './redis/keys.js';
 import { ScriptLeaseLost } from './redis/script-errors.js';
@@ -34,6 +36,7 @@ import { ClaimLoop } from './worker/claim-loop.js';
 import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker/options.js';
 import { Reaper } from './worker/reaper.js';
+import { ReadyWaiter } from './worker/ready-waiter.js';
 
 /** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
 export type Handler<T> = (job: Job<T>) => Promise<unknown>;
@@ -79,6 +82,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly loop: ClaimLoop;
   private readonly subscriber: WakeSubscriber;
   private chosenStrategy: Strategy | undefined;
+  /** Where waiting jobs live: the schedule ZSET, or the wheel (strategy 'wheel'). Set at start-up. */
+  private layout: Layout = ZSET_LAYOUT;
+  /** Wheel only: the blocking wait for the ready list, the buckets to pass to the next claim, and ready's length after the last. */
+  private waiter: ReadyWaiter | undefined;
+  private wheelHead: number[] = [];
+  private readyLeft = 0;
   private eventsCap = 0;
   private ready: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -117,21 +126,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           deadMaxCount: o.deadMaxCount,
           deadMaxAgeMs: o.deadMaxAgeMs,
           eventsCap: this.eventsCap,
+          layout: this.layout,
         }),
       (err) => this.report(err),
     );
     this.loop = new ClaimLoop({
-      claim: (limit) =>
-        claim(client, this.keys, {
-          strategy: this.chosenStrategy ?? 'range',
-          limit,
-          leaseMs: o.leaseMs,
-          workerId: this.id,
-          deadMaxCount: o.deadMaxCount,
-          deadMaxAgeMs: o.deadMaxAgeMs,
-          rate: o.rate,
-          eventsCap: this.eventsCap,
-        }),
+      claim: (limit) => this.claim(limit),
+      pause: (ms) => this.pause(ms),
       freeSlots: () => o.concurrency - this.inFlight.size,
       waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
       start: (claimed) => this.start(claimed),
@@ -190,10 +191,23 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private async startUp(): Promise<void> {
     const client = this.connection.client;
     const caps = await probeCapabilities(client);
-    this.chosenStrategy = chooseStrategy(this.options.strategy, caps);
+    const strategy = chooseStrategy(this.options.strategy, caps);
+    const layout: Layout =
+      strategy === 'wheel'
+        ? { kind: 'wheel', granularityMs: this.options.granularityMs, clock: this.clock }
+        : ZSET_LAYOUT;
+    const { now } = await checkLayout(client, this.keys, this.name, layoutName(layout));
+    this.clock.observe(now);
+    this.layout = layout;
+    this.chosenStrategy = strategy;
     this.eventsCap = eventsCapFor(this.options.events, caps);
     await this.warnIfEvicting();
     await this.subscriber.start();
+    const move = blockingMove(caps);
+    if (strategy === 'wheel' && move !== null) {
+      this.waiter = new ReadyWaiter(client, this.keys.ready, move, (err) => this.report(err));
+      await this.waiter.start();
+    }
     if (this.closing) return;
     this.keeper.start();
     this.reaper.start();
@@ -214,8 +228,50 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 
+  /** One claim with the strategy in use; the wheel's claim also promotes the buckets it was told are due. */
+  private async claim(limit: number): Promise<ClaimOutput> {
+    const o = this.options;
+    const out = await claim(this.connection.client, this.keys, {
+      strategy: this.chosenStrategy ?? 'range',
+      limit,
+      leaseMs: o.leaseMs,
+      workerId: this.id,
+      deadMaxCount: o.deadMaxCount,
+      deadMaxAgeMs: o.deadMaxAgeMs,
+      rate: o.rate,
+      eventsCap: this.eventsCap,
+      layout: this.layout,
+      buckets: this.wheelHead,
+    });
+    if (out.wheel) {
+      this.wheelHead = out.wheel.head;
+      this.readyLeft = out.wheel.readyLeft;
+      // Due buckets were left because this claim did not pass them: claim again at once, with them.
+      if (out.wheel.dueLeft) out.nextAt = out.now;
+    }
+    return out;
+  }
+
+  /**
+   * The pause between claims. With the wheel, also end it the moment the ready list holds a job
+   * (a promotion by another worker, a job added due now, a reaped or released job), unless ready
+   * still holds jobs this worker may not start yet (the rate limit), which would end it at once.
+   */
+  private async pause(ms: number): Promise<void> {
+    const waiter = this.waiter;
+    if (!waiter || this.readyLeft > 0) return this.sleeper.sleep(ms);
+    const sleep = this.sleeper.sleep(ms);
+    const blocked = waiter.wait(ms).then((ready) => {
+      if (ready) this.sleeper.interrupt();
+    });
+    await sleep;
+    await waiter.interrupt();
+    await blocked;
+  }
+
   private async shutDown(timeoutMs: number): Promise<void> {
     await this.loop.stop();
+    await this.waiter?.stop();
     this.slotWaiters = [];
     await this.subscriber.stop();
     const running = [...this.inFlight.values()];
@@ -237,6 +293,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
               token: flight.claimed.token,
               delayMs: 0,
               eventsCap: this.eventsCap,
+              layout: this.layout,
             });
           } catch (err) {
             // The lease will expire and the reaper will return the job; nothing is lost.
@@ -363,6 +420,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         token,
         delayMs: this.options.newerVersionDelayMs,
         eventsCap: this.eventsCap,
+        layout: this.layout,
       });
     } catch (err) {
       this.onSettleError(flight, err);
@@ -391,6 +449,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         deadMaxCount: this.options.deadMaxCount,
         deadMaxAgeMs: this.options.deadMaxAgeMs,
         eventsCap: this.eventsCap,
+        layout: this.layout,
       });
       if (out.outcome === 'retry' && job) this.emit('failed', job, error, new Date(out.at));
       else if (out.outcome === 'dead') this.emit('dead', job, error, claimed.id);

@@ -1,9 +1,10 @@
-/** The `add` operation: accept jobs into the schedule (add.lua). */
+/** The `add` operation: accept jobs into the schedule, or the wheel (add.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
 import type { JobMeta } from './meta.js';
 import { asArray, num } from './reply.js';
+import { guessAt, guessDelay, wheelTail, withBuckets, ZSET_LAYOUT, type Layout } from './wheel.js';
 
 /** When a job is due: `delay` ms after the server's now, or at an absolute epoch ms. */
 export type When = { delay: number } | { at: number };
@@ -22,14 +23,24 @@ export interface AddOutput {
   runAt: number;
 }
 
-/** Write `jobs` in one atomic script call. */
+/** Write `jobs` in one atomic script call, into the queue's `layout`. */
 export async function add(
   client: RedisClient,
   keys: QueueKeys,
   jobs: readonly AddInput[],
   eventsCap: number,
+  layout: Layout = ZSET_LAYOUT,
 ): Promise<AddOutput[]> {
-  return parseAddReply(await runScript(client, script('add'), addKeys(keys), addArgs(jobs, eventsCap)), jobs);
+  const reply = await withBuckets(layout, guessBuckets(jobs, layout), (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(
+      client,
+      script('add'),
+      [...addKeys(keys), ...tail.keys],
+      [...addArgs(jobs, eventsCap), ...tail.args],
+    );
+  });
+  return parseAddReply(reply, jobs, layout);
 }
 
 /**
@@ -43,15 +54,29 @@ export async function addReplicated(
   jobs: readonly AddInput[],
   eventsCap: number,
   wait: ReplicaWait,
+  layout: Layout = ZSET_LAYOUT,
 ): Promise<{ outputs: AddOutput[]; replicated: number; waitError: Error | null }> {
-  const { reply, replicated, waitError } = await runScriptAndWait(
-    client,
-    script('add'),
-    addKeys(keys),
-    addArgs(jobs, eventsCap),
-    wait,
-  );
-  return { outputs: parseAddReply(reply, jobs), replicated, waitError };
+  const { reply, replicated, waitError } = await withBuckets(layout, guessBuckets(jobs, layout), (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScriptAndWait(
+      client,
+      script('add'),
+      [...addKeys(keys), ...tail.keys],
+      [...addArgs(jobs, eventsCap), ...tail.args],
+      wait,
+    );
+  });
+  return { outputs: parseAddReply(reply, jobs, layout), replicated, waitError };
+}
+
+function guessBuckets(jobs: readonly AddInput[], layout: Layout): number[] {
+  if (layout.kind === 'zset') return [];
+  const starts = new Set<number>();
+  for (const job of jobs) {
+    const guess = 'delay' in job.when ? guessDelay(layout, job.when.delay) : guessAt(layout, job.when.at);
+    for (const s of guess) starts.add(s);
+  }
+  return [...starts];
 }
 
 function addKeys(keys: QueueKeys): string[] {
@@ -68,8 +93,10 @@ function addArgs(jobs: readonly AddInput[], eventsCap: number): Array<string | n
   return args;
 }
 
-function parseAddReply(raw: Reply, jobs: readonly AddInput[]): AddOutput[] {
+function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): AddOutput[] {
   const reply = asArray(raw, 'add');
+  // The wheel layout's reply ends with the server's now: the clock bucket guesses start from.
+  if (layout.kind === 'wheel') layout.clock.observe(num(reply, 2 * jobs.length, 'add'));
   return jobs.map((_, i) => ({
     created: num(reply, 2 * i, 'add') === 1,
     runAt: num(reply, 2 * i + 1, 'add'),

@@ -1,10 +1,11 @@
-/** The `claim` operation: lease due jobs to a worker (claim-zpopmin.lua or claim-range.lua). */
+/** The `claim` operation: lease due jobs to a worker (claim-zpopmin.lua, claim-range.lua or claim-wheel.lua). */
 import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { parseMeta, type JobMeta } from './meta.js';
 import { asArray, bytes, num, str } from './reply.js';
+import { wheelTail, type Layout } from './wheel.js';
 
 /** What a claim needs. */
 export interface ClaimInput {
@@ -17,6 +18,9 @@ export interface ClaimInput {
   /** Rate limit shared by all workers of the queue; max 0 means none. */
   rate: { max: number; perMs: number };
   eventsCap: number;
+  /** Strategy 'wheel' only: the wheel layout, and the starts of the buckets to promote when due (the last claim's `wheel.head`). */
+  layout?: Layout;
+  buckets?: readonly number[];
 }
 
 /** A job leased to this worker. */
@@ -37,13 +41,28 @@ export interface ClaimOutput {
   now: number;
   nextAt: number;
   jobs: ClaimedJob[];
+  /**
+   * Strategy 'wheel' only: jobs left in ready; whether due buckets were left for lack of their key
+   * (claim again at once); the starts of the index's first buckets, to pass as `buckets` next time.
+   */
+  wheel?: { readyLeft: number; dueLeft: boolean; head: number[] };
 }
 
 const FIELDS_PER_JOB = 5;
 
 /** Claim up to `input.limit` due jobs. */
 export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimInput): Promise<ClaimOutput> {
-  const name = input.strategy === 'zpopmin' ? 'claim-zpopmin' : 'claim-range';
+  const name =
+    input.strategy === 'zpopmin'
+      ? 'claim-zpopmin'
+      : input.strategy === 'range'
+        ? 'claim-range'
+        : 'claim-wheel';
+  let tail: { keys: string[]; args: number[] } = { keys: [], args: [] };
+  if (input.strategy === 'wheel') {
+    if (input.layout?.kind !== 'wheel') throw new Error("claim: strategy 'wheel' needs the wheel layout");
+    tail = wheelTail(keys, input.layout, input.buckets ?? []);
+  }
   const reply = asArray(
     await runScript(
       client,
@@ -59,6 +78,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
         keys.errors,
         keys.limiter,
         keys.events,
+        ...tail.keys,
       ],
       [
         input.limit,
@@ -69,6 +89,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
         input.rate.max,
         input.rate.perMs,
         input.eventsCap,
+        ...tail.args,
       ],
     ),
     name,
@@ -89,5 +110,15 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
       deadline: now + input.leaseMs,
     });
   }
-  return { now, nextAt: num(reply, 1, name), jobs };
+  const out: ClaimOutput = { now, nextAt: num(reply, 1, name), jobs };
+  if (input.strategy === 'wheel') {
+    const at = 3 + count * FIELDS_PER_JOB;
+    const heads = num(reply, at + 2, name);
+    out.wheel = {
+      readyLeft: num(reply, at, name),
+      dueLeft: num(reply, at + 1, name) === 1,
+      head: Array.from({ length: heads }, (_, i) => num(reply, at + 3 + i, name)),
+    };
+  }
+  return out;
 }

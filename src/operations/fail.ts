@@ -3,6 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num, str } from './reply.js';
+import { guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /** What a fail needs. */
 export interface FailInput {
@@ -15,6 +16,8 @@ export interface FailInput {
   deadMaxCount: number;
   deadMaxAgeMs: number;
   eventsCap: number;
+  /** Where the retry goes; default the schedule ZSET. */
+  layout?: Layout;
 }
 
 /** An error as stored in Redis. */
@@ -33,32 +36,40 @@ export type FailOutput =
 
 /** Fail the attempt. Throws ScriptLeaseLost when the lease is not held. */
 export async function fail(client: RedisClient, keys: QueueKeys, input: FailInput): Promise<FailOutput> {
+  const layout = input.layout ?? { kind: 'zset' };
+  const guess =
+    layout.kind === 'wheel' && input.retryDelayMs !== null ? guessDelay(layout, input.retryDelayMs) : [];
   const reply = asArray(
-    await runScript(
-      client,
-      script('fail'),
-      [
-        keys.schedule,
-        keys.jobs,
-        keys.meta,
-        keys.active,
-        keys.leases,
-        keys.dead,
-        keys.errors,
-        keys.wake,
-        keys.events,
-      ],
-      [
-        input.id,
-        input.token,
-        input.retryDelayMs ?? -1,
-        JSON.stringify(input.error),
-        input.deadMaxCount,
-        input.deadMaxAgeMs,
-        input.eventsCap,
-        input.error.message.slice(0, 200),
-      ],
-    ),
+    await withBuckets(layout, guess, (starts) => {
+      const tail = wheelTail(keys, layout, starts);
+      return runScript(
+        client,
+        script('fail'),
+        [
+          keys.schedule,
+          keys.jobs,
+          keys.meta,
+          keys.active,
+          keys.leases,
+          keys.dead,
+          keys.errors,
+          keys.wake,
+          keys.events,
+          ...tail.keys,
+        ],
+        [
+          input.id,
+          input.token,
+          input.retryDelayMs ?? -1,
+          JSON.stringify(input.error),
+          input.deadMaxCount,
+          input.deadMaxAgeMs,
+          input.eventsCap,
+          input.error.message.slice(0, 200),
+          ...tail.args,
+        ],
+      );
+    }),
     'fail',
   );
   const outcome = str(reply, 0, 'fail');

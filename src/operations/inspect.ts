@@ -1,10 +1,11 @@
 /** Read-side operations: get (get.lua), counts (counts.lua), and listing a state's jobs. */
-import type { QueueKeys } from '../redis/keys.js';
+import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { parseMeta, type JobMeta } from './meta.js';
 import type { RecordedError } from './fail.js';
 import { asArray, bytes, num, optionalStr, str } from './reply.js';
+import { ZSET_LAYOUT, type Layout } from './wheel.js';
 
 /** A job's state as delayq stores it. */
 export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
@@ -38,11 +39,26 @@ function parseError(raw: string | null): RecordedError | null {
 }
 
 /** Everything about job `id`, or null when there is no such job. */
-export async function getJob(client: RedisClient, keys: QueueKeys, id: string): Promise<RawJob | null> {
+export async function getJob(
+  client: RedisClient,
+  keys: QueueKeys,
+  id: string,
+  layout: Layout = ZSET_LAYOUT,
+): Promise<RawJob | null> {
   const reply = await runScript(
     client,
     script('get'),
-    [keys.schedule, keys.jobs, keys.meta, keys.active, keys.leases, keys.dead, keys.errors, keys.completed],
+    [
+      keys.schedule,
+      keys.jobs,
+      keys.meta,
+      keys.active,
+      keys.leases,
+      keys.dead,
+      keys.errors,
+      keys.completed,
+      ...(layout.kind === 'wheel' ? [keys.ready] : []),
+    ],
     [id],
   );
   if (!Array.isArray(reply)) return null;
@@ -69,9 +85,11 @@ export interface Counts {
 export async function counts(
   client: RedisClient,
   keys: QueueKeys,
+  layout: Layout = ZSET_LAYOUT,
 ): Promise<Counts & { now: number; nextDue: number }> {
+  const wheel = layout.kind === 'wheel' ? [keys.ready, keys.wheel, keys.wheelCount] : [];
   const reply = asArray(
-    await runScript(client, script('counts'), [keys.schedule, keys.active, keys.dead], []),
+    await runScript(client, script('counts'), [keys.schedule, keys.active, keys.dead, ...wheel], []),
     'counts',
   );
   return {
@@ -90,19 +108,25 @@ export async function listJobs(
   keys: QueueKeys,
   state: Exclude<JobState, 'completed'>,
   page: { offset: number; limit: number; newestFirst: boolean },
+  layout: Layout = ZSET_LAYOUT,
 ): Promise<RawJob[]> {
   const set = state === 'scheduled' ? keys.schedule : state === 'active' ? keys.active : keys.dead;
   const stop = page.offset + page.limit - 1;
-  const ids = page.newestFirst
-    ? await client.zrevrange(set, page.offset, stop, 'WITHSCORES')
-    : await client.zrange(set, page.offset, stop, 'WITHSCORES');
-  if (ids.length === 0) return [];
   const members: string[] = [];
-  const scores: number[] = [];
-  for (let i = 0; i < ids.length; i += 2) {
-    members.push(ids[i] ?? '');
-    scores.push(Number(ids[i + 1]));
+  const scores: Array<number | null> = [];
+  if (state === 'scheduled' && layout.kind === 'wheel') {
+    members.push(...(await wheelPage(client, keys, page.offset, page.limit)));
+    scores.push(...members.map(() => null));
+  } else {
+    const ids = page.newestFirst
+      ? await client.zrevrange(set, page.offset, stop, 'WITHSCORES')
+      : await client.zrange(set, page.offset, stop, 'WITHSCORES');
+    for (let i = 0; i < ids.length; i += 2) {
+      members.push(ids[i] ?? '');
+      scores.push(Number(ids[i + 1]));
+    }
   }
+  if (members.length === 0) return [];
   const results = await client
     .multi()
     .hmgetBuffer(keys.jobs, ...members)
@@ -126,15 +150,46 @@ export async function listJobs(
     const meta = metas[i];
     // A job removed between the ZRANGE and the MULTI is simply not on this page.
     if (!envelope || !meta) return;
+    const parsed = parseMeta(meta, id);
     out.push({
       id,
       state,
       envelope,
-      meta: parseMeta(meta, id),
-      score: scores[i] ?? 0,
+      meta: parsed,
+      score: scores[i] ?? parsed.r ?? 0,
       lease: parseLease(leases[i] ?? null),
       lastError: parseError(errors[i] ?? null),
     });
   });
   return out;
+}
+
+/**
+ * Ids of a page of the wheel's waiting jobs: ready first, then each bucket in time order (within a
+ * bucket in the order put; promotion sorts them). Not one atomic snapshot: a job promoted while
+ * the page is read may be missed or seen twice. O(offset + limit) plus one LLEN per bucket skipped.
+ */
+async function wheelPage(
+  client: RedisClient,
+  keys: QueueKeys,
+  offset: number,
+  limit: number,
+): Promise<string[]> {
+  const lists = [
+    keys.ready,
+    ...(await client.zrange(keys.wheel, 0, -1)).map((s) => wheelBucketKey(keys, Number(s))),
+  ];
+  const ids: string[] = [];
+  let skip = offset;
+  for (const list of lists) {
+    if (ids.length >= limit) break;
+    const length = await client.llen(list);
+    if (skip >= length) {
+      skip -= length;
+      continue;
+    }
+    ids.push(...(await client.lrange(list, skip, skip + (limit - ids.length) - 1)));
+    skip = 0;
+  }
+  return ids;
 }

@@ -3,6 +3,36 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import type { When } from './add.js';
+import {
+  bucketStart,
+  guessAt,
+  guessDelay,
+  wheelTail,
+  withBuckets,
+  ZSET_LAYOUT,
+  type Layout,
+} from './wheel.js';
+
+/**
+ * The bucket a waiting job probably sits in, from its meta `r` read beforehand (the script checks
+ * it again: a job moved in between only costs one more call).
+ */
+async function currentBucket(
+  client: RedisClient,
+  keys: QueueKeys,
+  id: string,
+  layout: Layout,
+): Promise<number[]> {
+  if (layout.kind === 'zset') return [];
+  const raw = await client.hget(keys.meta, id);
+  if (raw === null) return [];
+  try {
+    const r = (JSON.parse(raw) as { r?: unknown }).r;
+    return typeof r === 'number' ? [bucketStart(r, layout.granularityMs)] : [];
+  } catch {
+    return [];
+  }
+}
 
 /** Remove a waiting job; false when it is not waiting (unknown, running or dead). */
 export async function cancel(
@@ -10,13 +40,28 @@ export async function cancel(
   keys: QueueKeys,
   id: string,
   eventsCap: number,
+  layout: Layout = ZSET_LAYOUT,
 ): Promise<boolean> {
-  const reply = await runScript(
-    client,
-    script('cancel'),
-    [keys.schedule, keys.jobs, keys.meta, keys.errors, keys.events],
-    [id, eventsCap],
-  );
+  const guess = await currentBucket(client, keys, id, layout);
+  const reply = await withBuckets(layout, guess, (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(
+      client,
+      script('cancel'),
+      [
+        keys.schedule,
+        keys.jobs,
+        keys.meta,
+        keys.errors,
+        keys.events,
+        keys.active,
+        keys.dead,
+        keys.completed,
+        ...tail.keys,
+      ],
+      [id, eventsCap, ...tail.args],
+    );
+  });
   return reply === 1;
 }
 
@@ -24,30 +69,50 @@ export async function cancel(
 export async function reschedule(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; when: When; eventsCap: number },
+  input: { id: string; when: When; eventsCap: number; layout?: Layout },
 ): Promise<number | null> {
   const { when } = input;
+  const layout = input.layout ?? ZSET_LAYOUT;
   const [kind, value] = 'delay' in when ? ['d', when.delay] : ['a', when.at];
-  const reply = await runScript(
-    client,
-    script('reschedule'),
-    [keys.schedule, keys.meta, keys.wake, keys.events],
-    [input.id, kind, value, input.eventsCap],
-  );
+  const guess = await currentBucket(client, keys, input.id, layout);
+  if (layout.kind === 'wheel') {
+    guess.push(...('delay' in when ? guessDelay(layout, when.delay) : guessAt(layout, when.at)));
+  }
+  const reply = await withBuckets(layout, guess, (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(
+      client,
+      script('reschedule'),
+      [
+        keys.schedule,
+        keys.meta,
+        keys.wake,
+        keys.events,
+        keys.jobs,
+        keys.active,
+        keys.dead,
+        keys.completed,
+        ...tail.keys,
+      ],
+      [input.id, kind, value, input.eventsCap, ...tail.args],
+    );
+  });
   return typeof reply === 'number' && reply >= 0 ? reply : null;
 }
 
-/** Move one dead job (or, with id null, up to `batch` of the oldest) back to the schedule; returns how many. */
+/** Move one dead job (or, with id null, up to `batch` of the oldest) back to waiting, due now; returns how many. */
 export async function deadRetry(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string | null; batch: number; eventsCap: number },
+  input: { id: string | null; batch: number; eventsCap: number; layout?: Layout },
 ): Promise<number> {
+  // Due now: in the wheel they go to ready, so no bucket is ever needed.
+  const tail = wheelTail(keys, input.layout ?? ZSET_LAYOUT);
   const reply = await runScript(
     client,
     script('dead-retry'),
-    [keys.dead, keys.schedule, keys.meta, keys.wake, keys.events],
-    [input.id ?? '', input.batch, input.eventsCap],
+    [keys.dead, keys.schedule, keys.meta, keys.wake, keys.events, ...tail.keys],
+    [input.id ?? '', input.batch, input.eventsCap, ...tail.args],
   );
   return typeof reply === 'number' ? reply : 0;
 }

@@ -3,6 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num } from './reply.js';
+import { wheelTail, type Layout } from './wheel.js';
 
 /** What one reap did, and the earliest lease deadline left (-1: none). */
 export interface ReapOutput {
@@ -15,8 +16,10 @@ export interface ReapOutput {
 export async function reap(
   client: RedisClient,
   keys: QueueKeys,
-  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number; eventsCap: number },
+  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number; eventsCap: number; layout?: Layout },
 ): Promise<ReapOutput> {
+  // Reaped jobs are due now: in the wheel they go to ready, so no bucket is ever needed.
+  const tail = wheelTail(keys, input.layout ?? { kind: 'zset' });
   const reply = asArray(
     await runScript(
       client,
@@ -31,8 +34,9 @@ export async function reap(
         keys.errors,
         keys.wake,
         keys.events,
+        ...tail.keys,
       ],
-      [input.limit, input.deadMaxCount, input.deadMaxAgeMs, input.eventsCap],
+      [input.limit, input.deadMaxCount, input.deadMaxAgeMs, input.eventsCap, ...tail.args],
     ),
     'reap',
   );

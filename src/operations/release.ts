@@ -2,6 +2,7 @@
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
+import { guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /**
  * Hand job `id` back, due again after `delayMs`. True when released; false when the lease was no
@@ -10,13 +11,18 @@ import { runScript, script } from '../redis/scripts.js';
 export async function release(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; token: string; delayMs: number; eventsCap: number },
+  input: { id: string; token: string; delayMs: number; eventsCap: number; layout?: Layout },
 ): Promise<boolean> {
-  const reply = await runScript(
-    client,
-    script('release'),
-    [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events],
-    [input.id, input.token, input.delayMs, input.eventsCap],
-  );
+  const layout = input.layout ?? { kind: 'zset' };
+  const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
+  const reply = await withBuckets(layout, guess, (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(
+      client,
+      script('release'),
+      [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events, ...tail.keys],
+      [input.id, input.token, input.delayMs, input.eventsCap, ...tail.args],
+    );
+  });
   return reply === 1;
 }

@@ -5,8 +5,8 @@
 import { UnsupportedServerError, ValidationError } from '../errors.js';
 import type { RedisClient } from './connection.js';
 
-/** How jobs are taken from the schedule; see DESIGN.md section 3. */
-export type Strategy = 'zpopmin' | 'range';
+/** How jobs are taken from the schedule; see DESIGN.md section 3 and docs/PROTOCOL.md. */
+export type Strategy = 'zpopmin' | 'range' | 'wheel';
 
 /** The `strategy` option: a strategy, or 'auto' to choose by probing. */
 export type StrategyOption = Strategy | 'auto';
@@ -30,7 +30,20 @@ const REQUIRED = [
   'hget',
   'time',
 ];
-const PROBED = [...REQUIRED, 'zpopmin', 'zcount', 'publish', 'subscribe', 'xadd', 'xread'];
+// What the wheel needs on top: list commands inside scripts, and a blocking move to wait on.
+const WHEEL_LISTS = ['rpush', 'lpop', 'lrem', 'lrange', 'llen'];
+const PROBED = [
+  ...REQUIRED,
+  'zpopmin',
+  'zcount',
+  'publish',
+  'subscribe',
+  'xadd',
+  'xread',
+  ...WHEEL_LISTS,
+  'blmove',
+  'brpoplpush',
+];
 
 /** Ask the server its version and which of the commands delayq uses it has. */
 export async function probeCapabilities(client: RedisClient): Promise<Capabilities> {
@@ -65,9 +78,26 @@ export function chooseStrategy(requested: StrategyOption, caps: Capabilities): S
       return 'zpopmin';
     case 'range':
       return 'range';
+    case 'wheel': {
+      const lacking = WHEEL_LISTS.filter((c) => !caps.commands.has(c));
+      if (blockingMove(caps) === null) lacking.push('blmove or brpoplpush');
+      if (lacking.length > 0) {
+        throw new UnsupportedServerError(
+          `strategy 'wheel' needs ${lacking.map((c) => c.toUpperCase()).join(', ')}, which Redis ${caps.version} here lacks; use strategy 'zpopmin', 'range' or 'auto'`,
+        );
+      }
+      return 'wheel';
+    }
     default:
       throw new ValidationError(
-        `strategy must be 'auto', 'zpopmin' or 'range', got ${JSON.stringify(requested)}`,
+        `strategy must be 'auto', 'zpopmin', 'range' or 'wheel', got ${JSON.stringify(requested)}`,
       );
   }
+}
+
+/** The blocking list move a wheel worker waits with: BLMOVE (Redis >= 6.2), else BRPOPLPUSH, else null. */
+export function blockingMove(caps: Capabilities): 'blmove' | 'brpoplpush' | null {
+  if (caps.commands.has('blmove')) return 'blmove';
+  if (caps.commands.has('brpoplpush')) return 'brpoplpush';
+  return null;
 }

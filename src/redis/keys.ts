@@ -39,24 +39,53 @@ export type QueueKeys = {
   readonly events: string;
   /** ZSET token -> start time of recent job starts, for the rate limit. */
   readonly limiter: string;
+  /** STRING: the queue's layout, 'zset' or 'wheel:<granularity ms>', written at first use. */
+  readonly layout: string;
+  /** LIST of job ids that are due, in due order (wheel layout): workers take from its head. */
+  readonly ready: string;
+  /** ZSET bucket start -> bucket end (epoch ms): the index of the wheel's non-empty buckets. */
+  readonly wheel: string;
+  /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
+  readonly wheelCount: string;
 };
 
 /** The prefix of every delayq key. */
 export const KEY_PREFIX = 'dq';
 
-const MAX_QUEUE_NAME_LENGTH = 200;
+const MAX_QUEUE_NAME_BYTES = 200;
 
-/** Throws ValidationError unless `name` can be used as a queue name (and so inside a hash tag). */
+/**
+ * Throws ValidationError unless `name` can be used as a queue name, that is inside a hash tag:
+ * `dq:{<name>}:<role>`. Colons are fine there (braces are refused, so the tag ends at the only `}`
+ * and no name can reach another queue's keys); glob characters (`* ? [ ] \`) are allowed too, and
+ * must be escaped in ACL key patterns (docs/SECURITY.md).
+ */
 export function assertQueueName(name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
     throw new ValidationError(`queue name must be a non-empty string, got ${JSON.stringify(name)}`);
   }
-  if (name.length > MAX_QUEUE_NAME_LENGTH) {
-    throw new ValidationError(`queue name is ${name.length} characters; keep it to ${MAX_QUEUE_NAME_LENGTH}`);
+  // Ill-formed UTF-16 (a lone surrogate) is sent as U+FFFD: two different names would share keys.
+  if (/\p{Cs}/u.test(name)) {
+    throw new ValidationError(
+      `queue name ${JSON.stringify(name)} contains a lone surrogate (not well-formed Unicode); two such names would share keys`,
+    );
+  }
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > MAX_QUEUE_NAME_BYTES) {
+    throw new ValidationError(`queue name is ${bytes} bytes in UTF-8; keep it to ${MAX_QUEUE_NAME_BYTES}`);
   }
   // Braces would end the hash tag early and scatter the queue's keys over slots.
-  if (/[{}\s]/.test(name)) {
-    throw new ValidationError(`queue name ${JSON.stringify(name)} may not contain braces or white space`);
+  if (/[{}]/.test(name)) {
+    throw new ValidationError(
+      `queue name ${JSON.stringify(name)} may not contain braces: it sits in a hash tag`,
+    );
+  }
+  // Control and format characters (newlines, NUL, bidi overrides, zero-width joiners) and white
+  // space make a name print as another one in logs, the CLI and the dashboard.
+  if (/[\s\p{Cc}\p{Cf}]/u.test(name)) {
+    throw new ValidationError(
+      `queue name ${JSON.stringify(name)} may not contain white space, control or format characters`,
+    );
   }
 }
 
@@ -81,5 +110,17 @@ export function queueKeys(name: string): QueueKeys {
     scheduleWake: `${base}schedules:wake`,
     events: `${base}events`,
     limiter: `${base}limiter`,
+    layout: `${base}layout`,
+    ready: `${base}ready`,
+    wheel: `${base}wheel`,
+    wheelCount: `${base}wheel-count`,
   };
+}
+
+/**
+ * The LIST of the wheel bucket starting at `bucketStart` (epoch ms, a multiple of the granularity):
+ * the ids of the jobs due in [bucketStart, bucketStart + granularity), in the order they were put.
+ */
+export function wheelBucketKey(keys: QueueKeys, bucketStart: number): string {
+  return `${keys.wheel}:${bucketStart.toFixed(0)}`;
 }

@@ -7,6 +7,8 @@ import { DelayqError } from '../errors.js';
 /** Error codes a script may raise, and the class each becomes. */
 const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => DelayqError> = {
   DELAYQ_LEASE_LOST: (detail) => new ScriptLeaseLost(detail),
+  DELAYQ_WRONG_BUCKET: (detail) => new ScriptWrongBucket(detail),
+  DELAYQ_LAYOUT_MISMATCH: (detail) => new ScriptLayoutMismatch(detail),
 };
 
 /**
@@ -15,6 +17,29 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
 export class ScriptLeaseLost extends DelayqError {
   constructor(readonly detail: string) {
     super('DELAYQ_LEASE_LOST', `lease lost: ${detail}`);
+  }
+}
+
+/**
+ * Raised (before anything is written) by a wheel-layout script that needs a bucket list the caller
+ * did not pass; the wrapper calls again with `starts` added.
+ */
+export class ScriptWrongBucket extends DelayqError {
+  /** Starts (epoch ms) of the buckets the script needed. */
+  readonly starts: number[];
+  constructor(readonly detail: string) {
+    super('DELAYQ_WRONG_BUCKET', `script needs wheel buckets ${detail}`);
+    this.starts = detail
+      .split(',')
+      .map(Number)
+      .filter((n) => Number.isFinite(n));
+  }
+}
+
+/** Raised by layout.lua when the queue's stored layout is not the caller's; `stored` names it. */
+export class ScriptLayoutMismatch extends DelayqError {
+  constructor(readonly stored: string) {
+    super('DELAYQ_LAYOUT_MISMATCH', `queue layout is ${stored}`);
   }
 }
 

@@ -50,7 +50,7 @@ if keep_count > 0 then
   end
   local excess = redis.call('ZCARD', K.completed) - #drop - keep_count
   if excess > 0 then
-    for _, old in ipairs(redis.call('ZRANGE', K.completed, 0, math.min(excess, 100) - 1)) do
+    for _, old in ipairs(redis.call('ZRANGE', K.completed, #drop, #drop + math.min(excess, 100) - 1)) do
       drop[#drop + 1] = old
     end
   end

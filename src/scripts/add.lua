@@ -5,39 +5,54 @@
 -- KEYS[3] meta      HASH id -> bookkeeping (see prelude)
 -- KEYS[4] wake      channel
 -- KEYS[5] events    STREAM of job events
+-- KEYS[6...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N, then 5 per job: id, when-kind ('d' = delay ms from now, 'a' = absolute epoch ms),
 --         when-value, envelope, meta (JSON: a = 0, m = max attempts, b = backoff or absent);
---         last: events cap (0 = no events)
+--         then: events cap (0 = no events); wheel layout only, after it: granularity ms and the
+--         start of each bucket list passed in KEYS
 -- Returns: { created_1, run_at_1, created_2, run_at_2, ... }; created is 1, or 0 when the id
---          existed (run_at is then the existing job's due time).
+--          existed (run_at is then the existing job's due time). The wheel layout appends now.
+--          Wheel layout: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when a job's
+--          bucket was not passed.
 -- Guarantee: all N jobs are checked and written in one atomic step; the due time of a
 --          delayed job is counted from the server's clock.
 
 --!include prelude.lua
 --!include events.lua
+--!include wheel.lua
 
+local n = tonumber(ARGV[1])
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], wake = KEYS[4], events = KEYS[5],
-  events_cap = tonumber(ARGV[#ARGV]),
+  events_cap = tonumber(ARGV[2 + n * 5]),
 }
+wheel_keys(K, 6, 3 + n * 5)
 local now = now_ms()
-local n = tonumber(ARGV[1])
 local result = {}
 local earliest = nil
 
+local dues = {}
 for i = 0, n - 1 do
   local base = 2 + i * 5
-  local id, kind, value = ARGV[base], ARGV[base + 1], tonumber(ARGV[base + 2])
-  local run_at = value
-  if kind == 'd' then run_at = now + value end
+  local run_at = tonumber(ARGV[base + 2])
+  if ARGV[base + 1] == 'd' then run_at = now + run_at end
+  dues[i + 1] = run_at
+end
+local missing = missing_buckets(K, dues, {}, now)
+if missing then return missing end
+
+for i = 0, n - 1 do
+  local base = 2 + i * 5
+  local id = ARGV[base]
+  local run_at = dues[i + 1]
   if redis.call('HSETNX', K.jobs, id, ARGV[base + 3]) == 1 then
     local meta = cjson.decode(ARGV[base + 4])
     meta.r = run_at
     write_meta(K.meta, id, meta)
-    redis.call('ZADD', K.schedule, run_at, id)
+    local at = place(K, id, run_at, now)
     result[#result + 1] = 1
     result[#result + 1] = run_at
-    if earliest == nil or run_at < earliest then earliest = run_at end
+    if at ~= nil and (earliest == nil or at < earliest) then earliest = at end
     emit(K, 'added', id, 'runAt', run_at, 'at', now)
   else
     local meta = read_meta(K.meta, id)
@@ -46,5 +61,6 @@ for i = 0, n - 1 do
   end
 end
 
-if earliest ~= nil then wake_if_head(K.schedule, K.wake, earliest) end
+announce(K, earliest)
+if K.wheel then result[#result + 1] = now end
 return result

@@ -8,6 +8,7 @@
 
 --!include prelude.lua
 --!include events.lua
+--!include wheel.lua
 --!include bury.lua
 --!include reap-expired.lua
 --!include claim-common.lua
@@ -23,4 +24,5 @@ local function take_due(K, now, limit)
   return taken
 end
 
-return claim(take_due)
+local K, o = claim_context()
+return claim({ take = take_due, head = schedule_head }, K, o)

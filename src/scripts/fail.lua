@@ -9,15 +9,20 @@
 -- KEYS[7] errors    HASH id -> last error
 -- KEYS[8] wake      channel
 -- KEYS[9] events    STREAM of job events
+-- KEYS[10...]       wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] token, ARGV[3] retry delay ms (-1: bury now, whatever attempts are left),
 -- ARGV[4] error (JSON), ARGV[5] dead max count, ARGV[6] dead max age ms, ARGV[7] events cap,
 -- ARGV[8] short reason for the event (the error's message, truncated)
+-- ARGV[9...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; or { 'ALREADY', -1 } when this fail was
---          already applied (a resent command); or error 'DELAYQ_LEASE_LOST <why>'.
+--          already applied (a resent command); or error 'DELAYQ_LEASE_LOST <why>'; or, wheel
+--          layout, error 'DELAYQ_WRONG_BUCKET <start>' when the retry's bucket was not passed.
+--          Either error means nothing was written.
 -- Guarantee (fencing): only the holder of a valid lease can fail the job.
 
 --!include prelude.lua
 --!include events.lua
+--!include wheel.lua
 --!include bury.lua
 --!include lease-check.lua
 
@@ -25,6 +30,7 @@ local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
   dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[7]),
 }
+wheel_keys(K, 10, 9)
 local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local dead_max_count, dead_max_age_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_ms()
@@ -36,17 +42,23 @@ if lost then
   return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
 end
 
+local meta = read_meta(K.meta, id)
+local retry = false
+if delay >= 0 and meta.a < meta.m then
+  retry = true
+  local missing = missing_buckets(K, { now + delay }, {}, now)
+  if missing then return missing end
+end
+
 redis.call('ZREM', K.active, id)
 redis.call('HDEL', K.leases, id)
 redis.call('HSET', K.errors, id, ARGV[4])
-local meta = read_meta(K.meta, id)
 meta.t = token
-if delay >= 0 and meta.a < meta.m then
+if retry then
   local run_at = now + delay
   meta.r = run_at
   write_meta(K.meta, id, meta)
-  redis.call('ZADD', K.schedule, run_at, id)
-  wake_if_head(K.schedule, K.wake, run_at)
+  announce(K, place(K, id, run_at, now))
   emit(K, 'failed', id, 'attempt', meta.a, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
   return { 'RETRY', run_at }
 end

@@ -4,27 +4,38 @@
 -- KEYS[2] meta      HASH id -> bookkeeping
 -- KEYS[3] wake      channel
 -- KEYS[4] events    STREAM of job events
+-- KEYS[5] jobs, KEYS[6] active, KEYS[7] dead, KEYS[8] completed
+-- KEYS[9...] wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] when-kind ('d' = delay ms from now, 'a' = absolute epoch ms), ARGV[3] when-value,
 -- ARGV[4] events cap
--- Returns: the new due time, or -1 when the job is not scheduled (unknown, running, dead).
+-- ARGV[5...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
+-- Returns: the new due time, or -1 when the job is not waiting (unknown, running, dead); wheel
+--          layout: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when the old or the
+--          new bucket was not passed.
+-- Cost: zset layout O(log n); wheel layout O(length of the old bucket, or of ready) (LREM).
 
 --!include prelude.lua
 --!include events.lua
+--!include wheel.lua
 
 local K = {
-  schedule = KEYS[1], meta = KEYS[2], wake = KEYS[3], events = KEYS[4], events_cap = tonumber(ARGV[4]),
+  schedule = KEYS[1], meta = KEYS[2], wake = KEYS[3], events = KEYS[4], jobs = KEYS[5],
+  active = KEYS[6], dead = KEYS[7], completed = KEYS[8], events_cap = tonumber(ARGV[4]),
 }
+wheel_keys(K, 9, 5)
 local id, kind, value = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if not redis.call('ZSCORE', K.schedule, id) then return -1 end
+if not is_waiting(K, id) then return -1 end
 local now = now_ms()
 local run_at = value
 if kind == 'd' then run_at = now + value end
-redis.call('ZADD', K.schedule, 'XX', run_at, id)
 local meta = read_meta(K.meta, id)
+local missing = missing_buckets(K, { run_at }, { meta and meta.r or 0 }, now)
+if missing then return missing end
+if not unplace(K, id, meta) then return -1 end
 if meta then
   meta.r = run_at
   write_meta(K.meta, id, meta)
 end
-wake_if_head(K.schedule, K.wake, run_at)
+announce(K, place(K, id, run_at, now))
 emit(K, 'rescheduled', id, 'runAt', run_at, 'at', now)
 return run_at

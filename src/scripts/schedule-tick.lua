@@ -7,6 +7,7 @@
 -- KEYS[5] meta               HASH id -> bookkeeping
 -- KEYS[6] wake               channel of the queue's workers
 -- KEYS[7] schedule wake      channel of the schedulers
+-- KEYS[8] layout             STRING the queue's recorded layout (absent: zset)
 -- ARGV[1] name
 -- ARGV[2] rev the caller computed from
 -- ARGV[3] high-water mark the caller computed from (compare-and-set)
@@ -20,12 +21,14 @@
 --          occurrence after now is added), 'more' (the candidates ran out before now: call again
 --          from the new mark), 'stale' (the mark or the definition changed since the caller read
 --          them: nothing written), or 'gone' (no such schedule). created is 0 when a job with
---          the occurrence's id already existed (nothing written for it).
--- Guarantee: exactly once per occurrence. The mark only grows, and only occurrences later than
---          the mark are added, in the same atomic step that moves it, so however many
---          schedulers race, and even after an occurrence's job finished and was deleted, no
---          occurrence is added twice. Whether an occurrence is missed is decided here by the
---          server clock, so racing schedulers cannot disagree.
+--          the occurrence's id already existed (nothing written for it). Error
+--          'DELAYQ_SCHEDULE_LAYOUT ...' (nothing written) when the queue has another layout than zset.
+-- Guarantee: exactly once per occurrence. Only occurrences later than the mark are added, in
+--          the same atomic step that moves the mark past them, so however many schedulers race,
+--          and even after an occurrence's job finished and was deleted, no occurrence is added
+--          twice. (The mark only moves back in schedule-upsert, past an occurrence it took back
+--          unstarted.) Whether an occurrence is missed is decided here by the server clock, so
+--          racing schedulers cannot disagree.
 
 --!include prelude.lua
 --!include add-job.lua
@@ -33,11 +36,14 @@
 
 local K = {
   schedules = KEYS[1], last = KEYS[2], schedule = KEYS[3], jobs = KEYS[4], meta = KEYS[5],
-  wake = KEYS[6], schedule_wake = KEYS[7],
+  wake = KEYS[6], schedule_wake = KEYS[7], layout = KEYS[8],
 }
 local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local grace, policy, meta_json = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local count = tonumber(ARGV[7])
+
+local refused = assert_zset_layout(K.layout)
+if refused then return refused end
 
 local definition = redis.call('HGET', K.schedules, name)
 local last = tonumber(redis.call('ZSCORE', K.last, name))

@@ -7,10 +7,12 @@
 -- KEYS[5] jobs               HASH id -> envelope
 -- KEYS[6] meta               HASH id -> bookkeeping
 -- KEYS[7] schedule wake      channel
+-- KEYS[8] layout             STRING the queue's recorded layout (absent: zset)
 -- ARGV[1] name, ARGV[2] rev (digest of the definition and payload), ARGV[3] definition JSON,
 -- ARGV[4] payload template
 -- Returns: { status, last }: status 'unchanged' (same rev: nothing written), 'created' or
---          'updated'; last is the schedule's high-water mark afterwards (epoch ms).
+--          'updated'; last is the schedule's high-water mark afterwards (epoch ms). Error
+--          'DELAYQ_SCHEDULE_LAYOUT ...' (nothing written) when the queue has another layout than zset.
 -- Guarantee: a new schedule adds only occurrences after now. A changed one takes back its
 --          waiting, never-started next occurrence and continues after now with the new
 --          definition (or after its mark, when schedulers are behind); the mark never passes
@@ -21,9 +23,11 @@
 
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule = KEYS[4], jobs = KEYS[5],
-  meta = KEYS[6], schedule_wake = KEYS[7],
+  meta = KEYS[6], schedule_wake = KEYS[7], layout = KEYS[8],
 }
 local name, rev, definition, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local refused = assert_zset_layout(K.layout)
+if refused then return refused end
 local now = now_ms()
 
 local old = redis.call('HGET', K.schedules, name)

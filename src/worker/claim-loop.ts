@@ -15,6 +15,8 @@ export interface ClaimLoopDeps {
   start(job: ClaimedJob): void;
   clock: ServerClock;
   sleeper: Sleeper;
+  /** How to wait between claims; default sleeper.sleep. Must end early on sleeper.wakeNow(). */
+  pause?(ms: number): Promise<void>;
   /** Longest sleep without looking: bounds the delay a lost wake-up can cause. */
   maxSleepMs: number;
   onError(err: unknown): void;
@@ -72,7 +74,9 @@ export class ClaimLoop {
         this.deps.onError(err);
         sleepMs = ERROR_PAUSE_MS;
       }
-      if (sleepMs > 0 && !this.stopped) await this.deps.sleeper.sleep(sleepMs);
+      if (sleepMs > 0 && !this.stopped) {
+        await (this.deps.pause ? this.deps.pause(sleepMs) : this.deps.sleeper.sleep(sleepMs));
+      }
     }
   }
 }

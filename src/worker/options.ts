@@ -10,6 +10,7 @@ import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
 import type { Retention } from '../operations/ack.js';
+import { resolveGranularity } from '../operations/wheel.js';
 import { assertSchema, type StandardSchemaV1 } from '../schema.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 
@@ -45,8 +46,10 @@ export interface WorkerOptions<T = unknown> {
   concurrency?: number;
   /** How long a claim holds a job before others may take it back; renewed while the handler runs. Default 15 s. */
   leaseMs?: Duration;
-  /** 'auto' (default) probes the server; 'zpopmin' or 'range' forces one. */
+  /** 'auto' (default) probes the server for 'zpopmin', else 'range'; or force one, or ask for 'wheel' (coarser timing, list commands). */
   strategy?: StrategyOption;
+  /** With strategy 'wheel': the bucket width, which is the timing precision. Must match the producers'. Default 1000 ms. */
+  wheel?: { granularityMs?: number };
   /** Backoff between attempts when the job sets none: a spec or a function. Default exponential from 1 s, capped at 1 h, with jitter. */
   backoff?: Backoff;
   /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 5 s. */
@@ -76,6 +79,8 @@ export interface ResolvedWorkerOptions<T> {
   concurrency: number;
   leaseMs: number;
   strategy: StrategyOption;
+  /** Bucket width of the wheel (used with strategy 'wheel'). */
+  granularityMs: number;
   backoff: Backoff;
   maxSleepMs: number;
   reapIntervalMs: number;
@@ -93,6 +98,7 @@ const KNOWN = new Set([
   'concurrency',
   'leaseMs',
   'strategy',
+  'wheel',
   'backoff',
   'maxSleepMs',
   'reapIntervalMs',
@@ -148,11 +154,12 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
   }
   const deadMaxAgeMs = parseDuration(options.dead?.age ?? '30d', 'dead.age');
   const strategy = options.strategy ?? 'auto';
-  if (!['auto', 'zpopmin', 'range'].includes(strategy)) {
+  if (!['auto', 'zpopmin', 'range', 'wheel'].includes(strategy)) {
     throw new ValidationError(
-      `strategy must be 'auto', 'zpopmin' or 'range', got ${JSON.stringify(strategy)}`,
+      `strategy must be 'auto', 'zpopmin', 'range' or 'wheel', got ${JSON.stringify(strategy)}`,
     );
   }
+  const granularityMs = resolveGranularity(options.wheel);
   if (options.schema !== undefined) assertSchema(options.schema, 'schema');
   const version = options.version ?? 1;
   if (!Number.isInteger(version) || version < 1) {
@@ -185,6 +192,7 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
     concurrency,
     leaseMs,
     strategy,
+    granularityMs,
     backoff,
     maxSleepMs,
     reapIntervalMs,

@@ -7,7 +7,9 @@ import { Queue, Worker, type Job, type WorkerOptions, LeaseLostError } from '../
 import type { Cluster, Redis } from 'ioredis';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { ConnectionOption } from '../../src/redis/connection.js';
-import { queueKeys } from '../../src/redis/keys.js';
+import { queueKeys, wheelBucketKey } from '../../src/redis/keys.js';
+import { ServerClock } from '../../src/clock.js';
+import { bucketStart } from '../../src/operations/wheel.js';
 import { ack } from '../../src/operations/ack.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
@@ -27,6 +29,18 @@ export interface ConformanceTarget {
   label?: string;
 }
 
+/** How precise the strategy's timing is, and its wheel settings. */
+export interface SuiteOptions {
+  /**
+   * Worst lateness the strategy allows by design on an idle machine, on top of the worker's own
+   * reaction time: 0 for zpopmin and range (they start a job at its due time), the granularity for
+   * the wheel (a bucket is promoted when its end has passed). Timing expectations add it.
+   */
+  precisionMs?: number;
+  /** Strategy 'wheel': the bucket width every Queue and Worker of the suite uses. */
+  granularityMs?: number;
+}
+
 /** A redis-server for this file, started with `server` options (the default target). */
 function ownServer(server: RedisServerOptions): ConformanceTarget {
   const redis = useRedis(server);
@@ -41,9 +55,17 @@ export function conformanceSuite(
   strategy: Strategy,
   server: RedisServerOptions = {},
   target?: ConformanceTarget,
+  suiteOptions: SuiteOptions = {},
 ): void {
   const at = target ?? ownServer(server);
   const closers: Array<() => Promise<void>> = [];
+  const precisionMs = suiteOptions.precisionMs ?? 0;
+  const granularityMs = suiteOptions.granularityMs ?? 1_000;
+  const wheelOptions = strategy === 'wheel' ? { wheel: { granularityMs } } : {};
+  const layout = () =>
+    strategy === 'wheel'
+      ? { kind: 'wheel' as const, granularityMs, clock: new ServerClock() }
+      : { kind: 'zset' as const };
 
   afterEach(async () => {
     await Promise.all(closers.splice(0).map((close) => close()));
@@ -51,7 +73,7 @@ export function conformanceSuite(
 
   function setup<T = unknown>(): { queue: Queue<T>; name: string } {
     const name = uniqueQueue(strategy);
-    const queue = new Queue<T>(name, { connection: at.connection() });
+    const queue = new Queue<T>(name, { connection: at.connection(), strategy, ...wheelOptions });
     closers.push(() => queue.close());
     return { queue, name };
   }
@@ -61,7 +83,12 @@ export function conformanceSuite(
     handler: (job: Job<T>) => Promise<unknown>,
     options: WorkerOptions<T> = {},
   ): Worker<T> {
-    const w = new Worker<T>(name, handler, { connection: at.connection(), strategy, ...options });
+    const w = new Worker<T>(name, handler, {
+      connection: at.connection(),
+      strategy,
+      ...wheelOptions,
+      ...options,
+    });
     closers.push(() => w.close({ timeoutMs: 2_000 }));
     return w;
   }
@@ -75,9 +102,41 @@ export function conformanceSuite(
       const type = await r.type(key);
       if (type === 'zset') out[role] = await r.zcard(key);
       else if (type === 'hash') out[role] = await r.hlen(key);
+      else if (type === 'list') out[role] = await r.llen(key);
+    }
+    if (strategy === 'wheel') {
+      // Bucket lists are named by their start, so they are found by pattern (one node: not a Cluster).
+      const buckets = await (r as Redis).keys(`${wheelBucketKey(keys, 0).slice(0, -1)}*`);
+      for (const key of buckets) out[`bucket ${key}`] = await r.llen(key);
     }
     await r.quit();
     return out;
+  }
+
+  /**
+   * Write a waiting job straight into Redis, as a producer that publishes no wake-up would: into
+   * the schedule ZSET, or the wheel (ready when due, else its bucket).
+   */
+  async function seedWaiting(
+    r: Redis | Cluster,
+    name: string,
+    job: { id: string; envelope: Buffer | string; meta: object; due: number },
+  ): Promise<void> {
+    const keys = queueKeys(name);
+    await r.hset(keys.jobs, job.id, job.envelope);
+    await r.hset(keys.meta, job.id, JSON.stringify({ ...job.meta, r: job.due }));
+    if (strategy !== 'wheel') {
+      await r.zadd(keys.schedule, job.due, job.id);
+      return;
+    }
+    if (job.due <= (await serverNow(r))) {
+      await r.rpush(keys.ready, job.id);
+      return;
+    }
+    const start = bucketStart(job.due, granularityMs);
+    await r.rpush(wheelBucketKey(keys, start), job.id);
+    await r.zadd(keys.wheel, start + granularityMs, String(start));
+    await r.incr(keys.wheelCount);
   }
 
   const claimInput = (leaseMs: number, workerId = 'test') => ({
@@ -89,6 +148,7 @@ export function conformanceSuite(
     deadMaxAgeMs: 0,
     rate: { max: 0, perMs: 0 },
     eventsCap: 1_000,
+    layout: layout(),
   });
 
   describe(`conformance: ${strategy}${at.label === undefined ? '' : ` on ${at.label}`}`, () => {
@@ -102,12 +162,16 @@ export function conformanceSuite(
     it('runs jobs in due order, never before their due time by the Redis clock', async () => {
       const { queue, name } = setup<number>();
       const runs: Array<{ n: number; runAt: number; claimedAt: number }> = [];
-      // Added in reverse due order: only the schedule's ordering can put them right.
-      for (let n = 9; n >= 0; n--) await queue.add(n, { delay: 100 + n * 30 });
+      // Added in reverse due order: only the schedule's ordering can put them right. Absolute due
+      // times, so a slow add on a loaded machine cannot reorder them.
+      const r = at.inspector();
+      const base = (await serverNow(r)) + 300;
+      await r.quit();
+      for (let n = 9; n >= 0; n--) await queue.add(n, { runAt: base + n * 30 });
       const w = worker<number>(name, async (job) => {
         runs.push({ n: job.payload, runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() });
       });
-      await waitFor(() => runs.length === 10, { what: '10 runs' });
+      await waitFor(() => runs.length === 10, { what: '10 runs', timeoutMs: 10_000 + precisionMs });
       expect(runs.map((r) => r.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       for (const run of runs) expect(run.claimedAt).toBeGreaterThanOrEqual(run.runAt);
       await w.close();
@@ -139,11 +203,11 @@ export function conformanceSuite(
       await w.waitUntilReady();
       await new Promise((r) => setTimeout(r, 100)); // let it go to sleep until the far job
       await queue.add('soon', { delay: 200 });
-      await waitFor(() => ran.length === 1, { timeoutMs: 3_000, what: 'the woken run' });
+      await waitFor(() => ran.length === 1, { timeoutMs: 3_000 + precisionMs, what: 'the woken run' });
       const [run] = ran;
       expect(run!.claimedAt).toBeGreaterThanOrEqual(run!.runAt);
       // With a 1 h timer, only the wake-up can explain a start this close to the due time.
-      expect(run!.claimedAt - run!.runAt).toBeLessThan(1_000);
+      expect(run!.claimedAt - run!.runAt).toBeLessThan(1_000 + precisionMs);
     });
 
     it('a lost wake-up delays a job by at most the safety timer, never strands it', async () => {
@@ -157,15 +221,19 @@ export function conformanceSuite(
       const keys = queueKeys(name);
       const now = await serverNow(r);
       const { jsonCodec } = await import('../../src/codec/json.js');
-      await r.hset(
-        keys.jobs,
-        'silent',
-        jsonCodec.encode({ v: 1, id: 'silent', version: 1, payload: 1, createdAt: now }),
-      );
-      await r.hset(keys.meta, 'silent', JSON.stringify({ a: 0, m: 1, r: now }));
-      await r.zadd(keys.schedule, now, 'silent');
+      // Due a moment from now: in the wheel it goes to a bucket the sleeping worker knows nothing of.
+      await seedWaiting(r, name, {
+        id: 'silent',
+        envelope: jsonCodec.encode({ v: 1, id: 'silent', version: 1, payload: 1, createdAt: now }),
+        meta: { a: 0, m: 1 },
+        due: now + 20,
+      });
+      expect(keys.schedule).toBeTruthy();
       await r.quit();
-      await waitFor(() => ran.includes('silent'), { timeoutMs: 2_000, what: 'the un-announced job' });
+      await waitFor(() => ran.includes('silent'), {
+        timeoutMs: 2_000 + precisionMs,
+        what: 'the un-announced job',
+      });
     });
 
     it('never runs more than `concurrency` handlers at once', async () => {
@@ -258,9 +326,13 @@ export function conformanceSuite(
       const r = at.inspector();
       const keys = queueKeys(name);
       const now = await serverNow(r);
-      await r.hset(keys.jobs, 'garbage', Buffer.from([0xff, 0x00, 0x7b]));
-      await r.hset(keys.meta, 'garbage', JSON.stringify({ a: 0, m: 5, r: now }));
-      await r.zadd(keys.schedule, now, 'garbage');
+      await seedWaiting(r, name, {
+        id: 'garbage',
+        envelope: Buffer.from([0xff, 0x00, 0x7b]),
+        meta: { a: 0, m: 5 },
+        due: now,
+      });
+      expect(keys.jobs).toBeTruthy();
       await r.quit();
       const ok: number[] = [];
       const dead: Array<{ job: unknown; id: string; message: string }> = [];
@@ -527,6 +599,61 @@ export function conformanceSuite(
       await waitFor(async () => (await footprint(name))['completed'] === 2);
       expect(await footprint(name)).toEqual({ completed: 2, jobs: 2, meta: 2 });
       expect((await queue.get('k3'))?.state).toBe('completed');
+    });
+
+    it('cancel removes a waiting job and leaves nothing of it; a running job is neither cancelled nor moved', async () => {
+      const { queue, name } = setup();
+      await queue.addBulk([
+        { payload: 1, opts: { id: 'c1', delay: '1h' } },
+        { payload: 2, opts: { id: 'c2', delay: '1h' } },
+      ]);
+      expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+      expect(await queue.cancel('c1')).toBe(true);
+      expect(await queue.cancel('c1')).toBe(false);
+      expect(await queue.get('c1')).toBeNull();
+      expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      expect(await queue.cancel('c2')).toBe(true);
+      expect(await footprint(name)).toEqual({});
+
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      worker(name, () => held);
+      await queue.add('run', { id: 'busy' });
+      await waitFor(async () => (await queue.counts()).active === 1, { what: 'the job running' });
+      expect(await queue.cancel('busy')).toBe(false);
+      expect(await queue.reschedule('busy', { delay: '1h' })).toBe(false);
+      expect((await queue.get('busy'))?.state).toBe('active');
+      release();
+      await waitFor(async () => (await queue.get('busy')) === null, { what: 'the job completed' });
+    });
+
+    it('reschedule moves a waiting job: it runs at the new time, never before', async () => {
+      const { queue, name } = setup();
+      await queue.addBulk([
+        { payload: 1, opts: { id: 'sooner', delay: '1h' } },
+        { payload: 2, opts: { id: 'later', delay: 300 } },
+      ]);
+      expect(await queue.reschedule('sooner', { delay: 300 })).toBe(true);
+      expect(await queue.reschedule('later', { delay: '1h' })).toBe(true);
+      expect(await queue.reschedule('nobody', { delay: 10 })).toBe(false);
+      const info = await queue.get('sooner');
+      expect(info?.state).toBe('scheduled');
+      const runs: Array<{ id: string; runAt: number; claimedAt: number }> = [];
+      worker(name, async (job) => {
+        runs.push({ id: job.id, runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() });
+      });
+      await waitFor(() => runs.length === 1, { what: 'the rescheduled run', timeoutMs: 3_000 + precisionMs });
+      expect(runs[0]!.id).toBe('sooner');
+      expect(runs[0]!.runAt).toBe(info!.runAt.getTime());
+      expect(runs[0]!.claimedAt).toBeGreaterThanOrEqual(runs[0]!.runAt);
+      expect(runs[0]!.claimedAt - runs[0]!.runAt).toBeLessThan(1_000 + precisionMs);
+      // 'later' was due at +300 ms before it was moved: it must not run now.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(runs.map((r) => r.id)).toEqual(['sooner']);
+      expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      expect(await queue.reschedule('later', { runAt: Date.now() + 7_200_000 })).toBe(true);
+      expect(await queue.cancel('later')).toBe(true);
+      expect(await footprint(name)).toEqual({});
     });
 
     it('caps the dead set by count', async () => {

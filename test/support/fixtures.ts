@@ -3,7 +3,7 @@
  * bounded waiting for a condition instead of sleeping for a guess.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { startRedis, type RedisServer, type RedisServerOptions } from './redis-server.js';
 
@@ -48,8 +48,8 @@ export function inspector(url: string): Redis {
   return new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
 }
 
-/** The server's clock in epoch ms. */
-export async function serverNow(redis: Redis): Promise<number> {
+/** The server's clock in epoch ms (on a Cluster: some node's; they share this machine's clock). */
+export async function serverNow(redis: Redis | Cluster): Promise<number> {
   const [s, us] = await redis.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }

@@ -1,79 +1,106 @@
--- claim(take_due): the part of claiming shared by every strategy. take_due(K, now,
--- limit) removes up to `limit` due jobs from the schedule and returns { {id, due}, ... }.
--- KEYS and ARGV: see claim-zpopmin.lua.
+-- The claim shared by every strategy, in two steps a strategy composes:
+--   take:  strategy.take(K, now, limit) removes up to `limit` due jobs from where they wait and
+--          returns { {id, due or nil}, ... } (nil: read the due time from the job's meta `r`);
+--   lease: lease_taken() gives each taken job a fresh fencing token and deadline, counts the
+--          attempt, records the start for the rate limit, and buries a job whose data is gone.
+-- claim(strategy) runs reap-on-claim and the rate limit, then take, then lease, and works out
+-- when the worker must look again; strategy.head(K, now) is the earliest time a waiting job can
+-- be taken (-1: none waits), strategy.reply(K, out), when given, appends to the reply.
+-- KEYS and ARGV: see claim-zpopmin.lua (a strategy may append its own after them).
+-- Needs prelude.lua, events.lua, bury.lua, reap-expired.lua.
 
 -- How many expired leases one claim returns at most; the reaper takes the rest.
 local REAP_ON_CLAIM = 100
 
-local function claim(take_due)
+-- The keys and options of a claim, from KEYS[1..10] and ARGV[1..8].
+local function claim_context()
   local K = {
     schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4],
     leases = KEYS[5], token = KEYS[6], dead = KEYS[7], errors = KEYS[8],
     limiter = KEYS[9], events = KEYS[10], events_cap = tonumber(ARGV[8]),
   }
-  local limit, lease_ms, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-  local dead_max_count, dead_max_age_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
-  local rate_max, rate_per_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
-  local now = now_ms()
+  local o = {
+    limit = tonumber(ARGV[1]), lease_ms = tonumber(ARGV[2]), worker = ARGV[3],
+    dead_max_count = tonumber(ARGV[4]), dead_max_age_ms = tonumber(ARGV[5]),
+    rate_max = tonumber(ARGV[6]), rate_per_ms = tonumber(ARGV[7]),
+  }
+  return K, o
+end
 
-  reap_expired(K, now, REAP_ON_CLAIM, dead_max_count, dead_max_age_ms)
+-- Lease step: lease every job of `taken` to o.worker, appending 5 fields per leased job to `out`.
+-- Returns how many were leased.
+local function lease_taken(K, o, now, taken, out)
+  local claimed = 0
+  local deadline = now + o.lease_ms
+  for _, job in ipairs(taken) do
+    local id = job[1]
+    local envelope = redis.call('HGET', K.jobs, id)
+    local meta = read_meta(K.meta, id)
+    if envelope and meta then
+      local due = job[2] or meta.r or now
+      meta.a = meta.a + 1
+      local encoded_meta = cjson.encode(meta)
+      redis.call('HSET', K.meta, id, encoded_meta)
+      local token = redis.call('INCR', K.token)
+      redis.call('ZADD', K.active, deadline, id)
+      redis.call('HSET', K.leases, id, token .. '|' .. now .. '|' .. o.worker)
+      out[#out + 1] = id
+      out[#out + 1] = token
+      out[#out + 1] = envelope
+      out[#out + 1] = encoded_meta
+      out[#out + 1] = due
+      claimed = claimed + 1
+      if o.rate_max > 0 then redis.call('ZADD', K.limiter, now, token) end
+      emit(K, 'claimed', id, 'attempt', meta.a, 'runAt', due, 'at', now, 'worker', o.worker)
+    else
+      -- A waiting entry without its job can only come from outside delayq (a manual HDEL).
+      -- It is recorded as dead rather than dropped, so it is seen.
+      redis.call('HSET', K.errors, id, cjson.encode({
+        message = 'job data missing from Redis (removed outside delayq)', name = 'MissingJob', at = now,
+      }))
+      bury(K, id, now, o.dead_max_count, o.dead_max_age_ms)
+    end
+  end
+  return claimed
+end
+
+local function claim(strategy, K, o)
+  local now = now_ms()
+  local limit = o.limit
+
+  reap_expired(K, now, REAP_ON_CLAIM, o.dead_max_count, o.dead_max_age_ms)
 
   -- Rate limit, shared by every worker of the queue: a sliding log of recent starts.
   local window_reopens = -1
-  if rate_max > 0 then
-    redis.call('ZREMRANGEBYSCORE', K.limiter, '-inf', now - rate_per_ms)
-    local allowed = rate_max - redis.call('ZCARD', K.limiter)
+  if o.rate_max > 0 then
+    redis.call('ZREMRANGEBYSCORE', K.limiter, '-inf', now - o.rate_per_ms)
+    local allowed = o.rate_max - redis.call('ZCARD', K.limiter)
     if allowed < limit then
       limit = math.max(allowed, 0)
       local oldest = redis.call('ZRANGE', K.limiter, 0, 0, 'WITHSCORES')
-      if oldest[2] then window_reopens = tonumber(oldest[2]) + rate_per_ms + 1 end
+      if oldest[2] then window_reopens = tonumber(oldest[2]) + o.rate_per_ms + 1 end
     end
   end
 
   local out = { now, -1, 0 }
-  local claimed = 0
-  if limit > 0 then
-    local deadline = now + lease_ms
-    for _, job in ipairs(take_due(K, now, limit)) do
-      local id, due = job[1], job[2]
-      local envelope = redis.call('HGET', K.jobs, id)
-      local meta = read_meta(K.meta, id)
-      if envelope and meta then
-        meta.a = meta.a + 1
-        local encoded_meta = cjson.encode(meta)
-        redis.call('HSET', K.meta, id, encoded_meta)
-        local token = redis.call('INCR', K.token)
-        redis.call('ZADD', K.active, deadline, id)
-        redis.call('HSET', K.leases, id, token .. '|' .. now .. '|' .. worker)
-        out[#out + 1] = id
-        out[#out + 1] = token
-        out[#out + 1] = envelope
-        out[#out + 1] = encoded_meta
-        out[#out + 1] = due
-        claimed = claimed + 1
-        if rate_max > 0 then redis.call('ZADD', K.limiter, now, token) end
-        emit(K, 'claimed', id, 'attempt', meta.a, 'runAt', due, 'at', now, 'worker', worker)
-      else
-        -- A schedule entry without its job can only come from outside delayq (a
-        -- manual HDEL). It is recorded as dead rather than dropped, so it is seen.
-        redis.call('HSET', K.errors, id, cjson.encode({
-          message = 'job data missing from Redis (removed outside delayq)', name = 'MissingJob', at = now,
-        }))
-        bury(K, id, now, dead_max_count, dead_max_age_ms)
-      end
-    end
-  end
-  out[3] = claimed
+  if limit > 0 then out[3] = lease_taken(K, o, now, strategy.take(K, now, limit), out) end
 
-  local next_at = -1
-  local head = redis.call('ZRANGE', K.schedule, 0, 0, 'WITHSCORES')
-  if head[2] then next_at = tonumber(head[2]) end
+  local head = strategy.head(K, now)
+  local next_at = head
   local lease_head = redis.call('ZRANGE', K.active, 0, 0, 'WITHSCORES')
   if lease_head[2] and (next_at == -1 or tonumber(lease_head[2]) < next_at) then
     next_at = tonumber(lease_head[2])
   end
   -- Held back by the rate limit: look again when the window lets the next job start.
-  if window_reopens > 0 and head[2] and tonumber(head[2]) <= now then next_at = window_reopens end
+  if window_reopens > 0 and head ~= -1 and head <= now then next_at = window_reopens end
   out[2] = next_at
+  if strategy.reply then strategy.reply(K, out) end
   return out
+end
+
+-- The head of the schedule ZSET: the earliest due time waiting there, or -1.
+local function schedule_head(K)
+  local head = redis.call('ZRANGE', K.schedule, 0, 0, 'WITHSCORES')
+  if head[2] then return tonumber(head[2]) end
+  return -1
 end

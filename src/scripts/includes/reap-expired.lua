@@ -1,8 +1,8 @@
 -- reap_expired(K, now, limit, dead_max_count, dead_max_age_ms) -> returned, buried
--- Jobs whose lease deadline has passed go back to the schedule, due now, or to
+-- Jobs whose lease deadline has passed go back to waiting (place()), due now, or to
 -- the dead set with reason "lease expired" once their attempts are spent. The
 -- attempt was counted when the job was claimed. Idempotent: a second call finds
--- nothing. Needs K.schedule, K.active, K.leases and what bury needs.
+-- nothing. Needs K.active, K.leases, what place needs (wheel.lua) and what bury needs.
 
 local function reap_expired(K, now, limit, dead_max_count, dead_max_age_ms)
   local expired = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, limit)
@@ -30,7 +30,7 @@ local function reap_expired(K, now, limit, dead_max_count, dead_max_age_ms)
     else
       meta.r = now
       write_meta(K.meta, id, meta)
-      redis.call('ZADD', K.schedule, now, id)
+      place(K, id, now, now)
       returned = returned + 1
     end
   end

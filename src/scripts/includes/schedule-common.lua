@@ -18,3 +18,15 @@ local function remove_unstarted(K, id)
   redis.call('HDEL', K.meta, id)
   return true
 end
+
+-- Occurrences are written as add.lua writes jobs in the zset layout (add-job.lua). A queue whose
+-- recorded layout is another one (a time wheel) would never claim them: refuse, writing nothing.
+local function assert_zset_layout(layout_key)
+  local layout = redis.call('GET', layout_key)
+  if layout and layout ~= 'zset' then
+    return redis.error_reply(
+      'DELAYQ_SCHEDULE_LAYOUT repeating schedules need the zset layout, but this queue uses ' .. layout ..
+      '; keep schedules on a queue of strategy zpopmin or range')
+  end
+  return nil
+end

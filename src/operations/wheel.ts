@@ -1,0 +1,108 @@
+/**
+ * The layout of a queue's waiting jobs, as the operations need it: the schedule ZSET (zpopmin and
+ * range), or the wheel of bucket lists (see src/scripts/includes/wheel.lua and docs/PROTOCOL.md).
+ * Scripts cannot build bucket keys, so a wheel call passes the buckets it expects and calls again
+ * with the ones a script names in DELAYQ_WRONG_BUCKET.
+ */
+import type { ServerClock } from '../clock.js';
+import { ValidationError } from '../errors.js';
+import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
+import { ScriptWrongBucket } from '../redis/script-errors.js';
+
+/** The wheel layout: bucket lists of `granularityMs`, and the estimate of the server clock to guess buckets with. */
+export interface WheelLayout {
+  readonly kind: 'wheel';
+  readonly granularityMs: number;
+  readonly clock: ServerClock;
+}
+
+/** Where a queue's waiting jobs live. */
+export type Layout = { readonly kind: 'zset' } | WheelLayout;
+
+/** The layout of the zpopmin and range strategies. */
+export const ZSET_LAYOUT: Layout = { kind: 'zset' };
+
+/** The wheel's default bucket width. */
+export const DEFAULT_GRANULARITY_MS = 1_000;
+
+/** The name stored in the queue's `layout` key: 'zset' or 'wheel:<granularity ms>'. */
+export function layoutName(layout: Layout): string {
+  return layout.kind === 'zset' ? 'zset' : `wheel:${layout.granularityMs}`;
+}
+
+/** Validate the `wheel` option; returns the granularity in ms. */
+export function resolveGranularity(option: { granularityMs?: number } | undefined): number {
+  const g = option?.granularityMs ?? DEFAULT_GRANULARITY_MS;
+  if (!Number.isInteger(g) || g < 10 || g > 3_600_000) {
+    throw new ValidationError(
+      `wheel.granularityMs must be a whole number from 10 to 3600000, got ${String(g)}`,
+    );
+  }
+  return g;
+}
+
+/** The start of the bucket holding due time `due`. */
+export function bucketStart(due: number, granularityMs: number): number {
+  return due - (((due % granularityMs) + granularityMs) % granularityMs);
+}
+
+// How far the server clock estimate may be off, when guessing the bucket of "now + delay".
+const GUESS_MARGIN_MS = 50;
+const ATTEMPTS = 5;
+
+/** The buckets a job due `delayMs` after the server's now probably falls in. */
+export function guessDelay(layout: WheelLayout, delayMs: number): number[] {
+  const due = layout.clock.now() + delayMs;
+  const g = layout.granularityMs;
+  return unique([bucketStart(due - GUESS_MARGIN_MS, g), bucketStart(due + GUESS_MARGIN_MS, g)]);
+}
+
+/** The bucket of a job due at `at` (epoch ms). */
+export function guessAt(layout: WheelLayout, at: number): number[] {
+  return [bucketStart(at, layout.granularityMs)];
+}
+
+function unique(values: number[]): number[] {
+  return [...new Set(values)];
+}
+
+/**
+ * The KEYS and ARGV a wheel-layout script call appends (see wheel.lua wheel_keys): ready, wheel,
+ * wheel count and the bucket lists of `starts`; the granularity and those starts.
+ */
+export function wheelTail(
+  keys: QueueKeys,
+  layout: Layout,
+  starts: readonly number[] = [],
+): { keys: string[]; args: number[] } {
+  if (layout.kind === 'zset') return { keys: [], args: [] };
+  return {
+    keys: [keys.ready, keys.wheel, keys.wheelCount, ...starts.map((s) => wheelBucketKey(keys, s))],
+    args: [layout.granularityMs, ...starts],
+  };
+}
+
+/**
+ * Run `call` with the buckets `guess` expects; while the script names buckets it needs that were
+ * not passed (nothing was written then), call again with those (and the next one: a delay counted
+ * from a later now may fall one bucket further).
+ */
+export async function withBuckets<T>(
+  layout: Layout,
+  guess: readonly number[],
+  call: (starts: number[]) => Promise<T>,
+): Promise<T> {
+  if (layout.kind === 'zset') return call([]);
+  const starts = new Set(guess);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call([...starts]);
+    } catch (err) {
+      if (!(err instanceof ScriptWrongBucket) || attempt >= ATTEMPTS) throw err;
+      for (const s of err.starts) {
+        starts.add(s);
+        starts.add(s + layout.granularityMs);
+      }
+    }
+  }
+}

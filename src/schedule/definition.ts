@@ -1,0 +1,132 @@
+/**
+ * A schedule's definition as stored in Redis (the `schedules` hash), and the options that make it.
+ * The `rev` digest covers the definition and the encoded payload, so declaring the same schedule
+ * again (every process at start-up) changes nothing, and a tick computed from an older
+ * definition is refused.
+ */
+import { createHash } from 'node:crypto';
+import { validateBackoffSpec, type BackoffSpec } from '../backoff.js';
+import { describe, parseDuration, type Duration } from '../duration.js';
+import { ValidationError } from '../errors.js';
+import type { ResolvedSpec } from './spec.js';
+
+/** What happens to occurrences that no scheduler added in time (all schedulers were down or late). */
+export type MissedPolicy = 'skip' | 'runOnce';
+
+/** Options of `queue.schedule`. */
+export interface ScheduleOptions {
+  /** Attempts of each occurrence's job before it goes to the dead set. Default: the queue's default. */
+  attempts?: number;
+  /** Wait between attempts of an occurrence's job. Default: the queue's default. */
+  backoff?: BackoffSpec;
+  /**
+   * Occurrences due more than `grace` ago when a scheduler first gets to them: 'skip' (default)
+   * adds none of them; 'runOnce' adds the latest of them, once, due at its own (past) time.
+   */
+  missed?: MissedPolicy;
+  /** How late an occurrence may still be added and run; older ones are missed. Default 1 s. */
+  grace?: Duration;
+}
+
+/** The stored definition (JSON in the `schedules` hash). */
+export interface StoredDefinition {
+  /** Layout of this record. */
+  v: 1;
+  /** Digest of everything below and of the encoded payload. */
+  rev: string;
+  spec: ResolvedSpec;
+  missed: MissedPolicy;
+  /** Grace in ms. */
+  grace: number;
+  /** Max attempts of each job. */
+  m: number;
+  /** Backoff of each job. */
+  b?: BackoffSpec;
+}
+
+/** Default grace: room for a scheduler's pause (GC, event loop, failover) before an occurrence counts as missed. */
+export const DEFAULT_GRACE_MS = 1_000;
+
+const KNOWN = new Set(['attempts', 'backoff', 'missed', 'grace']);
+const MAX_NAME_LENGTH = 200;
+
+/** Throws ValidationError unless `name` can name a schedule. */
+export function assertScheduleName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) {
+    throw new ValidationError(
+      `schedule name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters, got ${describe(name)}`,
+    );
+  }
+  if (/[\s]/.test(name)) {
+    throw new ValidationError(`schedule name ${JSON.stringify(name)} may not contain white space`);
+  }
+}
+
+/** Validate options into the stored definition (without rev); throws ValidationError naming the option. */
+export function resolveScheduleOptions(
+  spec: ResolvedSpec,
+  opts: ScheduleOptions | undefined,
+  defaults: { attempts: number; backoff?: BackoffSpec },
+  where: string,
+): Omit<StoredDefinition, 'rev'> {
+  const o: ScheduleOptions = opts ?? {};
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) {
+    throw new ValidationError(`${where}: options must be an object, got ${describe(o)}`);
+  }
+  for (const key of Object.keys(o)) {
+    if (!KNOWN.has(key)) {
+      throw new ValidationError(
+        `${where}: unknown schedule option '${key}'; known options: ${[...KNOWN].join(', ')}`,
+      );
+    }
+  }
+  const attempts = o.attempts ?? defaults.attempts;
+  if (!Number.isInteger(attempts) || attempts < 1) {
+    throw new ValidationError(`${where}: attempts must be a whole number >= 1, got ${describe(attempts)}`);
+  }
+  const missed = o.missed ?? 'skip';
+  if (missed !== 'skip' && missed !== 'runOnce') {
+    throw new ValidationError(`${where}: missed must be 'skip' or 'runOnce', got ${describe(missed)}`);
+  }
+  const grace = o.grace === undefined ? DEFAULT_GRACE_MS : parseDuration(o.grace, `${where}: grace`);
+  const backoff =
+    o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, `${where}: backoff`);
+  const definition: Omit<StoredDefinition, 'rev'> = { v: 1, spec, missed, grace, m: attempts };
+  if (backoff !== undefined) definition.b = backoff;
+  return definition;
+}
+
+/** The definition with its digest over the definition and the encoded payload. */
+export function withRev(definition: Omit<StoredDefinition, 'rev'>, payload: Buffer): StoredDefinition {
+  const rev = createHash('sha1')
+    .update(JSON.stringify(definition))
+    .update(payload)
+    .digest('hex')
+    .slice(0, 20);
+  return { ...definition, rev };
+}
+
+/** Parse a stored definition; a malformed record is an error, never a default. */
+export function parseDefinition(json: string, name: string): StoredDefinition {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new Error(`schedule '${name}': stored definition is not JSON: ${json.slice(0, 200)}`);
+  }
+  const d = value as Partial<StoredDefinition> | null;
+  if (
+    typeof d !== 'object' ||
+    d === null ||
+    d.v !== 1 ||
+    typeof d.rev !== 'string' ||
+    typeof d.spec !== 'object' ||
+    d.spec === null ||
+    (d.missed !== 'skip' && d.missed !== 'runOnce') ||
+    typeof d.grace !== 'number' ||
+    typeof d.m !== 'number'
+  ) {
+    throw new Error(`schedule '${name}': malformed stored definition ${json.slice(0, 200)}`);
+  }
+  return d as StoredDefinition;
+}

@@ -1,0 +1,30 @@
+/**
+ * What the schedule module and the test helpers need from a Queue beyond its public API: its
+ * codec, payload version, size limit, schema and job defaults. Reading them here, rather than
+ * asking the user to pass them a second time, keeps a scheduler's jobs encoded exactly as the
+ * queue's own adds are.
+ */
+import type { BackoffSpec } from '../backoff.js';
+import type { Codec } from '../codec/codec.js';
+import type { Queue } from '../queue.js';
+import type { StandardSchemaV1 } from '../schema.js';
+
+/** A queue's encoding settings. */
+export interface QueueInternals {
+  codec: Codec;
+  version: number;
+  maxPayloadBytes: number;
+  schema: StandardSchemaV1<unknown, unknown> | undefined;
+  jobDefaults: { attempts: number; backoff?: BackoffSpec };
+}
+
+/** The encoding settings of `queue` (private fields, read by name: both live in this package). */
+export function internalsOf<T>(queue: Queue<T>): QueueInternals {
+  return {
+    codec: queue['codec'],
+    version: queue['version'],
+    maxPayloadBytes: queue['maxPayloadBytes'],
+    schema: queue['schema'],
+    jobDefaults: queue['jobDefaults'],
+  };
+}

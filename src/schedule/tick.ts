@@ -1,0 +1,188 @@
+/**
+ * The `schedule-tick` operation, and the one step every scheduler (and queue.schedule) takes for a
+ * schedule whose last occurrence is due: compute the candidate occurrences after its high-water
+ * mark with the schedule's timetable, encode their jobs, and let the script add those that are
+ * neither missed nor already added. The script decides by the server clock and a
+ * compare-and-set on the mark, so racing callers cannot add an occurrence twice.
+ */
+import type { Codec, Envelope } from '../codec/codec.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { QueueKeys } from '../redis/keys.js';
+import { runScript, script } from '../redis/scripts.js';
+import { asArray, num, str } from '../operations/reply.js';
+import { parseDefinition, type StoredDefinition } from './definition.js';
+import { decodeTemplate, encodeOccurrence, occurrenceId } from './occurrence.js';
+import type { ScheduleEntry } from './read.js';
+import { timetableOf, type Timetable } from './spec.js';
+
+/** Candidates per script call: enough for a second of grace at the shortest period. */
+const MAX_CANDIDATES = 40;
+/** Candidates after the caller's "now", so one is still ahead by the time the script runs. */
+const AHEAD = 2;
+/** Script calls per advance before leaving the rest to the next round (only a huge grace needs more than one). */
+const MAX_STEPS = 20;
+
+/** A job an advance added (created false: a job with that id already existed, nothing was written). */
+export interface AddedOccurrence {
+  schedule: string;
+  id: string;
+  runAt: number;
+  created: boolean;
+}
+
+/** What one advance of one schedule did. */
+export interface AdvanceResult {
+  /**
+   * 'done': the next occurrence after now is added. 'stale': another caller moved the mark (or
+   * changed the definition) first; nothing written. 'gone': the schedule was removed. 'more':
+   * stopped after MAX_STEPS script calls, to go on in the next round.
+   */
+  outcome: 'done' | 'stale' | 'gone' | 'more';
+  /** The schedule's high-water mark afterwards (as last seen). */
+  last: number;
+  added: AddedOccurrence[];
+}
+
+/** What advancing needs: where, and how to encode jobs like the queue does. */
+export interface TickContext {
+  client: RedisClient;
+  keys: QueueKeys;
+  codec: Codec;
+  maxPayloadBytes: number;
+  /** Decoded templates by schedule name and rev, so a template is decoded once per definition. */
+  templates: Map<string, { rev: string; envelope: Envelope }>;
+}
+
+/**
+ * Add the occurrences of `entry` that are due to be added, as of `now` (server clock, from the
+ * read that produced `entry`).
+ */
+export async function advanceSchedule(
+  ctx: TickContext,
+  entry: ScheduleEntry,
+  now: number,
+): Promise<AdvanceResult> {
+  const definition = parseDefinition(entry.definitionJson, entry.name);
+  const template = templateOf(ctx, entry, definition);
+  const timetable = timetableOf(definition.spec);
+  const added: AddedOccurrence[] = [];
+  let last = entry.last;
+  let at = now;
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const due = candidates(timetable, last, at, definition.grace);
+    if (due.length === 0) {
+      throw new Error(
+        `schedule '${entry.name}': its timetable has no occurrence after ${new Date(last).toISOString()}`,
+      );
+    }
+    const missedOnly = due[0]! < at - definition.grace;
+    const envelopes = due.map((t, i) =>
+      // Under 'skip' a missed occurrence is never added: its job need not be encoded.
+      i === 0 && missedOnly && definition.missed === 'skip'
+        ? Buffer.alloc(0)
+        : encodeOccurrence(ctx.codec, template, occurrenceId(entry.name, t), ctx.maxPayloadBytes),
+    );
+    const out = await tick(ctx, { name: entry.name, definition, expectedLast: last, due, envelopes });
+    added.push(...out.added);
+    if (out.status !== 'more') return { outcome: out.status, last: out.last, added };
+    last = out.last;
+    at = out.now;
+  }
+  return { outcome: 'more', last, added };
+}
+
+/**
+ * Occurrences to offer the script: the latest one older than the grace (the missed one 'runOnce'
+ * would run), then every one from there on until AHEAD of them lie after `now`. All are after
+ * `last`, ascending, with none left out between them.
+ */
+export function candidates(timetable: Timetable, last: number, now: number, grace: number): number[] {
+  const out: number[] = [];
+  const missedBefore = now - grace;
+  const missed = timetable.latestAtOrBefore(missedBefore - 1);
+  if (missed !== null && missed > last) out.push(missed);
+  let t = timetable.next(Math.max(last, missedBefore - 1));
+  let ahead = 0;
+  while (t !== null && out.length < MAX_CANDIDATES) {
+    out.push(t);
+    if (t > now && ++ahead >= AHEAD) break;
+    t = timetable.next(t);
+  }
+  return out;
+}
+
+function templateOf(ctx: TickContext, entry: ScheduleEntry, definition: StoredDefinition): Envelope {
+  const cached = ctx.templates.get(entry.name);
+  if (cached?.rev === definition.rev) return cached.envelope;
+  const envelope = decodeTemplate(ctx.codec, entry.name, entry.template);
+  ctx.templates.set(entry.name, { rev: definition.rev, envelope });
+  return envelope;
+}
+
+interface TickInput {
+  name: string;
+  definition: StoredDefinition;
+  expectedLast: number;
+  due: readonly number[];
+  envelopes: readonly Buffer[];
+}
+
+interface TickOutput {
+  status: 'done' | 'more' | 'stale' | 'gone';
+  last: number;
+  now: number;
+  added: AddedOccurrence[];
+}
+
+/** One schedule-tick call. */
+async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
+  const { definition } = input;
+  const meta = JSON.stringify(
+    definition.b === undefined ? { a: 0, m: definition.m } : { a: 0, m: definition.m, b: definition.b },
+  );
+  const args: Array<string | number | Buffer> = [
+    input.name,
+    definition.rev,
+    input.expectedLast,
+    definition.grace,
+    definition.missed,
+    meta,
+    input.due.length,
+  ];
+  input.due.forEach((t, i) => args.push(t, input.envelopes[i]!));
+  const reply = asArray(
+    await runScript(
+      ctx.client,
+      script('schedule-tick'),
+      [
+        ctx.keys.schedules,
+        ctx.keys.scheduleLast,
+        ctx.keys.schedule,
+        ctx.keys.jobs,
+        ctx.keys.meta,
+        ctx.keys.wake,
+        ctx.keys.scheduleWake,
+        ctx.keys.layout,
+      ],
+      args,
+    ),
+    'schedule-tick',
+  );
+  const added: AddedOccurrence[] = [];
+  const n = num(reply, 3, 'schedule-tick');
+  for (let i = 0; i < n; i++) {
+    const runAt = num(reply, 4 + 2 * i, 'schedule-tick');
+    added.push({
+      schedule: input.name,
+      id: occurrenceId(input.name, runAt),
+      runAt,
+      created: num(reply, 5 + 2 * i, 'schedule-tick') === 1,
+    });
+  }
+  return {
+    status: str(reply, 0, 'schedule-tick') as TickOutput['status'],
+    last: num(reply, 1, 'schedule-tick'),
+    now: num(reply, 2, 'schedule-tick'),
+    added,
+  };
+}

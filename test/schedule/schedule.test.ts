@@ -1,0 +1,440 @@
+/**
+ * queue.schedule / unschedule / schedules and the Scheduler against a real redis-server: what is
+ * stored, what is added, the missed-occurrence policy, cron in a time zone, and bad input.
+ */
+import { Cron } from 'croner';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  EncodeError,
+  PayloadTooLargeError,
+  Queue,
+  ValidationError,
+  type QueueOptions,
+} from '../../src/index.js';
+import { runScript, script } from '../../src/redis/scripts.js';
+import { Scheduler, type ScheduleSpec } from '../../src/schedule/index.js';
+import { advanceSchedule } from '../../src/schedule/tick.js';
+import { readSchedules } from '../../src/schedule/read.js';
+import { internalsOf } from '../../src/schedule/queue-internals.js';
+import { drain } from '../../src/testing/index.js';
+import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
+
+const redis = useRedis();
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function newQueue<T>(options: QueueOptions<T> = {}): Queue<T> {
+  const queue = new Queue<T>(uniqueQueue('sched'), { connection: redis.url(), ...options });
+  cleanups.push(() => queue.close());
+  return queue;
+}
+
+function newInspector(): Redis {
+  const r = inspector(redis.url());
+  cleanups.push(async () => void (await r.quit()));
+  return r;
+}
+
+/** The waiting jobs of `queue`: id -> due time. */
+async function waiting(r: Redis, queue: Queue<unknown>): Promise<Record<string, number>> {
+  const flat = await r.zrange(queue.keys.schedule, 0, -1, 'WITHSCORES');
+  const out: Record<string, number> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = Number(flat[i + 1]);
+  return out;
+}
+
+/** Every schedule key of `queue` with its size, to assert what is stored. */
+async function scheduleKeys(r: Redis, queue: Queue<unknown>): Promise<Record<string, number>> {
+  const k = queue.keys;
+  return {
+    schedules: await r.hlen(k.schedules),
+    payloads: await r.hlen(k.schedulePayloads),
+    last: await r.zcard(k.scheduleLast),
+  };
+}
+
+const MINUTE = 60_000;
+
+describe('queue.schedule', () => {
+  it('stores the definition and adds the first occurrence as a job due at the next period', async () => {
+    const queue = newQueue<{ to: string; at: Date }>();
+    const r = newInspector();
+    const before = await serverNow(r);
+    const out = await queue.schedule(
+      'digest',
+      { every: '1m' },
+      { to: 'ops', at: new Date(0) },
+      { attempts: 5 },
+    );
+    const after = await serverNow(r);
+    const due = out.next.getTime();
+    expect(out.status).toBe('created');
+    expect(due % MINUTE).toBe(0);
+    expect(due).toBeGreaterThan(before);
+    expect(due).toBeLessThanOrEqual(after + MINUTE);
+    expect(await scheduleKeys(r, queue)).toEqual({ schedules: 1, payloads: 1, last: 1 });
+    expect(Number(await r.zscore(queue.keys.scheduleLast, 'digest'))).toBe(due);
+    expect(await waiting(r, queue)).toEqual({ [`digest@${due}`]: due });
+    const job = await queue.get(`digest@${due}`);
+    expect(job).toMatchObject({
+      state: 'scheduled',
+      attempts: 0,
+      maxAttempts: 5,
+      payload: { to: 'ops', at: new Date(0) },
+    });
+    expect(JSON.parse((await r.hget(queue.keys.meta, `digest@${due}`)) ?? '')).toEqual({
+      a: 0,
+      m: 5,
+      r: due,
+    });
+  });
+
+  it('declaring the same schedule again changes nothing', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const first = await queue.schedule('s', { every: '1h' }, { n: 1 });
+    const definition = await r.hget(queue.keys.schedules, 's');
+    const again = await queue.schedule('s', { every: '1h' }, { n: 1 });
+    expect(again).toEqual({ name: 's', status: 'unchanged', next: first.next });
+    expect(await r.hget(queue.keys.schedules, 's')).toBe(definition);
+    expect(Object.keys(await waiting(r, queue))).toEqual([`s@${first.next.getTime()}`]);
+  });
+
+  it('a changed payload replaces the waiting occurrence; a changed spec moves it', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const first = await queue.schedule('s', { every: '1h' }, { n: 1 });
+    const id = `s@${first.next.getTime()}`;
+    const updated = await queue.schedule('s', { every: '1h' }, { n: 2 });
+    expect(updated).toEqual({ name: 's', status: 'updated', next: first.next });
+    expect((await queue.get(id))?.payload).toEqual({ n: 2 });
+    expect(Object.keys(await waiting(r, queue))).toEqual([id]);
+
+    // Yearly at New Year: never the same time as the next full hour (but in the last hour of a year).
+    const moved = await queue.schedule('s', { cron: '0 0 1 1 *' }, { n: 2 });
+    expect(moved.status).toBe('updated');
+    expect(moved.next.getTime()).toBeGreaterThan(first.next.getTime());
+    expect(await waiting(r, queue)).toEqual({ [`s@${moved.next.getTime()}`]: moved.next.getTime() });
+    expect(await queue.get(id)).toBeNull();
+  });
+
+  it('computes a cron in its time zone as croner does', async () => {
+    const queue = newQueue<string>();
+    const r = newInspector();
+    const pattern = '0 9 * * 1-5';
+    const cron = new Cron(pattern, { timezone: 'Europe/Paris' });
+    const before = await serverNow(r);
+    const out = await queue.schedule('paris', { cron: pattern, tz: 'Europe/Paris' }, 'hello');
+    const after = await serverNow(r);
+    const expected = cron.nextRun(new Date(before))!.getTime();
+    expect(cron.nextRun(new Date(after))!.getTime()).toBe(expected); // not at 9:00 itself
+    expect(out.next.getTime()).toBe(expected);
+    expect(await waiting(r, queue)).toEqual({ [`paris@${expected}`]: expected });
+    const local = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Paris',
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hour12: false,
+    }).format(out.next);
+    expect(local).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    // And it is not 09:00 UTC: the zone was applied.
+    expect(out.next.getUTCHours()).not.toBe(9);
+  });
+
+  it('rejects bad input with a ValidationError naming the field, writing nothing', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const bad: Array<[string, unknown, unknown, RegExp]> = [
+      ['', { every: '1m' }, {}, /schedule name must be a non-empty string/],
+      ['a b', { every: '1m' }, {}, /may not contain white space/],
+      ['s', {}, {}, /exactly one of cron or every/],
+      ['s', { cron: '* * * * *', every: '1m' }, {}, /exactly one of cron or every/],
+      ['s', { cron: '61 * * * *' }, {}, /cron "61 \* \* \* \*" is not a valid pattern.*minute/],
+      ['s', { cron: '0 0 30 2 *' }, {}, /never fires/],
+      ['s', { cron: '0 9 * * *', tz: 'Mars/Olympus' }, {}, /tz must be an IANA time zone/],
+      ['s', { cron: '0 9 * * *', zone: 'UTC' }, {}, /unknown spec field 'zone'/],
+      ['s', { every: 'soon' }, {}, /every: cannot read "soon"/],
+      ['s', { every: 50 }, {}, /every must be at least 100 ms/],
+      ['s', { every: -1 }, {}, /every must be a finite number/],
+      ['s', { every: '1m' }, { missed: 'always' }, /missed must be 'skip' or 'runOnce'/],
+      ['s', { every: '1m' }, { attempts: 0 }, /attempts must be a whole number >= 1/],
+      ['s', { every: '1m' }, { grace: 'x' }, /grace: cannot read "x"/],
+      ['s', { every: '1m' }, { tz: 'UTC' }, /unknown schedule option 'tz'/],
+    ];
+    for (const [name, spec, opts, message] of bad) {
+      const attempt = queue.schedule(name, spec as ScheduleSpec, { n: 1 }, opts as never);
+      await expect(attempt, `${name} ${JSON.stringify(spec)} ${JSON.stringify(opts)}`).rejects.toThrow(
+        message,
+      );
+      await expect(
+        queue.schedule(name, spec as ScheduleSpec, { n: 1 }, opts as never),
+      ).rejects.toBeInstanceOf(ValidationError);
+    }
+    await expect(queue.schedule('s', { every: '1m' }, { n: () => 1 } as never)).rejects.toBeInstanceOf(
+      EncodeError,
+    );
+    const small = newQueue<string>({ maxPayloadBytes: 200 });
+    await expect(small.schedule('s', { every: '1m' }, 'x'.repeat(300))).rejects.toBeInstanceOf(
+      PayloadTooLargeError,
+    );
+    expect(await scheduleKeys(r, queue)).toEqual({ schedules: 0, payloads: 0, last: 0 });
+    expect(await scheduleKeys(r, small)).toEqual({ schedules: 0, payloads: 0, last: 0 });
+    expect(await r.zcard(queue.keys.schedule)).toBe(0);
+  });
+
+  it('validates the payload with the queue schema', async () => {
+    const schema = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) =>
+          typeof value === 'number' ? { value } : { issues: [{ message: 'expected a number' }] },
+      },
+    };
+    const queue = newQueue<number>({ schema });
+    await expect(queue.schedule('s', { every: '1m' }, 'one' as never)).rejects.toThrow(/expected a number/);
+    expect(await queue.schedules()).toEqual([]);
+  });
+});
+
+describe('queue layout', () => {
+  it('refuses schedules on a queue with the wheel layout, whose workers would never see the jobs', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    await r.set(queue.keys.layout, 'wheel:1000');
+    await expect(queue.schedule('s', { every: '1m' }, { n: 1 })).rejects.toThrow(
+      /DELAYQ_SCHEDULE_LAYOUT .*uses wheel:1000/,
+    );
+    expect(await scheduleKeys(r, queue)).toEqual({ schedules: 0, payloads: 0, last: 0 });
+
+    // A schedule made before the queue changed layout: the scheduler reports it and adds nothing.
+    await r.del(queue.keys.layout);
+    await queue.schedule('t', { every: 100 }, { n: 1 });
+    await r.set(queue.keys.layout, 'wheel:1000');
+    const before = await r.zcard(queue.keys.schedule);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const scheduler = new Scheduler(queue);
+    const errors: Error[] = [];
+    scheduler.on('error', (err) => errors.push(err));
+    await scheduler.runOnce();
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/^DELAYQ_SCHEDULE_LAYOUT/)]);
+    expect(await r.zcard(queue.keys.schedule)).toBe(before);
+    expect(scheduler.stats.added).toBe(0);
+  });
+});
+
+describe('queue.unschedule and queue.schedules', () => {
+  it('lists every schedule with its definition and next occurrence', async () => {
+    const queue = newQueue<{ kind: string; since?: Date }>();
+    const a = await queue.schedule(
+      'a-hourly',
+      { every: '1h' },
+      { kind: 'a', since: new Date(5) },
+      { missed: 'runOnce' },
+    );
+    const b = await queue.schedule(
+      'b-paris',
+      { cron: '30 8 * * *', tz: 'Europe/Paris' },
+      { kind: 'b' },
+      { attempts: 7, backoff: { type: 'fixed', delay: 500 }, grace: '5m' },
+    );
+    const list = await queue.schedules();
+    const expected = [
+      {
+        name: 'a-hourly',
+        spec: { every: 3_600_000 },
+        payload: { kind: 'a', since: new Date(5) },
+        missed: 'runOnce',
+        grace: 1_000,
+        attempts: 3,
+        next: a.next,
+      },
+      {
+        name: 'b-paris',
+        spec: { cron: '30 8 * * *', tz: 'Europe/Paris' },
+        payload: { kind: 'b' },
+        missed: 'skip',
+        grace: 300_000,
+        attempts: 7,
+        backoff: { type: 'fixed', delay: 500 },
+        next: b.next,
+      },
+    ].sort((x, y) => x.next.getTime() - y.next.getTime());
+    expect(list).toEqual(expected);
+  });
+
+  it('unschedule removes the schedule and its waiting next occurrence', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const out = await queue.schedule('gone', { every: '1h' }, { n: 1 });
+    const keep = await queue.schedule('kept', { every: '1h' }, { n: 2 });
+    expect(await queue.unschedule('gone')).toBe(true);
+    expect(await queue.unschedule('gone')).toBe(false);
+    expect(await queue.get(`gone@${out.next.getTime()}`)).toBeNull();
+    expect((await queue.schedules()).map((s) => s.name)).toEqual(['kept']);
+    expect(await scheduleKeys(r, queue)).toEqual({ schedules: 1, payloads: 1, last: 1 });
+    expect(await waiting(r, queue)).toEqual({ [`kept@${keep.next.getTime()}`]: keep.next.getTime() });
+  });
+
+  it('a scheduler adds nothing more for a removed schedule', async () => {
+    const queue = newQueue<{ n: number }>();
+    await queue.schedule('fast-gone', { every: 100 }, { n: 1 });
+    await queue.schedule('fast-kept', { every: 100 }, { n: 2 });
+    expect(await queue.unschedule('fast-gone')).toBe(true);
+    // Past both schedules' next occurrences: the kept one needs its next added, the removed one not.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const scheduler = new Scheduler(queue);
+    const added: string[] = [];
+    scheduler.on('added', (occurrence) => added.push(occurrence.schedule));
+    await scheduler.runOnce();
+    expect(added.length).toBeGreaterThan(0);
+    expect(new Set(added)).toEqual(new Set(['fast-kept']));
+  });
+});
+
+describe('exactly once', () => {
+  it('never adds an occurrence again after its job completed and was deleted', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const read0 = await readSchedules(queue.client, queue.keys, { mode: 'one', name: 'x' });
+    expect(read0.entries).toEqual([]);
+    // Grace 0: occurrences missed while nothing ran are skipped, so only the next one is added.
+    await queue.schedule('x', { every: 100 }, { n: 1 }, { grace: 0 });
+    // Let the first occurrence fall due, run it (ack deletes the job), and add the next.
+    const first = Number(await r.zscore(queue.keys.scheduleLast, 'x'));
+    const stale = (await readSchedules(queue.client, queue.keys, { mode: 'one', name: 'x' })).entries[0]!;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const ran = await drain(queue, async () => {});
+    expect(ran.completed.map((c) => c.id)).toEqual([`x@${first}`]);
+    expect(await r.hexists(queue.keys.jobs, `x@${first}`)).toBe(0);
+    const scheduler = new Scheduler(queue);
+    await scheduler.runOnce();
+    const mark = Number(await r.zscore(queue.keys.scheduleLast, 'x'));
+    expect(mark).toBeGreaterThan(first);
+
+    // A scheduler that read the schedule before all that, when `first` was its newest occurrence
+    // and the one after was due to be added, is refused as a whole.
+    const { codec, maxPayloadBytes } = internalsOf(queue);
+    const context = { client: queue.client, keys: queue.keys, codec, maxPayloadBytes, templates: new Map() };
+    const late = await advanceSchedule(context, stale, first);
+    expect(late).toEqual({ outcome: 'stale', last: mark, added: [] });
+
+    // Even with the current mark, an occurrence at or before it is never added: the id alone
+    // (name + due time) would not stop it, since that job is gone.
+    const definition = JSON.parse((await r.hget(queue.keys.schedules, 'x')) ?? '{}') as { rev: string };
+    const reply = (await runScript(
+      queue.client,
+      script('schedule-tick'),
+      [
+        queue.keys.schedules,
+        queue.keys.scheduleLast,
+        queue.keys.schedule,
+        queue.keys.jobs,
+        queue.keys.meta,
+        queue.keys.wake,
+        queue.keys.scheduleWake,
+        queue.keys.layout,
+      ],
+      [
+        'x',
+        definition.rev,
+        mark,
+        1_000,
+        'runOnce',
+        '{"a":0,"m":3}',
+        2,
+        first,
+        (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!,
+        mark,
+        (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!,
+      ],
+    )) as unknown[];
+    expect(reply.map((v) => (Buffer.isBuffer(v) ? v.toString() : v))).toEqual([
+      'more',
+      mark,
+      expect.any(Number),
+      0,
+    ]);
+    expect(await r.hexists(queue.keys.jobs, `x@${first}`)).toBe(0);
+    expect(Object.keys(await waiting(r, queue))).toEqual([`x@${mark}`]);
+  });
+});
+
+describe('missed occurrences', () => {
+  /**
+   * Seed: an `every 1m` schedule whose schedulers were all down for ten minutes: its mark is ten
+   * periods back and no occurrence since was added. Grace 0 so "missed" is exact.
+   */
+  async function afterOutage(
+    missed: 'skip' | 'runOnce',
+  ): Promise<{ queue: Queue<{ n: number }>; r: Redis; mark: number }> {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const out = await queue.schedule('m', { every: '1m' }, { n: 1 }, { missed, grace: 0 });
+    expect(await queue.cancel(`m@${out.next.getTime()}`)).toBe(true);
+    const mark = out.next.getTime() - 11 * MINUTE;
+    await r.zadd(queue.keys.scheduleLast, 'XX', mark, 'm');
+    return { queue, r, mark };
+  }
+
+  it("'skip' adds none of them, only the next one", async () => {
+    const { queue, r } = await afterOutage('skip');
+    const before = await serverNow(r);
+    const scheduler = new Scheduler(queue);
+    await scheduler.runOnce();
+    const after = await serverNow(r);
+    const jobs = await waiting(r, queue);
+    const dues = Object.values(jobs);
+    expect(dues).toHaveLength(1);
+    const next = dues[0]!;
+    expect(next % MINUTE).toBe(0);
+    expect(next).toBeGreaterThan(before);
+    expect(next).toBeLessThanOrEqual(after + MINUTE);
+    expect(jobs).toEqual({ [`m@${next}`]: next });
+    expect(Number(await r.zscore(queue.keys.scheduleLast, 'm'))).toBe(next);
+    expect(scheduler.stats.added).toBe(1);
+  });
+
+  it("'runOnce' adds the latest missed one, once, due at its own time, and the next one", async () => {
+    const { queue, r, mark } = await afterOutage('runOnce');
+    const before = await serverNow(r);
+    const scheduler = new Scheduler(queue);
+    await scheduler.runOnce();
+    const after = await serverNow(r);
+    const dues = Object.values(await waiting(r, queue)).sort((a, b) => a - b);
+    expect(dues).toHaveLength(2);
+    const [missed, next] = dues as [number, number];
+    expect(missed % MINUTE).toBe(0);
+    expect(missed).toBeGreaterThan(mark);
+    expect(missed).toBeLessThan(after);
+    expect(missed).toBeGreaterThan(before - MINUTE);
+    expect(next).toBe(missed + MINUTE);
+    expect(Number(await r.zscore(queue.keys.scheduleLast, 'm'))).toBe(next);
+    // The missed one is due already: a drain runs it, and only it.
+    const ran = await drain(queue, async (job) => job.runAt.getTime());
+    expect(ran.completed.map((c) => [c.id, c.result])).toEqual([[`m@${missed}`, missed]]);
+    // A second round adds nothing more: the missed ones are behind the mark for good.
+    await scheduler.runOnce();
+    expect(Object.keys(await waiting(r, queue))).toEqual([`m@${next}`]);
+  });
+
+  it('occurrences late by less than the grace are all still added', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    const out = await queue.schedule('g', { every: '1m' }, { n: 1 }, { grace: '10m' });
+    expect(await queue.cancel(`g@${out.next.getTime()}`)).toBe(true);
+    // Down for the last four periods and a bit: the four occurrences since are within the grace.
+    const mark = out.next.getTime() - 5 * MINUTE;
+    await r.zadd(queue.keys.scheduleLast, 'XX', mark, 'g');
+    const scheduler = new Scheduler(queue);
+    await scheduler.runOnce();
+    const dues = Object.values(await waiting(r, queue)).sort((a, b) => a - b);
+    expect(dues).toEqual([1, 2, 3, 4, 5].map((i) => mark + i * MINUTE));
+    expect(scheduler.stats.added).toBe(5);
+  });
+});

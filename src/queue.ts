@@ -173,6 +173,9 @@ export class Queue<T = unknown> {
     }
     this.granularityMs = resolveGranularity(options.wheel);
     this.connection = openConnection(options.connection, false);
+    // Failures reach callers as rejected calls; without a listener ioredis would also print every
+    // failed reconnect attempt (during a failover, say) as an unhandled error event.
+    if (this.connection.owned) this.connection.client.on('error', () => {});
     this.dead = new DeadLetters(this);
   }
 

@@ -41,7 +41,9 @@ local function lease_taken(K, o, now, taken, out)
       meta.a = meta.a + 1
       local encoded_meta = cjson.encode(meta)
       redis.call('HSET', K.meta, id, encoded_meta)
-      local token = redis.call('INCR', K.token)
+      -- The counter orders tokens; the claim time makes each unique even if a failover rolled
+      -- the counter back (a claim the replica never saw), so an old holder can never match.
+      local token = redis.call('INCR', K.token) .. '.' .. now
       redis.call('ZADD', K.active, deadline, id)
       redis.call('HSET', K.leases, id, token .. '|' .. now .. '|' .. o.worker)
       out[#out + 1] = id

@@ -70,13 +70,16 @@ async function allQueues(client: Redis, out: ReturnType<typeof output>): Promise
 }
 
 async function oneQueue(queue: Queue, client: Redis, out: ReturnType<typeof output>): Promise<void> {
-  const [counts, now, next, caps] = await Promise.all([
+  const [counts, now, next, caps, layout] = await Promise.all([
     queue.counts(),
     serverNow(client),
     nextDue(client, queue.keys),
     probeCapabilities(client),
+    client.get(queue.keys.layout),
   ]);
-  const strategy = chooseStrategy('auto', caps);
+  // A wheel queue says so in its recorded layout; otherwise workers probe as 'auto' does here.
+  const wheel = /^wheel:(\d+)$/.exec(layout ?? '');
+  const strategy = wheel ? `wheel (${wheel[1]} ms buckets)` : chooseStrategy('auto', caps);
   const active = counts.active > 0 ? await queue.list('active', { limit: LATENESS_SAMPLE }) : [];
   // Lateness of the attempts that started in the last minute and still run (the core keeps no record
   // of finished attempts), and how long the oldest due job has been waiting for a worker.

@@ -98,9 +98,7 @@ async function schedule(
     await naiveAdd(redis, queue, dues);
     await redis.quit();
   } else {
-    const q = new Queue(queue, { connection: url, strategy: system } as ConstructorParameters<
-      typeof Queue
-    >[1]);
+    const q = new Queue(queue, { connection: url, strategy: system });
     for (let i = 0; i < dues.length; i += 1_000) {
       await q.addBulk(
         dues.slice(i, i + 1_000).map((d) => ({ payload: null, opts: { id: d.id, runAt: d.due } })),
@@ -187,7 +185,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 const systems: System[] = ['naive', 'zpopmin', 'range'];
-if (process.argv.includes('--wheel')) systems.push('wheel' as System);
+if (process.argv.includes('--wheel')) systems.push('wheel');
 const rows: string[] = [];
 for (const system of systems) {
   const server = await startRedis();

@@ -1,0 +1,337 @@
+/** Turns a run's results into docs/benchmarks.md and the lateness chart (SVG, no dependencies). */
+import type { SystemName } from './adapters/adapter.js';
+import type { Environment } from './lib/machine.js';
+import type { Profile } from './lib/profile.js';
+import type { Figure } from './lib/recorder.js';
+
+/** Everything a run wrote to its JSON file. */
+export interface RunResults {
+  date: string;
+  command: string;
+  profile: Profile;
+  environment: Environment;
+  systems: SystemName[];
+  workloads: string[];
+  secondsByWorkload: Record<string, number>;
+  /** 1-minute load average at the start, before each workload, and at the end. */
+  loadAverage: Record<string, number>;
+  totalSeconds: number;
+  /** Workloads that failed, with the error. */
+  errors: Record<string, string>;
+  figures: Figure[];
+  ceilings: Array<{ name: string; opsPerSec: number }>;
+  distributions: Record<string, Partial<Record<SystemName, number[]>>>;
+  details: Record<string, unknown>;
+}
+
+/** A number as the tables show it. */
+function fmt(value: number | null | undefined, unit: string, capS?: number): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return '–';
+  if (!Number.isFinite(value)) return capS === undefined ? 'never' : `never within ${capS} s`;
+  const abs = Math.abs(value);
+  const digits = abs >= 100 || unit === 'jobs' ? 0 : abs >= 10 ? 1 : 2;
+  return value.toLocaleString('en-US', { minimumFractionDigits: 0, maximumFractionDigits: digits });
+}
+
+function find(results: RunResults, workload: string, metric: string, system: SystemName): Figure | undefined {
+  return results.figures.find((f) => f.workload === workload && f.metric === metric && f.system === system);
+}
+
+/** The cap (s) of a W6 figure, for "never within N s". */
+function capFor(results: RunResults, figure: Figure): number | undefined {
+  if (figure.workload !== 'W6') return undefined;
+  const key = figure.metric.includes('defaults') ? 'W6 cap (default)' : 'W6 cap (short)';
+  const ms = results.details[key];
+  return typeof ms === 'number' ? ms / 1000 : undefined;
+}
+
+function figureTable(results: RunResults, workload: string): string {
+  const metrics = [...new Set(results.figures.filter((f) => f.workload === workload).map((f) => f.metric))];
+  if (metrics.length === 0) return '';
+  const head = `| figure | ${results.systems.join(' | ')} |\n|---|${results.systems.map(() => '---:').join('|')}|\n`;
+  const rows = metrics.map((metric) => {
+    const cells = results.systems.map((system) => {
+      const f = find(results, workload, metric, system);
+      if (!f) return '–';
+      const cap = capFor(results, f);
+      const med = fmt(f.median, f.unit, cap);
+      const finite = f.values.filter(Number.isFinite);
+      const spread =
+        f.values.length > 1 && finite.length === f.values.length
+          ? ` <sub>(${fmt(Math.min(...finite), f.unit)}–${fmt(Math.max(...finite), f.unit)})</sub>`
+          : '';
+      return `${med}${spread}`;
+    });
+    const unit = results.figures.find((f) => f.workload === workload && f.metric === metric)?.unit ?? '';
+    const better = results.figures.find((f) => f.workload === workload && f.metric === metric)?.better;
+    return `| ${metric} (${unit}, ${better === 'higher' ? 'higher' : 'lower'} is better) | ${cells.join(' | ')} |`;
+  });
+  return head + rows.join('\n') + '\n';
+}
+
+interface Target {
+  label: string;
+  workload: string;
+  metric: string;
+  text: string;
+  /** Whether delayq's median meets the target, given the medians of all systems. */
+  met(m: Partial<Record<SystemName, number>>): boolean | undefined;
+}
+
+const TARGETS: Target[] = [
+  {
+    label: 'W1 c50 processing jobs/s',
+    workload: 'W1',
+    metric: 'processing c50',
+    text: '≥ 2.5× bee-queue',
+    met: (m) => ratio(m.delayq, m['bee-queue'], 2.5),
+  },
+  {
+    label: 'W1 bulk add jobs/s',
+    workload: 'W1',
+    metric: 'bulk add',
+    text: '≥ bee-queue',
+    met: (m) => ratio(m.delayq, m['bee-queue'], 1),
+  },
+  {
+    label: 'W2 processing jobs/s',
+    workload: 'W2',
+    metric: 'processing',
+    text: '≥ 5× BullMQ',
+    met: (m) => ratio(m.delayq, m.bullmq, 5),
+  },
+  {
+    label: 'W2 lateness p99 (ms)',
+    workload: 'W2',
+    metric: 'lateness p99',
+    text: '≤ 10 ms',
+    met: (m) => below(m.delayq, 10),
+  },
+  {
+    label: 'W3 lateness p99, 500 jobs over 10 s (ms)',
+    workload: 'W3',
+    metric: 'lateness p99',
+    text: '≤ 2 ms',
+    met: (m) => below(m.delayq, 2),
+  },
+  {
+    label: 'W3 single 1 s job, median lateness (ms)',
+    workload: 'W3',
+    metric: 'single job lateness p50',
+    text: '≤ 1 ms',
+    met: (m) => below(m.delayq, 1),
+  },
+  {
+    label: 'W4 idle commands/s per worker (empty queue)',
+    workload: 'W4',
+    metric: 'idle commands/s, empty queue',
+    text: '≤ 0.5',
+    met: (m) => below(m.delayq, 0.5),
+  },
+  {
+    label: 'W5 bytes per delayed job (100 B payload)',
+    workload: 'W5',
+    metric: 'bytes per delayed job (100 B payload)',
+    text: '≤ 300',
+    met: (m) => below(m.delayq, 300),
+  },
+  {
+    label: 'W6 recovery after SIGKILL, defaults (s)',
+    workload: 'W6',
+    metric: 'recovery after SIGKILL, defaults',
+    text: '≤ lease + 1 s = 16 s',
+    met: (m) => below(m.delayq, 16),
+  },
+  {
+    label: 'Redis CPU µs per job (W1 c50)',
+    workload: 'W1',
+    metric: 'Redis CPU per processed job c50',
+    text: '≤ 10',
+    met: (m) => below(m.delayq, 10),
+  },
+];
+
+function ratio(a: number | undefined, b: number | undefined, k: number): boolean | undefined {
+  return a === undefined || b === undefined ? undefined : a >= k * b;
+}
+
+function below(a: number | undefined, limit: number): boolean | undefined {
+  return a === undefined ? undefined : a <= limit;
+}
+
+function targetTable(results: RunResults): string {
+  const rows: string[] = [];
+  for (const t of TARGETS) {
+    const medians: Partial<Record<SystemName, number>> = {};
+    for (const system of results.systems) {
+      const f = find(results, t.workload, t.metric, system);
+      if (f) medians[system] = f.median;
+    }
+    if (Object.keys(medians).length === 0) continue;
+    const met = t.met(medians);
+    const cells = (['bullmq', 'bee-queue', 'delayq'] as const).map((s) => {
+      const f = find(results, t.workload, t.metric, s);
+      return f ? fmt(f.median, f.unit, capFor(results, f)) : '–';
+    });
+    rows.push(
+      `| ${t.label} | ${cells.join(' | ')} | ${t.text} | ${met === undefined ? '–' : met ? 'met' : '**missed**'} |`,
+    );
+  }
+  if (rows.length === 0) return '';
+  return `| figure | BullMQ | bee-queue | delayq | delayq target | |\n|---|---:|---:|---:|---|---|\n${rows.join('\n')}\n`;
+}
+
+const TITLES: Record<string, string> = {
+  W1: 'W1 immediate throughput',
+  W2: 'W2 delayed throughput and lateness',
+  W3: 'W3 precision',
+  W4: 'W4 idle cost',
+  W5: 'W5 memory',
+  W6: 'W6 crash recovery',
+  W7: 'W7 scale',
+};
+
+function describeWorkload(p: Profile, w: string): string {
+  switch (w) {
+    case 'W1':
+      return `${p.w1.jobs.toLocaleString('en-US')} tiny jobs (${p.w1.jobsAtConcurrency1.toLocaleString('en-US')} at concurrency 1) added with addBulk in chunks of ${p.bulkSize}, then run by one worker process at concurrency ${p.w1.concurrencies.join(' and ')}. Processing rate: first handler start to last completion, timed in the worker process. Redis CPU and commands per job: INFO cpu / commandstats deltas over each phase.`;
+    case 'W2':
+      return `${p.w2.jobs.toLocaleString('en-US')} jobs due uniformly over ${p.w2.spanMs / 1000} s (all added before the first is due), one worker process at concurrency ${p.w2.concurrency}.`;
+    case 'W3':
+      return `${p.w3.jobs} jobs due uniformly over ${p.w3.spanMs / 1000} s at concurrency ${p.w3.concurrency}; then one job delayed ${p.w3.singleDelayMs} ms on an idle queue, ${p.w3.singles} times in a row (those ${p.w3.singles} samples are the repetitions).`;
+    case 'W4':
+      return `One idle worker process (concurrency 1), on an empty queue and with ${p.w4.waiting.toLocaleString('en-US')} jobs waiting a day ahead; commands counted over ${p.w4.windowMs / 1000} s after ${p.w4.warmupMs / 1000} s of warm-up, from INFO commandstats (commands run inside scripts included; the bench's own INFO calls left out). Each case has its own redis-server and all run at once; one repetition.`;
+    case 'W5':
+      return `Redis used_memory growth per job for ${p.w5.jobs.toLocaleString('en-US')} jobs delayed an hour, each with a payload whose JSON is ${p.w5.payloadBytes} bytes; ${p.w5.reps} repetition(s) (the figure is deterministic to a few bytes).`;
+    case 'W6':
+      return 'Two idle worker processes (concurrency 1); one job is added; the process that starts it is SIGKILLed at once; the figure is the time from the kill to the other process starting the job. "Defaults": each system untouched (delayq lease 15 s; BullMQ lock 30 s, stalled check every 30 s; bee-queue never looks for stalled jobs unless checkStalledJobs() is called). "1 s": delayq leaseMs 1000; BullMQ lockDuration and stalledInterval 1000; bee-queue stallInterval 1000 with checkStalledJobs(1000). Each case has its own redis-server and all run at once; one repetition.';
+    case 'W7':
+      return `With N jobs waiting a day ahead: median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
+    default:
+      return '';
+  }
+}
+
+/** The Markdown page. */
+export function markdownReport(results: RunResults, paths: { jsonPath: string; chartPath: string }): string {
+  const e = results.environment;
+  const p = results.profile;
+  const out: string[] = [];
+  out.push('# Benchmarks: delayq, BullMQ and bee-queue side by side\n');
+  out.push(
+    `Generated by \`${results.command}\` on ${results.date.slice(0, 10)} (${results.totalSeconds} s). Raw figures, every repetition: \`${paths.jsonPath}\`. Regenerate with \`npm run bench\`; \`npm run bench:quick\` is the small CI form (one repetition, small counts, writes no docs).\n`,
+  );
+  out.push('## Machine and versions\n');
+  out.push(`- Machine: ${e.nproc} CPUs (nproc), ${e.cpuModel}, ${e.memoryGiB} GiB memory`);
+  out.push(
+    `- ${Object.entries(e.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+  out.push(
+    `- Command: \`${results.command}\`; profile '${p.name}', ${p.reps} repetition(s) per figure unless a workload says otherwise; time per workload (s): ${Object.entries(
+      results.secondsByWorkload,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}\n`,
+  );
+  const loads = Object.entries(results.loadAverage);
+  const busiest = Math.max(...loads.map(([, v]) => v));
+  out.push(
+    `- 1-minute load average: ${loads.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}${busiest > e.nproc ? ` — **the machine was busy with other work during this run (load above ${e.nproc}); treat the figures with care**` : ''}\n`,
+  );
+  out.push('## How it is measured\n');
+  out.push(
+    [
+      '- One private redis-server (no persistence), started by the bench on a free port and flushed between runs (W4 and W6 start one per case). Systems take turns within each repetition.',
+      '- Every system sits behind one adapter (`bench/adapters/`: add, addBulk, start worker, close); workloads use only that. Workers run in their own process (`node --import tsx bench/worker-process.ts`).',
+      "- Settings: each library's defaults, except that finished jobs are not kept (BullMQ `removeOnComplete: true`, bee-queue `removeOnSuccess: true`; delayq keeps none by default), bee-queue workers have `activateDelayedJobs: true` (without it delayed jobs never run) and `getEvents: false` (nobody listens).",
+      '- **Lateness** for delayq is `job.claimedAt - job.runAt`, both by the Redis clock (the claim script reads `TIME`). BullMQ and bee-queue record no claim time, so theirs is the handler\'s `Date.now()` minus the intended due time (`Date.now()` at add + delay). Rows "at handler start" use that second method for delayq too. One difference remains there: delayq counts a delay from when its add script runs in Redis, the other two from `Date.now()` in the client before sending, so for delayq those rows also include the add call\'s own latency (for a bulk add, encoding and sending the whole batch).',
+      '- Figures are medians over repetitions; small numbers in brackets are the lowest and highest repetition.',
+    ].join('\n') + '\n',
+  );
+  for (const [w, message] of Object.entries(results.errors)) {
+    out.push(`**${w} failed in this run:** ${message}\n`);
+  }
+  const targets = targetTable(results);
+  if (targets) {
+    out.push('## Against the targets of issue 5\n');
+    out.push(targets);
+  }
+  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7']) {
+    const table = figureTable(results, w);
+    if (!table) continue;
+    out.push(`## ${TITLES[w]}\n`);
+    out.push(`${describeWorkload(p, w)}\n`);
+    out.push(table);
+    if (w === 'W3' && Object.keys(results.distributions).length > 0) {
+      out.push(`![Lateness distributions of the last repetition of W2 and W3](${paths.chartPath})\n`);
+    }
+  }
+  if (results.ceilings.length > 0) {
+    out.push("## Redis's own ceiling on this machine\n");
+    out.push(
+      '`redis-benchmark`, 50 clients, against the same kind of private server. One EVAL at the pipelined ceiling costs Redis about 1e6 / rate µs; compare with each system\'s "Redis CPU per processed job" in W1.\n',
+    );
+    out.push('| case | ops/s | µs per op at that rate |\n|---|---:|---:|');
+    for (const c of results.ceilings)
+      out.push(`| ${c.name} | ${fmt(c.opsPerSec, 'ops/s')} | ${fmt(1e6 / c.opsPerSec, 'µs')} |`);
+    const commands = results.details['ceiling commands'];
+    if (Array.isArray(commands))
+      out.push(`\nCommands: ${commands.map((c) => `\`${String(c)}\``).join(', ')}\n`);
+  }
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+const COLORS: Record<SystemName, string> = { delayq: '#1b7f3b', bullmq: '#c0392b', 'bee-queue': '#d68910' };
+
+/** An SVG with one panel per lateness distribution: percentile (y) against lateness (x, log scale). */
+export function latenessChart(results: RunResults): string {
+  const charts = Object.entries(results.distributions);
+  const width = 460;
+  const height = 300;
+  const pad = { left: 50, right: 15, top: 30, bottom: 45 };
+  const plotW = width - pad.left - pad.right;
+  const plotH = height - pad.top - pad.bottom;
+  const maxMs = 10_000;
+  const x = (ms: number): number =>
+    pad.left + (Math.log10(1 + Math.max(0, Math.min(ms, maxMs))) / Math.log10(1 + maxMs)) * plotW;
+  const y = (pct: number): number => pad.top + plotH - (pct / 100) * plotH;
+  const panels = charts.map(([name, bySystem], k) => {
+    const parts: string[] = [`<g transform="translate(${k * width},0)">`];
+    parts.push(
+      `<text x="${pad.left}" y="18" font-size="13" font-weight="bold">${name} (percentile vs ms late)</text>`,
+    );
+    for (const tick of [0, 1, 10, 100, 1000, 10000]) {
+      parts.push(
+        `<line x1="${x(tick)}" x2="${x(tick)}" y1="${pad.top}" y2="${pad.top + plotH}" stroke="#ddd"/>`,
+      );
+      parts.push(
+        `<text x="${x(tick)}" y="${pad.top + plotH + 15}" font-size="10" text-anchor="middle">${tick}</text>`,
+      );
+    }
+    for (const pct of [0, 50, 90, 99, 100]) {
+      parts.push(
+        `<line x1="${pad.left}" x2="${pad.left + plotW}" y1="${y(pct)}" y2="${y(pct)}" stroke="#eee"/>`,
+      );
+      parts.push(
+        `<text x="${pad.left - 5}" y="${y(pct) + 3}" font-size="10" text-anchor="end">p${pct}</text>`,
+      );
+    }
+    parts.push(
+      `<text x="${pad.left + plotW / 2}" y="${height - 8}" font-size="11" text-anchor="middle">lateness, ms (log scale)</text>`,
+    );
+    let legend = 0;
+    for (const [system, curve] of Object.entries(bySystem) as Array<[SystemName, number[]]>) {
+      const points = curve.map((ms, pct) => `${x(ms).toFixed(1)},${y(pct).toFixed(1)}`).join(' ');
+      parts.push(`<polyline fill="none" stroke="${COLORS[system]}" stroke-width="2" points="${points}"/>`);
+      parts.push(
+        `<text x="${pad.left + 8}" y="${pad.top + 14 + legend * 14}" font-size="11" fill="${COLORS[system]}">${system}</text>`,
+      );
+      legend++;
+    }
+    parts.push('</g>');
+    return parts.join('\n');
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${Math.max(1, charts.length) * width}" height="${height}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${panels.join('\n')}\n</svg>\n`;
+}

@@ -1,0 +1,179 @@
+/**
+ * The benchmark runner: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench:quick`
+ * (small counts, one repetition; writes bench/results/quick.tmp.json and prints the tables).
+ *
+ * Flags: --quick, --only=W1,W2,...,ceiling, --systems=delayq,bullmq,bee-queue,
+ * --cpu-prof=delayq (worker processes of those systems write .cpuprofile files to bench/results/prof),
+ * --reps=N (repetitions instead of the profile's), --write-docs (also write the docs for a partial run),
+ * --render=bench/results/latest.json (only re-render the docs from a saved results file).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { format } from 'prettier';
+import { SYSTEMS, type SystemName } from './adapters/adapter.js';
+import { profiling } from './lib/child.js';
+import type { Context } from './lib/context.js';
+import { describeEnvironment } from './lib/machine.js';
+import { FULL, QUICK } from './lib/profile.js';
+import { Recorder } from './lib/recorder.js';
+import { startBenchRedis } from './lib/redis.js';
+import { latenessChart, markdownReport, type RunResults } from './report.js';
+import { runCeiling } from './workloads/ceiling.js';
+import { runW1 } from './workloads/w1-throughput.js';
+import { runW2, runW3 } from './workloads/w2-w3-lateness.js';
+import { runW4 } from './workloads/w4-idle.js';
+import { runW5 } from './workloads/w5-memory.js';
+import { runW6 } from './workloads/w6-recovery.js';
+import { runW7 } from './workloads/w7-scale.js';
+
+const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
+  W1: runW1,
+  W2: runW2,
+  W3: runW3,
+  W4: runW4,
+  W5: runW5,
+  W6: runW6,
+  W7: runW7,
+  ceiling: runCeiling,
+};
+
+function flag(name: string): string | undefined {
+  const arg = process.argv.slice(2).find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (arg === undefined) return undefined;
+  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : '';
+}
+
+function list(value: string | undefined, known: readonly string[], name: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value.split(',').filter(Boolean);
+  for (const item of items) {
+    if (!known.includes(item)) throw new Error(`--${name}: unknown '${item}'; known: ${known.join(', ')}`);
+  }
+  return items;
+}
+
+const root = (path: string): string => fileURLToPath(new URL(`../${path}`, import.meta.url));
+
+/** The page as the repository's Prettier settings would write it, so `npm run lint` stays clean. */
+async function formatted(markdown: string): Promise<string> {
+  return format(markdown, { parser: 'markdown', singleQuote: true, printWidth: 110 });
+}
+
+async function main(): Promise<void> {
+  const known = new Set(['quick', 'only', 'systems', 'cpu-prof', 'write-docs', 'reps', 'render']);
+  for (const arg of process.argv.slice(2)) {
+    const name = arg.replace(/^--/, '').split('=')[0]!;
+    if (!arg.startsWith('--') || !known.has(name))
+      throw new Error(`unknown argument ${arg}; known: --${[...known].join(', --')}`);
+  }
+  const render = flag('render');
+  if (render !== undefined) {
+    // Re-render the docs from a saved results file, without measuring anything.
+    const saved = JSON.parse(readFileSync(root(render), 'utf8')) as RunResults;
+    writeFileSync(
+      root('docs/benchmarks.md'),
+      await formatted(markdownReport(saved, { jsonPath: render, chartPath: 'benchmarks-lateness.svg' })),
+    );
+    writeFileSync(root('docs/benchmarks-lateness.svg'), latenessChart(saved));
+    console.log(`rendered docs/benchmarks.md and docs/benchmarks-lateness.svg from ${render}`);
+    return;
+  }
+  const base = flag('quick') !== undefined ? QUICK : FULL;
+  const reps = flag('reps');
+  if (reps !== undefined && !/^[1-9]\d*$/.test(reps))
+    throw new Error(`--reps must be a whole number >= 1, got '${reps}'`);
+  const profile = reps === undefined ? base : { ...base, reps: Number(reps) };
+  const only = list(flag('only'), Object.keys(WORKLOADS), 'only') ?? Object.keys(WORKLOADS);
+  const systems = (list(flag('systems'), SYSTEMS, 'systems') ?? SYSTEMS) as SystemName[];
+  const profiled = list(flag('cpu-prof'), SYSTEMS, 'cpu-prof') ?? [];
+  if (profiled.length > 0) {
+    profiling.dir = root('bench/results/prof');
+    mkdirSync(profiling.dir, { recursive: true });
+    for (const s of profiled) profiling.systems.add(s);
+  }
+  const partial =
+    only.length !== Object.keys(WORKLOADS).length || systems.length !== SYSTEMS.length || reps !== undefined;
+  const writeDocs = (profile.name === 'full' && !partial) || flag('write-docs') !== undefined;
+  const command =
+    process.env['npm_lifecycle_event'] !== undefined && process.argv.length === 2
+      ? `npm run ${process.env['npm_lifecycle_event']}`
+      : `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim();
+
+  const log = (line: string): void => console.log(line);
+  const errors: Record<string, string> = {};
+  const rec = new Recorder();
+  const redis = await startBenchRedis();
+  const started = performance.now();
+  mkdirSync(root('bench/results'), { recursive: true });
+  const jsonPath =
+    profile.name === 'quick' || partial ? 'bench/results/last-run.tmp.json' : 'bench/results/latest.json';
+  const snapshot = (): RunResults => ({
+    date: new Date().toISOString(),
+    command,
+    profile,
+    environment: describeEnvironment(),
+    systems,
+    workloads: only,
+    secondsByWorkload: timings,
+    loadAverage: { ...loads, end: loadavg()[0]! },
+    totalSeconds: Math.round((performance.now() - started) / 100) / 10,
+    errors,
+    figures: rec.figures,
+    ceilings: rec.ceilings,
+    distributions: rec.distributions,
+    details: rec.details,
+  });
+  const timings: Record<string, number> = {};
+  // Other work on the machine skews every figure: the load is recorded next to them.
+  const loads: Record<string, number> = { start: loadavg()[0]! };
+  try {
+    const ctx: Context = { redis, profile, systems, rec, log };
+    log(
+      `delayq bench (${profile.name}): ${only.join(', ')} for ${systems.join(', ')}; Redis on ${redis.url}`,
+    );
+    for (const name of only) {
+      const t = performance.now();
+      loads[name] = loadavg()[0]!;
+      log(`${name}... (load average ${loads[name].toFixed(2)})`);
+      try {
+        await WORKLOADS[name]!(ctx);
+      } catch (err) {
+        // One failed workload must not throw away the others: it is reported in the results and the doc.
+        errors[name] = err instanceof Error ? err.message : String(err);
+        log(`${name} FAILED: ${errors[name]}`);
+      }
+      timings[name] = Math.round((performance.now() - t) / 100) / 10;
+      log(`${name} took ${timings[name]} s`);
+      // Written after every workload, so an interrupted run keeps what it measured.
+      writeFileSync(root(jsonPath), `${JSON.stringify(snapshot(), null, 2)}\n`);
+    }
+  } finally {
+    await redis.stop();
+  }
+  const results = snapshot();
+  writeFileSync(root(jsonPath), `${JSON.stringify(results, null, 2)}\n`);
+  const markdown = markdownReport(results, { jsonPath, chartPath: 'benchmarks-lateness.svg' });
+  if (writeDocs) {
+    mkdirSync(root('docs'), { recursive: true });
+    writeFileSync(root('docs/benchmarks.md'), await formatted(markdown));
+    writeFileSync(root('docs/benchmarks-lateness.svg'), latenessChart(results));
+    log(`wrote ${jsonPath}, docs/benchmarks.md and docs/benchmarks-lateness.svg`);
+  } else {
+    log(markdown);
+    log(
+      `wrote ${jsonPath} (docs/ left alone: ${profile.name === 'quick' ? 'quick run' : 'partial run'}; --write-docs forces it)`,
+    );
+  }
+  log(`total ${results.totalSeconds} s`);
+  if (Object.keys(errors).length > 0) throw new Error(`failed workloads: ${Object.keys(errors).join(', ')}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,116 @@
+/**
+ * W1 immediate throughput: N tiny jobs added in bulk (timed), then one worker process at
+ * concurrency c runs them all (timed in that process, first handler start to last completion).
+ * Redis CPU and commands per job come from INFO deltas around each phase.
+ */
+import { performance } from 'node:perf_hooks';
+import type { NewJob, SystemName } from '../adapters/adapter.js';
+import { createAdapter } from '../adapters/index.js';
+import { ChildWorker } from '../lib/child.js';
+import { chunks, freshQueue, type Context } from '../lib/context.js';
+import { callsBetween, commandCalls, cpuMicros, reset } from '../lib/redis.js';
+
+/** Add `jobs` through the adapter in bulk chunks; returns the time it took, ms. */
+export async function addInBulk(
+  ctx: Context,
+  add: (chunk: NewJob[]) => Promise<void>,
+  count: number,
+  make: (i: number, now: number) => NewJob,
+): Promise<number> {
+  const start = performance.now();
+  for (const range of chunks(
+    Array.from({ length: count }, (_, i) => i),
+    ctx.profile.bulkSize,
+  )) {
+    const now = Date.now();
+    await add(range.map((i) => make(i, now)));
+  }
+  return performance.now() - start;
+}
+
+async function once(ctx: Context, system: SystemName, concurrency: number, count: number): Promise<void> {
+  const { control, url } = ctx.redis;
+  await reset(control);
+  const queue = freshQueue('w1');
+  const adapter = createAdapter(system, { url, queue });
+  try {
+    const cpu0 = await cpuMicros(control);
+    const calls0 = await commandCalls(control);
+    const addMs = await addInBulk(
+      ctx,
+      (c) => adapter.addBulk(c),
+      count,
+      (i, now) => ({
+        payload: { i, due: now },
+        delayMs: 0,
+      }),
+    );
+    const cpu1 = await cpuMicros(control);
+    const calls1 = await commandCalls(control);
+    const child = await ChildWorker.start({
+      system,
+      url,
+      queue,
+      concurrency,
+      settings: 'default',
+      mode: 'count',
+      expect: count,
+    });
+    try {
+      const done = await child.next('done', 600_000);
+      const cpu2 = await cpuMicros(control);
+      const calls2 = await commandCalls(control);
+      const w = 'W1';
+      const tag = `c${concurrency}`;
+      if (concurrency === ctx.profile.w1.concurrencies[0]) {
+        ctx.rec.add(w, 'bulk add', 'jobs/s', 'higher', system, (count / addMs) * 1000);
+        ctx.rec.add(w, 'Redis CPU per added job', 'µs', 'lower', system, (cpu1 - cpu0) / count);
+        ctx.rec.add(
+          w,
+          'Redis commands per added job',
+          'cmds',
+          'lower',
+          system,
+          callsBetween(calls0, calls1) / count,
+        );
+      }
+      ctx.rec.add(
+        w,
+        `processing ${tag}`,
+        'jobs/s',
+        'higher',
+        system,
+        (done.completed / done.elapsedMs) * 1000,
+      );
+      ctx.rec.add(w, `Redis CPU per processed job ${tag}`, 'µs', 'lower', system, (cpu2 - cpu1) / count);
+      ctx.rec.add(
+        w,
+        `Redis commands per processed job ${tag}`,
+        'cmds',
+        'lower',
+        system,
+        callsBetween(calls1, calls2) / count,
+      );
+      ctx.log(
+        `  W1 ${system} c${concurrency}: add ${Math.round((count / addMs) * 1000)}/s, ` +
+          `process ${Math.round((done.completed / done.elapsedMs) * 1000)}/s, ` +
+          `Redis ${((cpu2 - cpu1) / count).toFixed(1)} µs/job`,
+      );
+    } finally {
+      await child.close();
+    }
+  } finally {
+    await adapter.close();
+  }
+}
+
+/** Run W1 for every system, concurrency and repetition. */
+export async function runW1(ctx: Context): Promise<void> {
+  const { w1, reps } = ctx.profile;
+  for (let rep = 1; rep <= reps; rep++) {
+    for (const concurrency of w1.concurrencies) {
+      const count = concurrency === 1 ? w1.jobsAtConcurrency1 : w1.jobs;
+      for (const system of ctx.systems) await once(ctx, system, concurrency, count);
+    }
+  }
+}

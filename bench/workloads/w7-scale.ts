@@ -1,0 +1,98 @@
+/**
+ * W7 scale: with N jobs waiting far in the future, (a) how fast a worker at concurrency 50 runs a
+ * batch of immediate jobs, and (b) how long one immediate job takes from add to handler start on
+ * an otherwise idle worker ("claim latency"). The per-job cost should not grow with N.
+ */
+import type { SystemName } from '../adapters/adapter.js';
+import { createAdapter } from '../adapters/index.js';
+import { ChildWorker } from '../lib/child.js';
+import { freshQueue, sleep, type Context } from '../lib/context.js';
+import { reset } from '../lib/redis.js';
+import { median } from '../lib/stats.js';
+import { addInBulk } from './w1-throughput.js';
+
+const FAR_MS = 24 * 3_600_000;
+
+async function once(ctx: Context, system: SystemName, waiting: number): Promise<void> {
+  const { control, url } = ctx.redis;
+  const { jobs, singles, concurrency } = ctx.profile.w7;
+  await reset(control);
+  const queue = freshQueue('w7');
+  const adapter = createAdapter(system, { url, queue });
+  try {
+    await addInBulk(
+      ctx,
+      (c) => adapter.addBulk(c),
+      waiting,
+      (i, now) => ({
+        payload: { i: -1 - i, due: now + FAR_MS },
+        delayMs: FAR_MS,
+      }),
+    );
+    const label = waiting.toLocaleString('en-US');
+
+    // (b) first, while the worker is idle.
+    const single = await ChildWorker.start({
+      system,
+      url,
+      queue,
+      concurrency: 1,
+      settings: 'default',
+      mode: 'each',
+    });
+    const latencies: number[] = [];
+    try {
+      for (let i = 0; i < singles; i++) {
+        await adapter.add({ payload: { i, due: Date.now() }, delayMs: 0 });
+        latencies.push((await single.next('started', 30_000)).latenessMs);
+        await sleep(100);
+      }
+    } finally {
+      await single.close();
+    }
+    ctx.rec.add(
+      'W7',
+      `add-to-start latency, ${label} waiting (median)`,
+      'ms',
+      'lower',
+      system,
+      median(latencies),
+    );
+
+    // (a) throughput with the same backlog.
+    await addInBulk(
+      ctx,
+      (c) => adapter.addBulk(c),
+      jobs,
+      (i, now) => ({ payload: { i, due: now }, delayMs: 0 }),
+    );
+    const child = await ChildWorker.start({
+      system,
+      url,
+      queue,
+      concurrency,
+      settings: 'default',
+      mode: 'count',
+      expect: jobs,
+    });
+    try {
+      const done = await child.next('done', 600_000);
+      const rate = (done.completed / done.elapsedMs) * 1000;
+      ctx.rec.add('W7', `processing c${concurrency}, ${label} waiting`, 'jobs/s', 'higher', system, rate);
+      ctx.log(`  W7 ${system} ${label} waiting: ${Math.round(rate)}/s, add-to-start ${median(latencies)} ms`);
+    } finally {
+      await child.close();
+    }
+  } finally {
+    await adapter.close();
+  }
+}
+
+/** Run W7 for every backlog size, system and repetition. */
+export async function runW7(ctx: Context): Promise<void> {
+  for (let rep = 1; rep <= ctx.profile.w7.reps; rep++) {
+    for (const waiting of ctx.profile.w7.waiting) {
+      for (const system of ctx.systems) await once(ctx, system, waiting);
+    }
+  }
+}

@@ -128,6 +128,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           eventsCap: this.eventsCap,
           layout: this.layout,
         }),
+      () => this.inFlight.size >= o.concurrency,
       (err) => this.report(err),
     );
     this.loop = new ClaimLoop({

@@ -30,6 +30,9 @@
 -- ZPOPMIN takes from the head, so count the due jobs first: popping a job that is
 -- not yet due and putting it back would reorder equal scores and cost a write.
 local function take_due(K, now, limit)
+  -- Nothing due (the common case for an idle worker): one read, no count.
+  local head = redis.call('ZRANGE', K.schedule, 0, 0, 'WITHSCORES')
+  if not head[2] or tonumber(head[2]) > now then return {} end
   local due = redis.call('ZCOUNT', K.schedule, '-inf', now)
   if due > limit then due = limit end
   if due == 0 then return {} end

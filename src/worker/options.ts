@@ -52,7 +52,7 @@ export interface WorkerOptions<T = unknown> {
   wheel?: { granularityMs?: number };
   /** Backoff between attempts when the job sets none: a spec or a function. Default exponential from 1 s, capped at 1 h, with jitter. */
   backoff?: Backoff;
-  /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 5 s. */
+  /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 10 s. */
   maxSleepMs?: Duration;
   /** How often this worker reaps expired leases when it is too busy to claim. Default 5 s. */
   reapIntervalMs?: Duration;
@@ -136,7 +136,7 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
   if (leaseMs < 100) throw new ValidationError(`leaseMs must be at least 100 ms, got ${leaseMs}`);
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   if (typeof backoff !== 'function') validateBackoffSpec(backoff, 'backoff');
-  const maxSleepMs = parseDuration(options.maxSleepMs ?? 5_000, 'maxSleepMs');
+  const maxSleepMs = parseDuration(options.maxSleepMs ?? 10_000, 'maxSleepMs');
   const reapIntervalMs = parseDuration(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
   if (maxSleepMs < 1 || reapIntervalMs < 1)
     throw new ValidationError('maxSleepMs and reapIntervalMs must be at least 1 ms');

@@ -5,16 +5,27 @@
 import type { ReapOutput } from '../operations/reap.js';
 import { PeriodicDuty } from './duty.js';
 
-/** A periodic reap. Claims reap too; this covers workers too busy to claim. */
+/**
+ * A periodic reap. Every claim reaps first, and an idle worker's claim loop already wakes at the
+ * earliest lease deadline; so the tick reaps only while `busy()` says the worker has no free slot
+ * (and so is not claiming). That keeps an idle worker's command rate down.
+ */
 export class Reaper {
   private readonly duty: PeriodicDuty;
 
   constructor(
     intervalMs: number,
     private readonly reap: () => Promise<ReapOutput>,
+    busy: () => boolean,
     onError: (err: unknown) => void,
   ) {
-    this.duty = new PeriodicDuty(intervalMs, async () => void (await this.runOnce()), onError);
+    this.duty = new PeriodicDuty(
+      intervalMs,
+      async () => {
+        if (busy()) await this.runOnce();
+      },
+      onError,
+    );
   }
 
   start(): void {

@@ -27,32 +27,63 @@ local function claim_context()
   return K, o
 end
 
+-- Runs `cmd key args...` with `args` in chunks, so no call unpacks more values than Lua allows.
+local UNPACK_CHUNK = 1000
+local function call_chunked(cmd, key, args, per_item)
+  for first = 1, #args, UNPACK_CHUNK * per_item do
+    local last = math.min(#args, first + UNPACK_CHUNK * per_item - 1)
+    redis.call(cmd, key, unpack(args, first, last))
+  end
+end
+
 -- Lease step: lease every job of `taken` to o.worker, appending 5 fields per leased job to `out`.
--- Returns how many were leased.
+-- Returns how many were leased. Reads and writes go one command per key for the whole batch,
+-- not per job: a claim of 50 costs a handful of commands, not hundreds.
 local function lease_taken(K, o, now, taken, out)
-  local claimed = 0
+  if #taken == 0 then return 0 end
+  local ids = {}
+  for i, job in ipairs(taken) do ids[i] = job[1] end
+  local envelopes, metas = {}, {}
+  for first = 1, #ids, UNPACK_CHUNK do
+    local last = math.min(#ids, first + UNPACK_CHUNK - 1)
+    local e = redis.call('HMGET', K.jobs, unpack(ids, first, last))
+    local m = redis.call('HMGET', K.meta, unpack(ids, first, last))
+    for k = 1, last - first + 1 do
+      envelopes[first + k - 1] = e[k]
+      metas[first + k - 1] = m[k]
+    end
+  end
   local deadline = now + o.lease_ms
-  for _, job in ipairs(taken) do
-    local id = job[1]
-    local envelope = redis.call('HGET', K.jobs, id)
-    local meta = read_meta(K.meta, id)
+  -- The counter orders tokens; the claim time makes each unique even if a failover rolled the
+  -- counter back (a claim the replica never saw), so an old holder can never match.
+  local last_token = redis.call('INCRBY', K.token, #taken)
+  local next_token = last_token - #taken
+  local meta_args, active_args, lease_args, limiter_args = {}, {}, {}, {}
+  local claimed = 0
+  for i, job in ipairs(taken) do
+    local id = ids[i]
+    local envelope = envelopes[i]
+    local meta = metas[i] and cjson.decode(metas[i])
     if envelope and meta then
       local due = job[2] or meta.r or now
       meta.a = meta.a + 1
       local encoded_meta = cjson.encode(meta)
-      redis.call('HSET', K.meta, id, encoded_meta)
-      -- The counter orders tokens; the claim time makes each unique even if a failover rolled
-      -- the counter back (a claim the replica never saw), so an old holder can never match.
-      local token = redis.call('INCR', K.token) .. '.' .. now
-      redis.call('ZADD', K.active, deadline, id)
-      redis.call('HSET', K.leases, id, token .. '|' .. now .. '|' .. o.worker)
+      next_token = next_token + 1
+      local token = next_token .. '.' .. now
+      meta_args[#meta_args + 1] = id
+      meta_args[#meta_args + 1] = encoded_meta
+      active_args[#active_args + 1] = deadline
+      active_args[#active_args + 1] = id
+      lease_args[#lease_args + 1] = id
+      lease_args[#lease_args + 1] = token .. '|' .. now .. '|' .. o.worker
+      limiter_args[#limiter_args + 1] = now
+      limiter_args[#limiter_args + 1] = token
       out[#out + 1] = id
       out[#out + 1] = token
       out[#out + 1] = envelope
       out[#out + 1] = encoded_meta
       out[#out + 1] = due
       claimed = claimed + 1
-      if o.rate_max > 0 then redis.call('ZADD', K.limiter, now, token) end
       emit(K, 'claimed', id, 'attempt', meta.a, 'runAt', due, 'at', now, 'worker', o.worker)
     else
       -- A waiting entry without its job can only come from outside delayq (a manual HDEL).
@@ -63,6 +94,12 @@ local function lease_taken(K, o, now, taken, out)
       bury(K, id, now, o.dead_max_count, o.dead_max_age_ms)
     end
   end
+  if claimed > 0 then
+    call_chunked('HSET', K.meta, meta_args, 2)
+    call_chunked('ZADD', K.active, active_args, 2)
+    call_chunked('HSET', K.leases, lease_args, 2)
+    if o.rate_max > 0 then call_chunked('ZADD', K.limiter, limiter_args, 2) end
+  end
   return claimed
 end
 
@@ -70,7 +107,12 @@ local function claim(strategy, K, o)
   local now = now_ms()
   local limit = o.limit
 
-  reap_expired(K, now, REAP_ON_CLAIM, o.dead_max_count, o.dead_max_age_ms)
+  -- Reap first, but only when the earliest lease has expired: one read when none has.
+  local lease_head = redis.call('ZRANGE', K.active, 0, 0, 'WITHSCORES')
+  if lease_head[2] and tonumber(lease_head[2]) <= now then
+    reap_expired(K, now, REAP_ON_CLAIM, o.dead_max_count, o.dead_max_age_ms)
+    lease_head = redis.call('ZRANGE', K.active, 0, 0, 'WITHSCORES')
+  end
 
   -- Rate limit, shared by every worker of the queue: a sliding log of recent starts.
   local window_reopens = -1
@@ -89,10 +131,12 @@ local function claim(strategy, K, o)
 
   local head = strategy.head(K, now)
   local next_at = head
-  local lease_head = redis.call('ZRANGE', K.active, 0, 0, 'WITHSCORES')
-  if lease_head[2] and (next_at == -1 or tonumber(lease_head[2]) < next_at) then
-    next_at = tonumber(lease_head[2])
+  -- The earliest lease deadline: the old head, or this claim's deadline if it is earlier.
+  local earliest_lease = lease_head[2] and tonumber(lease_head[2]) or nil
+  if out[3] > 0 and (earliest_lease == nil or now + o.lease_ms < earliest_lease) then
+    earliest_lease = now + o.lease_ms
   end
+  if earliest_lease and (next_at == -1 or earliest_lease < next_at) then next_at = earliest_lease end
   -- Held back by the rate limit: look again when the window lets the next job start.
   if window_reopens > 0 and head ~= -1 and head <= now then next_at = window_reopens end
   out[2] = next_at

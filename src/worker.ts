@@ -19,7 +19,8 @@ import { validatePayload } from './schema.js';
 import { eventsCapFor } from './events.js';
 import { upgradePayload } from './worker/upgrade.js';
 import { Job } from './job.js';
-import { ack } from './operations/ack.js';
+import { ackMany } from './operations/ack.js';
+import { AckBatcher } from './worker/ack-batcher.js';
 import { claim, type ClaimedJob, type ClaimOutput } from './operations/claim.js';
 import { extend } from './operations/extend.js';
 import { fail, type RecordedError } from './operations/fail.js';
@@ -79,6 +80,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly inFlight = new Map<string, InFlight<T>>();
   private readonly keeper: LeaseKeeper;
   private readonly reaper: Reaper;
+  private readonly acks: AckBatcher;
   private readonly loop: ClaimLoop;
   private readonly subscriber: WakeSubscriber;
   private chosenStrategy: Strategy | undefined;
@@ -118,6 +120,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       onLost: (lease) => this.onLeaseLost(lease, 'not renewed in time'),
       onError: (err) => this.report(err),
     });
+    this.acks = new AckBatcher((jobs) =>
+      ackMany(client, this.keys, { jobs, keepCompleted: o.keepCompleted, eventsCap: this.eventsCap }),
+    );
     this.reaper = new Reaper(
       o.reapIntervalMs,
       () =>
@@ -374,13 +379,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // Stop renewing first: a renewal racing the ack would find the lease gone and cry wolf.
     this.keeper.untrack(flight.lease);
     try {
-      await ack(this.connection.client, this.keys, {
+      const outcome = await this.acks.ack({
         id: claimed.id,
         token: claimed.token,
         knownDeadline: flight.lease.deadline,
-        keepCompleted: this.options.keepCompleted,
-        eventsCap: this.eventsCap,
       });
+      if (outcome.status === 'lost') throw new ScriptLeaseLost(outcome.detail);
       this.emit('completed', job, result);
     } catch (err) {
       this.onSettleError(flight, err);

@@ -1,4 +1,6 @@
--- ack: a job finished; remove it (or keep it in the completed set when retention asks).
+-- ack: jobs finished; remove them (or keep them in the completed set when retention asks).
+-- One call acks a batch: a worker sends every ack that piled up while its last call was in
+-- flight, so a busy worker pays one round trip for many jobs and an idle one waits for none.
 --
 -- KEYS[1] jobs       HASH id -> envelope
 -- KEYS[2] meta       HASH id -> bookkeeping
@@ -7,12 +9,12 @@
 -- KEYS[5] errors     HASH id -> last error
 -- KEYS[6] completed  ZSET id -> finished at ms (only used when retention keeps jobs)
 -- KEYS[7] events     STREAM of job events
--- ARGV[1] id, ARGV[2] token, ARGV[3] the lease deadline the caller was last told,
--- ARGV[4] keep completed: max count (0 = keep none), ARGV[5] keep completed: max age ms (0 = no age limit),
--- ARGV[6] events cap
--- Returns: 'OK'; or 'ALREADY' when this ack was already applied (a client resent it after a
---          lost reply); or error 'DELAYQ_LEASE_LOST <why>' and nothing is changed.
--- Guarantee (fencing): only the holder of a valid lease can complete the job.
+-- ARGV[1] keep completed: max count (0 = keep none), ARGV[2] keep completed: max age ms (0 = no
+-- age limit), ARGV[3] events cap, then 3 per job: id, token, the lease deadline the caller was
+-- last told
+-- Returns: per job, 'OK'; or 'ALREADY' when this ack was already applied (a client resent it
+--          after a lost reply); or 'LOST <why>', and nothing is changed for that job.
+-- Guarantee (fencing): only the holder of a valid lease can complete a job.
 
 --!include prelude.lua
 --!include events.lua
@@ -20,37 +22,52 @@
 
 local K = {
   jobs = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], errors = KEYS[5], completed = KEYS[6],
-  events = KEYS[7], events_cap = tonumber(ARGV[6]),
+  events = KEYS[7], events_cap = tonumber(ARGV[3]),
 }
-local id, token, known_deadline = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local keep_count, keep_age_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
+local keep_count, keep_age_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
+local results = {}
+local acked = 0
 
-local lost = check_lease(K, id, token, now)
-if lost then
-  -- While our lease is still valid by the deadline we were told, nobody else can have
-  -- claimed the job; if it is gone or completed and unleased, the remover was this ack.
-  if lost == 'not held' and known_deadline > now and redis.call('HEXISTS', K.leases, id) == 0
-    and (redis.call('HEXISTS', K.jobs, id) == 0 or redis.call('ZSCORE', K.completed, id)) then
-    return 'ALREADY'
+for i = 4, #ARGV, 3 do
+  local id, token, known_deadline = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local lost = check_lease(K, id, token, now)
+  if lost then
+    -- While our lease is still valid by the deadline we were told, nobody else can have
+    -- claimed the job; if it is gone or completed and unleased, the remover was this ack.
+    if lost == 'not held' and known_deadline > now and redis.call('HEXISTS', K.leases, id) == 0
+      and (redis.call('HEXISTS', K.jobs, id) == 0 or redis.call('ZSCORE', K.completed, id)) then
+      results[#results + 1] = 'ALREADY'
+    else
+      results[#results + 1] = 'LOST ' .. lost
+    end
+  else
+    local started = tonumber(string.match(redis.call('HGET', K.leases, id), '^[^|]*|(%d+)'))
+    redis.call('ZREM', K.active, id)
+    redis.call('HDEL', K.leases, id)
+    redis.call('HDEL', K.errors, id)
+    emit(K, 'completed', id, 'at', now, 'runMs', now - started)
+    if keep_count > 0 then
+      redis.call('ZADD', K.completed, now, id)
+    else
+      redis.call('HDEL', K.jobs, id)
+      redis.call('HDEL', K.meta, id)
+    end
+    results[#results + 1] = 'OK'
+    acked = acked + 1
   end
-  return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
 end
 
-local started = tonumber(string.match(redis.call('HGET', K.leases, id), '^[^|]*|(%d+)'))
-redis.call('ZREM', K.active, id)
-redis.call('HDEL', K.leases, id)
-redis.call('HDEL', K.errors, id)
-emit(K, 'completed', id, 'at', now, 'runMs', now - started)
-if keep_count > 0 then
-  redis.call('ZADD', K.completed, now, id)
+-- Retention: trim the completed set once per batch that completed something, by age and then
+-- by count. A call that applied nothing changes nothing.
+if keep_count > 0 and acked > 0 then
   local drop = {}
   if keep_age_ms > 0 then
-    drop = redis.call('ZRANGEBYSCORE', K.completed, '-inf', '(' .. (now - keep_age_ms), 'LIMIT', 0, 100)
+    drop = redis.call('ZRANGEBYSCORE', K.completed, '-inf', '(' .. (now - keep_age_ms), 'LIMIT', 0, 1000)
   end
   local excess = redis.call('ZCARD', K.completed) - #drop - keep_count
   if excess > 0 then
-    for _, old in ipairs(redis.call('ZRANGE', K.completed, #drop, #drop + math.min(excess, 100) - 1)) do
+    for _, old in ipairs(redis.call('ZRANGE', K.completed, #drop, #drop + math.min(excess, 1000) - 1)) do
       drop[#drop + 1] = old
     end
   end
@@ -59,8 +76,5 @@ if keep_count > 0 then
     redis.call('HDEL', K.jobs, unpack(drop))
     redis.call('HDEL', K.meta, unpack(drop))
   end
-else
-  redis.call('HDEL', K.jobs, id)
-  redis.call('HDEL', K.meta, id)
 end
-return 'OK'
+return results

@@ -17,13 +17,19 @@ async function lateness(): Promise<void> {
   const name = 'lateness';
   const queue = new Queue<number>(name, { connection: url });
   const late: number[] = [];
-  const worker = new Worker<number>(name, async (job) => void late.push(job.claimedAt.getTime() - job.runAt.getTime()), {
-    connection: url,
-    concurrency: 50,
-  });
+  const worker = new Worker<number>(
+    name,
+    async (job) => void late.push(job.claimedAt.getTime() - job.runAt.getTime()),
+    {
+      connection: url,
+      concurrency: 50,
+    },
+  );
   await worker.waitUntilReady();
   const n = 1_000;
-  await queue.addBulk(Array.from({ length: n }, (_, i) => ({ payload: i, opts: { delay: 200 + Math.floor((i / n) * 5_000) } })));
+  await queue.addBulk(
+    Array.from({ length: n }, (_, i) => ({ payload: i, opts: { delay: 200 + Math.floor((i / n) * 5_000) } })),
+  );
   while (late.length < n) await new Promise((r) => setTimeout(r, 20));
   const sorted = late.sort((a, b) => a - b);
   console.log(
@@ -67,7 +73,8 @@ async function idle(): Promise<void> {
   const calls = async (): Promise<number> => {
     const info = await r.info('commandstats');
     let total = 0;
-    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) if (m[1] !== 'info') total += Number(m[2]);
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+      if (m[1] !== 'info') total += Number(m[2]);
     return total;
   };
   await new Promise((res) => setTimeout(res, 500));
@@ -75,7 +82,9 @@ async function idle(): Promise<void> {
   const windowMs = 20_000;
   await new Promise((res) => setTimeout(res, windowMs));
   const rate = ((await calls()) - before) / (windowMs / 1000);
-  console.log(`idle worker: ${rate.toFixed(2)} Redis commands/s over ${windowMs / 1000} s (scripts' inner commands included)`);
+  console.log(
+    `idle worker: ${rate.toFixed(2)} Redis commands/s over ${windowMs / 1000} s (scripts' inner commands included)`,
+  );
   await r.quit();
   await worker.close();
 }

@@ -77,6 +77,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper();
+  /** Running jobs by lease token: the same job can be here twice (a lapsed lease re-claimed). */
   private readonly inFlight = new Map<string, InFlight<T>>();
   private readonly keeper: LeaseKeeper;
   private readonly reaper: Reaper;
@@ -322,11 +323,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       lossReported: false,
       done: Promise.resolve(),
     };
-    this.inFlight.set(claimed.id, flight);
+    this.inFlight.set(claimed.token, flight);
     this.keeper.track(flight.lease);
     flight.done = this.process(flight).finally(() => {
       this.keeper.untrack(flight.lease);
-      this.inFlight.delete(claimed.id);
+      this.inFlight.delete(claimed.token);
       const waiter = this.slotWaiters.shift();
       waiter?.();
     });
@@ -474,7 +475,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   private onLeaseLost(lease: HeldLease, detail: string, resultRefused = false): void {
     lease.lost = true;
-    const flight = this.inFlight.get(lease.id);
+    const flight = this.inFlight.get(lease.token);
     const error = new LeaseLostError(lease.id, detail);
     if (flight && !flight.controller.signal.aborted) flight.controller.abort(error);
     if (flight && flight.lossReported && !resultRefused) return;

@@ -23,6 +23,9 @@ for i = 2, #ARGV, 2 do
     local deadline = now + lease_ms
     local current = tonumber(redis.call('ZSCORE', K.active, id))
     if deadline > current then
+      -- ZREM first: over maxmemory Redis refuses a script's first write if it is one that adds
+      -- memory (ZADD), but not once the script has written; a lease must stay renewable then.
+      redis.call('ZREM', K.active, id)
       redis.call('ZADD', K.active, deadline, id)
     else
       deadline = current

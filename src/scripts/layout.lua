@@ -24,7 +24,9 @@ if not stored then
   local has_wheel = redis.call('LLEN', KEYS[3]) > 0 or redis.call('ZCARD', KEYS[4]) > 0
   if wanted == 'zset' and has_wheel then return redis.error_reply('DELAYQ_LAYOUT_MISMATCH wheel') end
   if wanted ~= 'zset' and has_zset then return redis.error_reply('DELAYQ_LAYOUT_MISMATCH zset') end
-  redis.call('SET', KEYS[1], wanted)
+  -- pcall: over maxmemory Redis refuses the SET, and a worker must still be able to start (and
+  -- drain a full queue). Unrecorded, the layout is recorded by the next caller that can.
+  redis.pcall('SET', KEYS[1], wanted)
   stored = wanted
 elseif wanted ~= '' and stored ~= wanted then
   return redis.error_reply('DELAYQ_LAYOUT_MISMATCH ' .. stored)

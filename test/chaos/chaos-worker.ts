@@ -1,0 +1,253 @@
+/**
+ * A delayq Worker in its own process for the chaos suite. Run with
+ * `node --import tsx test/chaos/chaos-worker.ts '<json ChaosWorkerConfig>'`; spawned by
+ * worker-handle.ts. Adapted from test/support/worker-process.ts, with what the checker needs:
+ *
+ * - The lease token of every run. The public Job does not expose it, so the worker is given its
+ *   own ioredis client and every script reply is read on the way back (claims, extends, and the
+ *   outcome of every ack, fail and release, with the token it was sent with). Nothing is changed.
+ * - Handlers driven by the payload (ChaosPayload): sleep, fail, crash the process, block the loop.
+ *
+ * Every line goes to the ledger with appendFileSync, so a SIGKILL loses nothing already written.
+ * Prints `ready {"pid":..,"workerId":..}` once claiming. On SIGTERM or SIGINT it closes the worker
+ * (in-flight jobs finish or are released within closeTimeoutMs) and exits 0.
+ */
+import { appendFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { Worker, type Job } from '../../src/index.js';
+import { script } from '../../src/redis/scripts.js';
+import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
+
+/** What the parent passes in argv[2] (JSON). */
+export interface ChaosWorkerConfig {
+  url: string;
+  queue: string;
+  ledger: string;
+  concurrency: number;
+  leaseMs: number;
+  /** How long close() waits for running handlers on SIGTERM before releasing their jobs. */
+  closeTimeoutMs: number;
+  /** Set on every connection of this process, so CLIENT KILL can find them. */
+  connectionName: string;
+  maxSleepMs?: number;
+  reapIntervalMs?: number;
+}
+
+const config = JSON.parse(process.argv[2] ?? '') as ChaosWorkerConfig;
+const pid = process.pid;
+
+function record(entry: ChaosEntry): void {
+  appendFileSync(config.ledger, `${JSON.stringify(entry)}\n`);
+}
+
+// --- Reading script replies -------------------------------------------------------------------
+
+const scriptsDir = fileURLToPath(new URL('../../src/scripts/', import.meta.url));
+const names = readdirSync(scriptsDir)
+  .filter((f) => f.endsWith('.lua'))
+  .map((f) => f.slice(0, -4));
+const bySha = new Map(names.map((n) => [script(n).sha, n]));
+const bySource = new Map(names.map((n) => [script(n).source, n]));
+
+function text(value: unknown): string {
+  return Buffer.isBuffer(value) ? value.toString() : String(value);
+}
+
+/** The token of this process's latest claim of each job id. */
+const latestToken = new Map<string, string>();
+
+function outcomeOf(err: unknown): CallOutcome | null {
+  const message = err instanceof Error ? err.message : String(err);
+  if (message.startsWith('NOSCRIPT')) return null; // runScript sends EVAL next; that one counts
+  const lost = /^DELAYQ_LEASE_LOST\s*(.*)$/s.exec(message);
+  return lost ? `refused: ${lost[1] ?? ''}` : `error: ${message.slice(0, 200)}`;
+}
+
+function observe(name: string, argv: string[], reply: unknown, err: unknown, resent: boolean): void {
+  const at = Date.now();
+  if (name === 'claim-zpopmin' || name === 'claim-range') {
+    if (err !== undefined || !Array.isArray(reply)) return;
+    const r = reply as unknown[];
+    const count = Number(text(r[2]));
+    const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
+    for (let i = 0; i < count; i++) {
+      const base = 3 + i * 5;
+      const id = text(r[base]);
+      const token = text(r[base + 1]);
+      const meta = JSON.parse(text(r[base + 3])) as { a: number };
+      jobs.push({ id, token, attempt: meta.a, runAt: Number(text(r[base + 4])) });
+      latestToken.set(id, token);
+    }
+    if (jobs.length > 0) {
+      record({ phase: 'claim', pid, at, now: Number(text(r[0])), leaseMs: Number(argv[1]), jobs });
+    }
+    return;
+  }
+  if (name === 'extend') {
+    if (err !== undefined || !Array.isArray(reply)) return;
+    const r = reply as unknown[];
+    const leases: Array<{ id: string; token: string; deadline: number }> = [];
+    for (let i = 1; i + 1 < argv.length; i += 2) {
+      leases.push({ id: argv[i]!, token: argv[i + 1]!, deadline: Number(text(r[(i + 1) / 2])) });
+    }
+    record({ phase: 'extend', pid, at, now: Number(text(r[0])), leases });
+    return;
+  }
+  // ack.lua takes a batch: ARGV = keep count, keep age, events cap, then id, token, known deadline
+  // per job; the reply has one status per job ('OK', 'ALREADY', 'LOST <why>').
+  if (name === 'ack') {
+    const failed = err === undefined ? null : outcomeOf(err);
+    if (err !== undefined && failed === null) return;
+    for (let i = 3, n = 0; i + 2 < argv.length; i += 3, n++) {
+      let outcome: CallOutcome;
+      if (failed !== null) {
+        outcome = failed;
+      } else {
+        const status = text((reply as unknown[])[n]);
+        outcome =
+          status === 'OK'
+            ? 'ok'
+            : status === 'ALREADY'
+              ? 'already'
+              : `refused: ${status.replace(/^LOST /, '')}`;
+      }
+      record({ phase: 'ack', pid, id: argv[i]!, token: argv[i + 1]!, outcome, at, resent });
+    }
+    return;
+  }
+  if (name === 'fail' || name === 'release') {
+    let outcome: CallOutcome | null;
+    if (err !== undefined) {
+      outcome = outcomeOf(err);
+    } else if (name === 'fail') {
+      const kind = Array.isArray(reply) ? text(reply[0]) : '';
+      outcome = kind === 'RETRY' ? 'retry' : kind === 'DEAD' ? 'dead' : 'already';
+    } else {
+      outcome = reply === 1 ? 'released' : 'not-released';
+    }
+    if (outcome !== null) record({ phase: name, pid, id: argv[0]!, token: argv[1]!, outcome, at, resent });
+  }
+}
+
+type CallBuffer = (command: string, ...args: unknown[]) => Promise<unknown>;
+
+const client = new Redis(config.url, { maxRetriesPerRequest: null, connectionName: config.connectionName });
+client.on('error', () => {
+  // Reconnects are the point of the exercise; the worker reports failed commands itself.
+});
+// ioredis resends commands that were in flight when a connection dropped: such a call may have
+// been applied twice (the second copy then sees the first one's effect).
+let closes = 0;
+client.on('close', () => closes++);
+const noscript = new Map<string, number>();
+const send = client.callBuffer.bind(client) as unknown as CallBuffer;
+(client as unknown as { callBuffer: CallBuffer }).callBuffer = async (command, ...args) => {
+  const upper = command.toUpperCase();
+  const name =
+    upper === 'EVALSHA'
+      ? bySha.get(text(args[0]))
+      : upper === 'EVAL'
+        ? bySource.get(text(args[0]))
+        : undefined;
+  if (name === undefined) return send(command, ...args);
+  const argv = args.slice(2 + Number(text(args[1]))).map(text);
+  // After a Redis restart a resent EVALSHA meets an empty script cache: NOSCRIPT, and runScript
+  // sends EVAL next. That EVAL belongs to the first call, and so does whether it was resent.
+  const key = `${name}\u0000${argv.join('\u0000')}`;
+  const closesBefore = noscript.get(key) ?? closes;
+  noscript.delete(key);
+  try {
+    const reply = await send(command, ...args);
+    observe(name, argv, reply, undefined, closes !== closesBefore);
+    return reply;
+  } catch (err) {
+    if (err instanceof Error && err.message.startsWith('NOSCRIPT')) noscript.set(key, closesBefore);
+    observe(name, argv, undefined, err, closes !== closesBefore);
+    throw err;
+  }
+};
+
+// --- The worker --------------------------------------------------------------------------------
+
+const tokenOf = new WeakMap<Job<ChaosPayload>, string>();
+
+const worker = new Worker<ChaosPayload>(
+  config.queue,
+  async (job) => {
+    const token = latestToken.get(job.id) ?? '?';
+    tokenOf.set(job, token);
+    const start = Date.now();
+    record({ phase: 'start', pid, id: job.id, token, attempt: job.attempt, start });
+    const p = job.payload;
+    if (p.crash) {
+      process.kill(pid, 'SIGKILL');
+      await new Promise(() => {});
+    }
+    if (p.blockMs) {
+      const until = Date.now() + p.blockMs;
+      while (Date.now() < until) {
+        // Blocking the event loop on purpose: no lease renewal can run meanwhile.
+      }
+    }
+    // Ignores job.signal on purpose: a handler that runs on after losing its lease is the case
+    // fencing must handle.
+    if (p.ms > 0) await new Promise((resolve) => setTimeout(resolve, p.ms));
+    record({ phase: 'end', pid, id: job.id, token, attempt: job.attempt, start, end: Date.now() });
+    if (p.failAlways || (p.failOnce && job.attempt === 1)) throw new Error(DELIBERATE);
+  },
+  {
+    connection: client,
+    concurrency: config.concurrency,
+    leaseMs: config.leaseMs,
+    backoff: { type: 'fixed', delay: 50 },
+    ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
+    ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
+  },
+);
+
+for (const event of ['completed', 'failed', 'dead'] as const) {
+  worker.on(event, (job: Job<ChaosPayload> | null, ...rest: unknown[]) => {
+    const err = event === 'completed' ? undefined : (rest[0] as Error);
+    const id = job?.id ?? (event === 'dead' ? String(rest[1]) : null);
+    record({ phase: 'event', pid, event, id, message: err?.message ?? '', at: Date.now() });
+  });
+}
+worker.on('error', (err) => {
+  const { jobId } = err as Error & { jobId?: unknown };
+  record({
+    phase: 'event',
+    pid,
+    event: 'error',
+    id: typeof jobId === 'string' ? jobId : null,
+    message: err.message.slice(0, 300),
+    at: Date.now(),
+  });
+});
+
+let closing = false;
+function shutDown(): void {
+  if (closing) return;
+  closing = true;
+  worker
+    .close({ timeoutMs: config.closeTimeoutMs })
+    .then(async () => {
+      record({ phase: 'exit', pid, at: Date.now(), how: 'closed' });
+      await client.quit().catch(() => client.disconnect());
+      process.exit(0);
+    })
+    .catch((err: unknown) => {
+      console.error('chaos-worker: close failed', err);
+      process.exit(1);
+    });
+}
+process.on('SIGTERM', shutDown);
+process.on('SIGINT', shutDown);
+
+try {
+  await worker.waitUntilReady();
+} catch (err) {
+  console.error('chaos-worker: the worker did not start', err);
+  process.exit(1);
+}
+process.stdout.write(`ready ${JSON.stringify({ pid, workerId: worker.id })}\n`);

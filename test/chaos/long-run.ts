@@ -1,0 +1,56 @@
+/**
+ * The long chaos run (`npm run test:chaos`): by default 20,000 jobs and 60 faults of every kind,
+ * with appendonly yes + appendfsync always. Prints the checker's counts and exits 1 on any
+ * violation. Options: --jobs N --faults N --workers N --concurrency N --lease MS --inject MS
+ * --seed N --kinds kill,stop,... --no-persistence (the control: with --kinds redis-restart the checker
+ * must then report lost jobs).
+ */
+import { parseArgs } from 'node:util';
+import type { FaultKind } from './checker.js';
+import { formatCounts } from './checker.js';
+import { runChaos } from './run.js';
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '20000' },
+    faults: { type: 'string', default: '60' },
+    workers: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '16' },
+    lease: { type: 'string', default: '2000' },
+    inject: { type: 'string', default: '120000' },
+    spread: { type: 'string', default: '10000' },
+    seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+    kinds: { type: 'string', default: 'kill,stop,term,client-kill,stall,reset,redis-restart' },
+    'no-persistence': { type: 'boolean', default: false },
+  },
+});
+
+const kinds = values.kinds.split(',') as FaultKind[];
+const persistence = !values['no-persistence'];
+const options = {
+  jobs: Number(values.jobs),
+  faults: Number(values.faults),
+  kinds,
+  workers: Number(values.workers),
+  concurrency: Number(values.concurrency),
+  leaseMs: Number(values.lease),
+  injectMs: Number(values.inject),
+  dueSpreadMs: Number(values.spread),
+  persistence,
+  failAlwaysShare: 0.01,
+  failOnceShare: 0.03,
+  attempts: 25,
+  drainTimeoutMs: 180_000,
+  seed: Number(values.seed),
+  log: (line: string) => console.log(`[chaos +${Math.round((Date.now() - t0) / 1000)}s] ${line}`),
+};
+const t0 = Date.now();
+console.log(
+  `chaos: ${options.jobs} jobs, ${options.faults} faults over ${options.injectMs} ms, ${options.workers}x${options.concurrency} workers, lease ${options.leaseMs} ms, seed ${options.seed}, persistence ${persistence ? 'appendfsync always' : 'OFF (control)'}`,
+);
+const result = await runChaos(options);
+console.log(formatCounts(result.counts, result.faultsByKind));
+console.log(`took ${Math.round(result.durationMs / 1000)} s`);
+for (const v of result.violations) console.log(`VIOLATION ${v}`);
+console.log(result.ok ? 'chaos: OK' : 'chaos: FAILED');
+process.exit(result.ok ? 0 : 1);

@@ -1,0 +1,280 @@
+/**
+ * Least privilege (issue 8, item 4): the ACL rules of docs/SECURITY.md, read from that file and
+ * applied to a real redis-server, are enough for a producer, a worker and a read-only dashboard to
+ * do their work, and no more: a producer cannot claim (or extend, ack, release, or write a lease),
+ * no role reaches another queue, and the dashboard cannot write.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Redis, type RedisOptions } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { Queue, Worker, type Job } from '../../src/index.js';
+import { discoverQueues, dueHistogram, serverNow } from '../../src/dashboard/read.js';
+import { ack } from '../../src/operations/ack.js';
+import { claim } from '../../src/operations/claim.js';
+import { extend } from '../../src/operations/extend.js';
+import { fail } from '../../src/operations/fail.js';
+import { release } from '../../src/operations/release.js';
+import { queueKeys } from '../../src/redis/keys.js';
+import { useRedis, waitFor } from '../support/fixtures.js';
+
+const redis = useRedis();
+const QUEUE = 'emails';
+const keys = queueKeys(QUEUE);
+
+interface Rule {
+  user: string;
+  password: string;
+  args: string[];
+}
+
+/** The ACL rules of docs/SECURITY.md: the lines of its ```acl block, split into SETUSER arguments. */
+export function documentedRules(): Map<string, Rule> {
+  const doc = readFileSync(fileURLToPath(new URL('../../docs/SECURITY.md', import.meta.url)), 'utf8');
+  const block = /```acl\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (block === undefined) throw new Error('docs/SECURITY.md has no ```acl block');
+  const rules = new Map<string, Rule>();
+  for (const line of block.split('\n').filter((l) => l.trim() !== '')) {
+    const [kw, user, ...args] = line.match(/\([^)]*\)|\S+/g) ?? [];
+    if (kw !== 'user' || user === undefined) throw new Error(`not an ACL file line: ${line}`);
+    const password = args.find((a) => a.startsWith('>'))?.slice(1);
+    if (password === undefined) throw new Error(`rule for ${user} has no password`);
+    rules.set(user, { user, password, args });
+  }
+  return rules;
+}
+
+const rules = documentedRules();
+let admin: Redis;
+const cleanups: Array<() => Promise<unknown>> = [];
+
+function as(role: string, extra: RedisOptions = {}): RedisOptions {
+  const rule = rules.get(role);
+  if (!rule) throw new Error(`docs/SECURITY.md has no rule for ${role}`);
+  const url = new URL(redis.url());
+  return {
+    host: url.hostname,
+    port: Number(url.port),
+    username: rule.user,
+    password: rule.password,
+    ...extra,
+  };
+}
+
+function clientAs(role: string): Redis {
+  const c = new Redis(as(role, { maxRetriesPerRequest: 1 }));
+  cleanups.push(() => c.quit());
+  return c;
+}
+
+function queueAs<T>(role: string, name = QUEUE): Queue<T> {
+  const q = new Queue<T>(name, { connection: as(role) });
+  cleanups.push(() => q.close());
+  return q;
+}
+
+beforeAll(async () => {
+  admin = new Redis(redis.url());
+  for (const rule of rules.values()) {
+    await admin.call('ACL', 'SETUSER', rule.user, 'reset', ...rule.args);
+  }
+});
+afterEach(async () => {
+  for (const close of cleanups.splice(0).reverse()) await close().catch(() => undefined);
+  await admin.flushall();
+});
+afterAll(async () => {
+  await admin?.quit();
+});
+
+/** Resolve to the NOPERM message `call` fails with; fail the test if it succeeds. */
+async function refused(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (err) {
+    const message = (err as Error).message;
+    expect(message).toMatch(/NOPERM|can't (access|run)|no permissions/);
+    return message;
+  }
+  throw new Error('expected NOPERM, but the call succeeded');
+}
+
+const claimInput = (workerId: string) => ({
+  strategy: 'zpopmin' as const,
+  limit: 10,
+  leaseMs: 30_000,
+  workerId,
+  deadMaxCount: 1_000,
+  deadMaxAgeMs: 0,
+  rate: { max: 0, perMs: 0 },
+  eventsCap: 10_000,
+});
+
+describe('ACL rules of docs/SECURITY.md', () => {
+  test('the document has the three roles', () => {
+    expect([...rules.keys()].sort()).toEqual(['delayq-dashboard', 'delayq-producer', 'delayq-worker']);
+  });
+
+  test('a producer does all of its work', async () => {
+    const q = queueAs<{ n: number }>('delayq-producer');
+    await q.add({ n: 1 }, { id: 'a', delay: 60_000 });
+    await q.addBulk([
+      { payload: { n: 2 }, opts: { id: 'b', delay: 60_000 } },
+      { payload: { n: 3 }, opts: { id: 'c' } },
+    ]);
+    expect((await q.get('a'))?.payload).toEqual({ n: 1 });
+    expect(await q.get('nope')).toBeNull();
+    expect(await q.counts()).toMatchObject({ scheduled: 3 });
+    expect((await q.list('scheduled')).map((j) => j.id)).toEqual(['c', 'a', 'b']);
+    expect(await q.list('active')).toEqual([]);
+    expect(await q.reschedule('a', { delay: 120_000 })).toBe(true);
+    expect(await q.cancel('b')).toBe(true);
+    // Dead-set management: make 'c' dead with the worker's rights, then retry and remove it.
+    const worker = clientAs('delayq-worker');
+    const [held] = (await claim(worker, keys, claimInput('w'))).jobs;
+    expect(held?.id).toBe('c');
+    await fail(worker, keys, {
+      id: 'c',
+      token: held!.token,
+      retryDelayMs: null,
+      error: { name: 'Error', message: 'boom' },
+      deadMaxCount: 1_000,
+      deadMaxAgeMs: 0,
+      eventsCap: 10_000,
+    });
+    expect((await q.dead.list()).map((j) => j.id)).toEqual(['c']);
+    expect(await q.dead.retry('c')).toBe(1);
+    expect((await q.get('c'))?.state).toBe('scheduled');
+    expect(await q.dead.retry('all')).toBe(0);
+    expect(await q.dead.remove('c')).toBe(false);
+  });
+
+  test('a worker does all of its work: complete, fail and retry, die, extend, release at close', async () => {
+    const producer = queueAs<{ kind: string }>('delayq-producer');
+    const seen: string[] = [];
+    const errors: Error[] = [];
+    let releaseStarted = false;
+    const worker = new Worker<{ kind: string }>(
+      QUEUE,
+      async (job: Job<{ kind: string }>) => {
+        seen.push(`${job.id}#${job.attempt}`);
+        if (job.payload.kind === 'flaky' && job.attempt === 1) throw new Error('first try fails');
+        if (job.payload.kind === 'doomed') throw new Error('always fails');
+        if (job.payload.kind === 'long') {
+          await job.extendLease(10_000);
+          releaseStarted = true;
+          await new Promise((resolve) => setTimeout(resolve, 60_000));
+        }
+      },
+      { connection: as('delayq-worker'), concurrency: 4, backoff: { type: 'fixed', delay: 10 } },
+    );
+    worker.on('error', (err) => errors.push(err));
+    cleanups.push(() => worker.close({ timeoutMs: 100 }));
+    await worker.waitUntilReady();
+    await producer.addBulk([
+      { payload: { kind: 'ok' }, opts: { id: 'ok' } },
+      { payload: { kind: 'flaky' }, opts: { id: 'flaky', attempts: 2 } },
+      { payload: { kind: 'doomed' }, opts: { id: 'doomed', attempts: 2 } },
+      { payload: { kind: 'long' }, opts: { id: 'long' } },
+    ]);
+    await waitFor(async () => releaseStarted && (await producer.counts()).dead === 1 && seen.length >= 6, {
+      timeoutMs: 15_000,
+      what: 'every job run',
+    });
+    await worker.close({ timeoutMs: 100 });
+    expect(errors).toEqual([]);
+    expect(seen.sort()).toEqual(['doomed#1', 'doomed#2', 'flaky#1', 'flaky#2', 'long#1', 'ok#1']);
+    expect((await producer.get('doomed'))?.lastError?.message).toBe('always fails');
+    const long = await producer.get('long');
+    expect(long?.state, 'released at close').toBe('scheduled');
+    expect(long?.attempts).toBe(0);
+    expect(await producer.counts()).toMatchObject({ scheduled: 1, active: 0, dead: 1 });
+  });
+
+  test('a producer cannot claim, extend, ack or release, nor write a lease or the token', async () => {
+    const producer = queueAs<number>('delayq-producer');
+    await producer.add(1, { id: 'x' });
+    const p = clientAs('delayq-producer');
+    await refused(claim(p, keys, claimInput('intruder')));
+    expect((await producer.get('x'))?.state, 'the job is untouched').toBe('scheduled');
+    // Even with a token in hand (the worker's), nothing token-checked goes through.
+    const w = clientAs('delayq-worker');
+    const [held] = (await claim(w, keys, claimInput('w'))).jobs;
+    expect(held).toBeDefined();
+    const lease = (await producer.get('x'))?.lease;
+    expect(lease?.workerId, 'the producer can read the lease').toBe('w');
+    const token = held!.token;
+    await refused(extend(p, keys, 60_000, [{ id: 'x', token }]));
+    await refused(release(p, keys, { id: 'x', token, delayMs: 0, eventsCap: 0 }));
+    await refused(
+      ack(p, keys, {
+        id: 'x',
+        token,
+        knownDeadline: held!.deadline,
+        keepCompleted: { count: 0, ageMs: 0 },
+        eventsCap: 0,
+      }),
+    );
+    await refused(p.hset(keys.leases, 'x', `${token}|0|intruder`));
+    await refused(p.zadd(keys.active, 0, 'x'));
+    await refused(p.incrby(keys.token, 1));
+    await refused(p.zpopmin(keys.schedule));
+    await refused(p.call('EVAL', "return redis.call('HSET', KEYS[1], 'x', 'forged')", 1, keys.leases));
+    expect(await admin.hget(keys.leases, 'x')).toMatch(/^[\d.]+\|\d+\|w$/);
+  });
+
+  test('no role reaches another queue', async () => {
+    const other = queueKeys('other');
+    await refused(queueAs<number>('delayq-producer', 'other').add(1));
+    await refused(clientAs('delayq-producer').zcard(other.schedule));
+    await refused(claim(clientAs('delayq-worker'), other, claimInput('w')));
+    await refused(clientAs('delayq-worker').subscribe(other.wake));
+    expect(await admin.keys('dq:{other}:*')).toEqual([]);
+  });
+
+  test('the dashboard reads everything and writes nothing', async () => {
+    const producer = queueAs<number>('delayq-producer');
+    await producer.addBulk([
+      { payload: 1, opts: { id: 'soon', delay: 5_000 } },
+      { payload: 2, opts: { id: 'later', delay: 120_000 } },
+    ]);
+    const board = queueAs<number>('delayq-dashboard');
+    const c = clientAs('delayq-dashboard');
+    expect(await discoverQueues(c)).toEqual([QUEUE]);
+    expect(await board.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+    expect((await board.list('scheduled')).map((j) => j.id)).toEqual(['soon', 'later']);
+    expect((await board.get('later'))?.payload).toBe(2);
+    const histogram = await dueHistogram(c, keys, await serverNow(c));
+    expect(histogram.counts.reduce((a, b) => a + b, 0) + histogram.overdue).toBe(2);
+    // It follows the events stream too (XREVRANGE, XREAD).
+    const stop = new AbortController();
+    const seen: string[] = [];
+    for await (const event of board.events({ from: '0', signal: stop.signal, blockMs: 100 })) {
+      seen.push(`${event.type} ${event.jobId}`);
+      if (seen.length === 2) stop.abort();
+    }
+    expect(seen).toEqual(['added soon', 'added later']);
+
+    await refused(board.add(3));
+    await refused(board.cancel('soon'));
+    await refused(board.reschedule('soon', { delay: 1 }));
+    // A dead job to try retrying and removing.
+    await producer.add(9, { id: 'gone' });
+    const w = clientAs('delayq-worker');
+    const [held] = (await claim(w, keys, claimInput('w'))).jobs;
+    await fail(w, keys, {
+      id: 'gone',
+      token: held!.token,
+      retryDelayMs: null,
+      error: { name: 'Error', message: 'boom' },
+      deadMaxCount: 1_000,
+      deadMaxAgeMs: 0,
+      eventsCap: 0,
+    });
+    expect((await board.dead.list()).map((j) => j.id)).toEqual(['gone']);
+    await refused(board.dead.retry('all'));
+    await refused(board.dead.remove('gone'));
+    await refused(c.del(keys.schedule));
+    expect(await producer.counts()).toMatchObject({ scheduled: 2, dead: 1 });
+  });
+});

@@ -24,6 +24,8 @@ export interface ChildConfig {
   /** Worker options passed through when set (small values make a worker claim and reap eagerly). */
   maxSleepMs?: number;
   reapIntervalMs?: number;
+  /** The worker's rate limit, passed through when set. */
+  limit?: { max: number; per: number };
 }
 
 /** One line of a worker process's ledger. Times named runAt/claimedAt are server clock; the rest local. */
@@ -134,6 +136,7 @@ export async function spawnWorker(options: SpawnWorkerOptions, ledgerPath: strin
     ...(options.workerId !== undefined && { workerId: options.workerId }),
     ...(options.maxSleepMs !== undefined && { maxSleepMs: options.maxSleepMs }),
     ...(options.reapIntervalMs !== undefined && { reapIntervalMs: options.reapIntervalMs }),
+    ...(options.limit !== undefined && { limit: options.limit }),
   };
   const nodeArgs = ['--import', 'tsx', SCRIPT, JSON.stringify(config)];
   const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...nodeArgs] as [

@@ -30,6 +30,7 @@ function readConfig(): ChildConfig {
     ...(config.workerId !== undefined && { workerId: config.workerId }),
     ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
     ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
+    ...(config.limit !== undefined && { limit: config.limit }),
   };
 }
 
@@ -64,6 +65,7 @@ const worker = new Worker<unknown>(
     ...(config.workerId !== undefined && { workerId: config.workerId }),
     ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
     ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
+    ...(config.limit !== undefined && { limit: config.limit }),
   },
 );
 

@@ -1,0 +1,56 @@
+/**
+ * The rate limit holds all worker processes of a queue together: counted from the event stream's
+ * 'claimed' entries (written by the claim script, by the Redis clock), not from the workers' word.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { Queue, type JobEvent } from '../../src/index.js';
+import { parseEvent } from '../../src/events.js';
+import { useWorkerProcesses } from '../support/processes.js';
+import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+
+const redis = useRedis();
+const procs = useWorkerProcesses();
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
+
+it('two worker processes together start at most max jobs per window, in due order', async () => {
+  const name = uniqueQueue('rate');
+  const queue = new Queue<number>(name, { connection: redis.url() });
+  closers.push(() => queue.close());
+  const limit = { max: 5, per: 300 };
+  await Promise.all([
+    procs.spawn({ url: redis.url(), queue: name, concurrency: 10, limit }),
+    procs.spawn({ url: redis.url(), queue: name, concurrency: 10, limit }),
+  ]);
+  const jobs = 25;
+  await queue.addBulk(
+    Array.from({ length: jobs }, (_, i) => ({ payload: i, opts: { id: `r${i}`, runAt: 1_000 + i } })),
+  );
+
+  // Read the stream as it stands (XRANGE) until every job has its 'claimed' entry.
+  const claimed = async (): Promise<JobEvent[]> =>
+    (await queue.client.xrange(queue.keys.events, '-', '+'))
+      .map(parseEvent)
+      .filter((e) => e.type === 'claimed');
+  const claims = await waitFor(
+    async () => {
+      const found = await claimed();
+      return found.length === jobs ? found : null;
+    },
+    { timeoutMs: 15_000, what: `${jobs} claimed events` },
+  );
+  expect(claims).toHaveLength(jobs);
+  const times = claims.map((e) => e.at).sort((a, b) => a - b);
+  // Sliding window: no max + 1 starts within any window of `per`.
+  for (let i = limit.max; i < times.length; i++)
+    expect(times[i]! - times[i - limit.max]!).toBeGreaterThanOrEqual(limit.per);
+  // Both processes took part.
+  expect(new Set(claims.map((e) => e.fields['worker'])).size).toBe(2);
+  // Held-back jobs started window by window in due order: each window's jobs come after the last's.
+  const order = [...claims].sort((a, b) => a.at - b.at).map((e) => Number(e.jobId.slice(1)));
+  for (let i = limit.max; i < order.length; i++) {
+    expect(order[i]!).toBeGreaterThan(Math.max(...order.slice(0, i - limit.max + 1)));
+  }
+});

@@ -43,13 +43,23 @@
 import { isUtf8 } from 'node:buffer';
 import { DecodeError, EncodeError } from '../errors.js';
 import type { Codec, Envelope } from './codec.js';
-import { checkEnvelopeFields, describe, validateEnvelope } from './validate.js';
+import {
+  at,
+  checkEnvelopeFields,
+  className,
+  describe,
+  errorMessage,
+  formatPath,
+  keySegment,
+  mapValueSegment,
+  Problem,
+  validateEnvelope,
+} from './validate.js';
 
 /** The key that marks a tag object on the wire. */
 export const TAG_KEY = '~t';
 
 const TILDE = 0x7e;
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const CANONICAL_BIGINT = /^-?(?:0|[1-9]\d*)$/;
 
 // Frozen and shared: tags without a payload-specific value need no allocation per occurrence.
@@ -71,79 +81,6 @@ export function escapeKey(key: string): string {
 export function unescapeKey(wireKey: string): string | undefined {
   if (wireKey.charCodeAt(0) !== TILDE) return wireKey;
   return wireKey.charCodeAt(1) === TILDE ? wireKey.slice(1) : undefined;
-}
-
-/**
- * A refusal found deep in a value. Segments are collected while the recursion unwinds so that the happy
- * path never builds path strings.
- */
-class Problem extends Error {
-  readonly segments: string[] = [];
-  constructor(
-    problem: string,
-    cause?: unknown,
-    /** For cycles: how many leading segments name the container that is referred back to. */
-    readonly refersToDepth?: number,
-  ) {
-    super(problem, { cause });
-  }
-}
-
-function keySegment(key: string): string {
-  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-}
-
-function mapValueSegment(key: unknown, index: number): string {
-  switch (typeof key) {
-    case 'string':
-      return `.get(${JSON.stringify(key)})`;
-    case 'number':
-    case 'boolean':
-      return `.get(${String(key)})`;
-    case 'bigint':
-      return `.get(${key}n)`;
-    default:
-      return key === null || key === undefined ? `.get(${String(key)})` : `[map value #${index}]`;
-  }
-}
-
-function formatPath(root: string, segments: readonly string[], count = segments.length): string {
-  let path = root;
-  // Segments were pushed innermost first.
-  for (let i = segments.length - 1; i >= segments.length - count; i--) path += segments[i];
-  return path;
-}
-
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * Attaches one path segment to a refusal on its way up. A foreign error (a throwing getter, say) becomes a
- * refusal at the innermost level that sees it; RangeError passes through untouched because near the stack
- * limit even building a Problem can overflow, and the caller reports it as "too deep" instead.
- */
-function at(e: unknown, segment: string, verb: string): unknown {
-  if (e instanceof Problem) {
-    e.segments.push(segment);
-    return e;
-  }
-  if (e instanceof RangeError) return e;
-  const p = new Problem(`could not be ${verb}: ${errorMessage(e)}`, e);
-  p.segments.push(segment);
-  return p;
-}
-
-function className(value: object): string {
-  try {
-    const proto: unknown = Object.getPrototypeOf(value);
-    const ctor: unknown =
-      proto === null || typeof proto !== 'object' ? undefined : Reflect.get(proto, 'constructor');
-    if (typeof ctor === 'function' && ctor.name !== '') return ctor.name;
-  } catch {
-    // A hostile proxy: the generic wording below is still accurate.
-  }
-  return 'a class';
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -29,10 +29,16 @@
 
 -- ZPOPMIN takes from the head, so count the due jobs first: popping a job that is
 -- not yet due and putting it back would reorder equal scores and cost a write.
+-- The schedule's head as take_due found it when it took nothing, so the reply need not read it again.
+local untouched_head = nil
+
 local function take_due(K, now, limit)
   -- Nothing due (the common case for an idle worker): one read, no count.
   local head = redis.call('ZRANGE', K.schedule, 0, 0, 'WITHSCORES')
-  if not head[2] or tonumber(head[2]) > now then return {} end
+  if not head[2] or tonumber(head[2]) > now then
+    untouched_head = head[2] and tonumber(head[2]) or -1
+    return {}
+  end
   local due = redis.call('ZCOUNT', K.schedule, '-inf', now)
   if due > limit then due = limit end
   if due == 0 then return {} end
@@ -44,5 +50,10 @@ local function take_due(K, now, limit)
   return taken
 end
 
+local function head(K)
+  if untouched_head ~= nil then return untouched_head end
+  return schedule_head(K)
+end
+
 local K, o = claim_context()
-return claim({ take = take_due, head = schedule_head }, K, o)
+return claim({ take = take_due, head = head }, K, o)

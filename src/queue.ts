@@ -70,10 +70,18 @@ export interface QueueOptions<T = unknown> {
 /** What add resolves to. */
 export interface AddResult {
   id: string;
-  /** When the job is due (for an existing id: the existing job's due time). */
+  /**
+   * When the job is due (for an existing id: the existing job's due time; for the id of a job
+   * that has already completed: when it completed, as `completedAt`).
+   */
   runAt: Date;
-  /** False when a job with this id already existed; nothing was written then. */
+  /** False when a job with this id already existed or recently completed; nothing was written then. */
   created: boolean;
+  /**
+   * Set when a job with this id completed recently (workers remember completed ids for
+   * `rememberCompleted`, default 5 min): the add was a repeat, so nothing was written.
+   */
+  completedAt?: Date;
   /** With `durability`: how many replicas acknowledged holding the job (at least the number asked). */
   replicated?: number;
 }
@@ -246,7 +254,12 @@ export class Queue<T = unknown> {
     );
     const outputs = written.flat();
     return checkDurability(
-      outputs.map((out, i) => ({ id: inputs[i]!.id, runAt: new Date(out.runAt), created: out.created })),
+      outputs.map((out, i) => ({
+        id: inputs[i]!.id,
+        runAt: new Date(out.runAt),
+        created: out.created,
+        ...(out.completedAt !== undefined && { completedAt: new Date(out.completedAt) }),
+      })),
       outputs,
       durability,
     );

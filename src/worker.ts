@@ -122,7 +122,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       onError: (err) => this.report(err),
     });
     this.acks = new AckBatcher((jobs) =>
-      ackMany(client, this.keys, { jobs, keepCompleted: o.keepCompleted, eventsCap: this.eventsCap }),
+      ackMany(client, this.keys, {
+        jobs,
+        keepCompleted: o.keepCompleted,
+        rememberCompleted: o.rememberCompleted,
+        eventsCap: this.eventsCap,
+      }),
     );
     this.reaper = new Reaper(
       o.reapIntervalMs,

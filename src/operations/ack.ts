@@ -22,29 +22,41 @@ export interface AckJob {
 /** What an ack needs. */
 export interface AckInput extends AckJob {
   keepCompleted: Retention;
+  /** How many ids of completed jobs to remember, and for how long, so a resent add cannot run one again. */
+  rememberCompleted: Retention;
   eventsCap: number;
 }
 
 /** Per job: applied, already applied (a resent ack), or refused because the lease was lost. */
 export type AckOutcome = { status: 'ok' } | { status: 'already' } | { status: 'lost'; detail: string };
 
+/** How many ARGV come before the per-job triples (id, token, known deadline) of ack.lua. */
+export const ACK_ARGS_BEFORE_JOBS = 5;
+
 /** Ack `jobs` in one atomic call; the outcomes are in the same order. */
 export async function ackMany(
   client: RedisClient,
   keys: QueueKeys,
-  input: { jobs: readonly AckJob[]; keepCompleted: Retention; eventsCap: number },
+  input: {
+    jobs: readonly AckJob[];
+    keepCompleted: Retention;
+    rememberCompleted: Retention;
+    eventsCap: number;
+  },
 ): Promise<AckOutcome[]> {
   const args: Array<string | number> = [
     input.keepCompleted.count,
     input.keepCompleted.ageMs,
     input.eventsCap,
+    input.rememberCompleted.count,
+    input.rememberCompleted.ageMs,
   ];
   for (const job of input.jobs) args.push(job.id, job.token, job.knownDeadline);
   const reply = asArray(
     await runScript(
       client,
       script('ack'),
-      [keys.jobs, keys.meta, keys.active, keys.leases, keys.errors, keys.completed, keys.events],
+      [keys.jobs, keys.meta, keys.active, keys.leases, keys.errors, keys.completed, keys.events, keys.done],
       args,
     ),
     'ack',
@@ -62,6 +74,7 @@ export async function ack(client: RedisClient, keys: QueueKeys, input: AckInput)
   const [outcome] = await ackMany(client, keys, {
     jobs: [{ id: input.id, token: input.token, knownDeadline: input.knownDeadline }],
     keepCompleted: input.keepCompleted,
+    rememberCompleted: input.rememberCompleted,
     eventsCap: input.eventsCap,
   });
   if (!outcome || outcome.status === 'lost') throw new ScriptLeaseLost(outcome?.detail ?? 'no reply');

@@ -17,10 +17,14 @@ export interface AddInput {
   meta: Pick<JobMeta, 'm' | 'b' | 'o'>;
 }
 
-/** Per job: whether it was written, and its due time (the existing job's when it was not). */
+/**
+ * Per job: whether it was written, and its due time (the existing job's when it was not); for an
+ * id whose job completed recently (so nothing was written), when it completed.
+ */
 export interface AddOutput {
   created: boolean;
   runAt: number;
+  completedAt?: number;
 }
 
 /** Write `jobs` in one atomic script call, into the queue's `layout`. */
@@ -80,7 +84,7 @@ function guessBuckets(jobs: readonly AddInput[], layout: Layout): number[] {
 }
 
 function addKeys(keys: QueueKeys): string[] {
-  return [keys.schedule, keys.jobs, keys.meta, keys.wake, keys.events];
+  return [keys.schedule, keys.jobs, keys.meta, keys.wake, keys.events, keys.done];
 }
 
 function addArgs(jobs: readonly AddInput[], eventsCap: number): Array<string | number | Buffer> {
@@ -97,8 +101,12 @@ function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): A
   const reply = asArray(raw, 'add');
   // The wheel layout's reply ends with the server's now: the clock bucket guesses start from.
   if (layout.kind === 'wheel') layout.clock.observe(num(reply, 2 * jobs.length, 'add'));
-  return jobs.map((_, i) => ({
-    created: num(reply, 2 * i, 'add') === 1,
-    runAt: num(reply, 2 * i + 1, 'add'),
-  }));
+  return jobs.map((_, i): AddOutput => {
+    const created = num(reply, 2 * i, 'add');
+    const at = num(reply, 2 * i + 1, 'add');
+    // 2: the id belongs to a job that has already run and completed; `at` is when.
+    return created === 2
+      ? { created: false, runAt: at, completedAt: at }
+      : { created: created === 1, runAt: at };
+  });
 }

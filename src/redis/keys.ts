@@ -25,6 +25,11 @@ export type QueueKeys = {
   readonly errors: string;
   /** ZSET id -> time the job completed; only filled when completed-job retention is on. */
   readonly completed: string;
+  /**
+   * ZSET id -> time the job completed, of recently completed jobs (bounded by count and age): an
+   * add of one of these ids, such as one ioredis resends after a lost reply, writes nothing.
+   */
+  readonly done: string;
   /** Pub/sub channel: "the head of the schedule moved earlier", with the new due time. */
   readonly wake: string;
   /** HASH schedule name -> JSON definition of a repeating schedule (src/schedule/). */
@@ -103,6 +108,7 @@ export function queueKeys(name: string): QueueKeys {
     dead: `${base}dead`,
     errors: `${base}errors`,
     completed: `${base}completed`,
+    done: `${base}done`,
     wake: `${base}wake`,
     schedules: `${base}schedules`,
     schedulePayloads: `${base}schedules:payloads`,

@@ -9,12 +9,17 @@
 -- KEYS[5] errors     HASH id -> last error
 -- KEYS[6] completed  ZSET id -> finished at ms (only used when retention keeps jobs)
 -- KEYS[7] events     STREAM of job events
+-- KEYS[8] done       ZSET id -> completed at ms: ids of recently completed jobs
 -- ARGV[1] keep completed: max count (0 = keep none), ARGV[2] keep completed: max age ms (0 = no
--- age limit), ARGV[3] events cap, then 3 per job: id, token, the lease deadline the caller was
--- last told
+-- age limit), ARGV[3] events cap, ARGV[4] remember ids: max count (0 = none), ARGV[5] remember
+-- ids: max age ms, then 3 per job: id, token, the lease deadline the caller was last told
 -- Returns: per job, 'OK'; or 'ALREADY' when this ack was already applied (a client resent it
 --          after a lost reply); or 'LOST <why>', and nothing is changed for that job.
 -- Guarantee (fencing): only the holder of a valid lease can complete a job.
+-- Why `done`: ioredis resends a command whose reply a dropped connection took. When that command
+-- was an add whose job has run and completed in the meantime, add.lua finds the id here and writes
+-- nothing, instead of running the job a second time. The set is trimmed to the last ARGV[4] ids,
+-- none older than ARGV[5] ms, once per call that completed something.
 
 --!include prelude.lua
 --!include events.lua
@@ -22,14 +27,15 @@
 
 local K = {
   jobs = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], errors = KEYS[5], completed = KEYS[6],
-  events = KEYS[7], events_cap = tonumber(ARGV[3]),
+  events = KEYS[7], events_cap = tonumber(ARGV[3]), done = KEYS[8],
 }
 local keep_count, keep_age_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+local remember_count, remember_age_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_ms()
 local results = {}
 local acked = 0
 
-for i = 4, #ARGV, 3 do
+for i = 6, #ARGV, 3 do
   local id, token, known_deadline = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local lost = check_lease(K, id, token, now)
   if lost then
@@ -53,9 +59,16 @@ for i = 4, #ARGV, 3 do
       redis.call('HDEL', K.jobs, id)
       redis.call('HDEL', K.meta, id)
     end
+    if remember_count > 0 then redis.call('ZADD', K.done, now, id) end
     results[#results + 1] = 'OK'
     acked = acked + 1
   end
+end
+
+if remember_count > 0 and acked > 0 then
+  redis.call('ZREMRANGEBYSCORE', K.done, '-inf', '(' .. (now - remember_age_ms))
+  local excess = redis.call('ZCARD', K.done) - remember_count
+  if excess > 0 then redis.call('ZREMRANGEBYRANK', K.done, 0, excess - 1) end
 end
 
 -- Retention: trim the completed set once per batch that completed something, by age and then

@@ -5,17 +5,21 @@
 -- KEYS[3] meta      HASH id -> bookkeeping (see prelude)
 -- KEYS[4] wake      channel
 -- KEYS[5] events    STREAM of job events
--- KEYS[6...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[6] done      ZSET id -> completed at ms: ids of recently completed jobs (see ack.lua)
+-- KEYS[7...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N, then 5 per job: id, when-kind ('d' = delay ms from now, 'a' = absolute epoch ms),
 --         when-value, envelope, meta (JSON: a = 0, m = max attempts, b = backoff or absent);
 --         then: events cap (0 = no events); wheel layout only, after it: granularity ms and the
 --         start of each bucket list passed in KEYS
 -- Returns: { created_1, run_at_1, created_2, run_at_2, ... }; created is 1, or 0 when the id
---          existed (run_at is then the existing job's due time). The wheel layout appends now.
+--          existed (run_at is then the existing job's due time), or 2 when a job of that id
+--          completed recently (run_at is then when it completed). The wheel layout appends now.
 --          Wheel layout: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when a job's
 --          bucket was not passed.
 -- Guarantee: all N jobs are checked and written in one atomic step; the due time of a
---          delayed job is counted from the server's clock.
+--          delayed job is counted from the server's clock. An add that ioredis resends after a
+--          lost reply finds the job it wrote, or, if that job already ran, its id in `done`: it
+--          never writes the job a second time.
 
 --!include prelude.lua
 --!include events.lua
@@ -23,10 +27,10 @@
 
 local n = tonumber(ARGV[1])
 local K = {
-  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], wake = KEYS[4], events = KEYS[5],
+  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], wake = KEYS[4], events = KEYS[5], done = KEYS[6],
   events_cap = tonumber(ARGV[2 + n * 5]),
 }
-wheel_keys(K, 6, 3 + n * 5)
+wheel_keys(K, 7, 3 + n * 5)
 local now = now_ms()
 local result = {}
 local earliest = nil
@@ -45,7 +49,11 @@ for i = 0, n - 1 do
   local base = 2 + i * 5
   local id = ARGV[base]
   local run_at = dues[i + 1]
-  if redis.call('HSETNX', K.jobs, id, ARGV[base + 3]) == 1 then
+  local done_at = redis.call('ZSCORE', K.done, id)
+  if done_at then
+    result[#result + 1] = 2
+    result[#result + 1] = tonumber(done_at)
+  elseif redis.call('HSETNX', K.jobs, id, ARGV[base + 3]) == 1 then
     local meta = cjson.decode(ARGV[base + 4])
     meta.r = run_at
     write_meta(K.meta, id, meta)

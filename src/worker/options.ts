@@ -58,6 +58,12 @@ export interface WorkerOptions<T = unknown> {
   reapIntervalMs?: Duration;
   /** Keep finished jobs for inspection: the last `count`, none older than `age`. Default: keep none. */
   keepCompleted?: { count: number; age?: Duration };
+  /**
+   * Remember the ids of completed jobs, so that an add of one of them (ioredis resends an add whose
+   * reply a dropped connection took) writes nothing instead of running the job again: the last
+   * `count` ids, none older than `age`. `false` remembers none. Default 100,000 ids and 5 min.
+   */
+  rememberCompleted?: { count?: number; age?: Duration } | false;
   /** Cap of the dead set: at most `count` jobs, none older than `age`. Default 100,000 and 30 days. */
   dead?: { count?: number; age?: Duration };
   /** Start claiming at construction. Default true; otherwise call run(). */
@@ -85,6 +91,7 @@ export interface ResolvedWorkerOptions<T> {
   maxSleepMs: number;
   reapIntervalMs: number;
   keepCompleted: Retention;
+  rememberCompleted: Retention;
   deadMaxCount: number;
   deadMaxAgeMs: number;
   autorun: boolean;
@@ -103,6 +110,7 @@ const KNOWN = new Set([
   'maxSleepMs',
   'reapIntervalMs',
   'keepCompleted',
+  'rememberCompleted',
   'dead',
   'autorun',
   'workerId',
@@ -148,6 +156,7 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
     }
     keepCompleted = { count, ageMs: age === undefined ? 0 : parseDuration(age, 'keepCompleted.age') };
   }
+  const rememberCompleted = resolveRememberCompleted(options.rememberCompleted);
   const deadMaxCount = options.dead?.count ?? 100_000;
   if (!Number.isInteger(deadMaxCount) || deadMaxCount < 1) {
     throw new ValidationError(`dead.count must be a whole number >= 1, got ${String(deadMaxCount)}`);
@@ -197,10 +206,23 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
     maxSleepMs,
     reapIntervalMs,
     keepCompleted,
+    rememberCompleted,
     deadMaxCount,
     deadMaxAgeMs,
     autorun: options.autorun ?? true,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     logger: options.logger ?? consoleLogger,
   };
+}
+
+function resolveRememberCompleted(option: WorkerOptions<unknown>['rememberCompleted']): Retention {
+  if (option === false) return { count: 0, ageMs: 0 };
+  const count = option?.count ?? 100_000;
+  if (!Number.isInteger(count) || count < 0) {
+    throw new ValidationError(`rememberCompleted.count must be a whole number >= 0, got ${String(count)}`);
+  }
+  const ageMs = parseDuration(option?.age ?? '5m', 'rememberCompleted.age');
+  // A resend comes after a reconnect: an age shorter than a second would not cover one.
+  if (ageMs < 1_000) throw new ValidationError(`rememberCompleted.age must be at least 1 s, got ${ageMs} ms`);
+  return { count, ageMs };
 }

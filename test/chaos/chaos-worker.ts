@@ -16,6 +16,7 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
+import { ACK_ARGS_BEFORE_JOBS } from '../../src/operations/ack.js';
 import { script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
 
@@ -94,12 +95,12 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
     record({ phase: 'extend', pid, at, now: Number(text(r[0])), leases });
     return;
   }
-  // ack.lua takes a batch: ARGV = keep count, keep age, events cap, then id, token, known deadline
-  // per job; the reply has one status per job ('OK', 'ALREADY', 'LOST <why>').
+  // ack.lua takes a batch: ARGV = its settings, then id, token, known deadline per job; the reply
+  // has one status per job ('OK', 'ALREADY', 'LOST <why>').
   if (name === 'ack') {
     const failed = err === undefined ? null : outcomeOf(err);
     if (err !== undefined && failed === null) return;
-    for (let i = 3, n = 0; i + 2 < argv.length; i += 3, n++) {
+    for (let i = ACK_ARGS_BEFORE_JOBS, n = 0; i + 2 < argv.length; i += 3, n++) {
       let outcome: CallOutcome;
       if (failed !== null) {
         outcome = failed;

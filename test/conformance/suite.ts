@@ -94,11 +94,16 @@ export function conformanceSuite(
   }
 
   /** Keys of the queue that hold anything, with their sizes. */
-  async function footprint(name: string): Promise<Record<string, number>> {
+  /**
+   * What the queue holds, per key role. The `done` set of recently completed ids (bounded, for
+   * resent adds) is left out unless asked for: tests of it look at it on purpose.
+   */
+  async function footprint(name: string, withDone = false): Promise<Record<string, number>> {
     const r = at.inspector();
     const keys = queueKeys(name);
     const out: Record<string, number> = {};
     for (const [role, key] of Object.entries(keys)) {
+      if (role === 'done' && !withDone) continue;
       const type = await r.type(key);
       if (type === 'zset') out[role] = await r.zcard(key);
       else if (type === 'hash') out[role] = await r.hlen(key);
@@ -185,8 +190,32 @@ export function conformanceSuite(
       const { id } = await queue.add('hi');
       await waitFor(() => done.length === 1);
       expect(done).toEqual([`${id}=HI`]);
-      expect(await footprint(name)).toEqual({});
+      // Only the id, remembered for a while so a resent add cannot run the job again.
+      expect(await footprint(name, true)).toEqual({ done: 1 });
       expect(await queue.get(id)).toBeNull();
+    });
+
+    it('an add of a job that already ran writes nothing and says when it completed, until the id is forgotten', async () => {
+      const { queue, name } = setup<string>();
+      const ran: string[] = [];
+      worker<string>(name, async (job) => void ran.push(job.payload), { rememberCompleted: { count: 2 } });
+      // What ioredis does after a dropped connection took the reply: the same add again.
+      const first = await queue.add('once', { id: 'resent' });
+      await waitFor(() => ran.length === 1, { what: 'the first run' });
+      const again = await queue.add('twice?', { id: 'resent' });
+      expect(again.created).toBe(false);
+      expect(again.completedAt).toBeInstanceOf(Date);
+      expect(again.completedAt!.getTime()).toBeGreaterThanOrEqual(first.runAt.getTime());
+      expect(again.runAt).toEqual(again.completedAt);
+      // Two later completions push it out of a memory of 2 ids: the id is free again.
+      await queue.addBulk(['a', 'b'].map((payload) => ({ payload, opts: { id: payload } })));
+      await waitFor(() => ran.length === 3, { what: 'two more runs' });
+      expect((await queue.add('again', { id: 'resent' })).created).toBe(true);
+      await waitFor(() => ran.length === 4, { what: 'the re-added job' });
+      expect(ran[0]).toBe('once');
+      expect(ran.slice(1, 3).sort()).toEqual(['a', 'b']);
+      expect(ran[3]).toBe('again');
+      expect(await footprint(name, true)).toEqual({ done: 2 });
     });
 
     it('an idle worker is woken by an earlier job instead of sleeping to its timer', async () => {
@@ -370,6 +399,7 @@ export function conformanceSuite(
           token: old.token,
           knownDeadline: old.deadline,
           keepCompleted: keep,
+          rememberCompleted: { count: 100, ageMs: 60_000 },
           eventsCap: 1_000,
         }),
       ).rejects.toThrow(ScriptLeaseLost);
@@ -394,6 +424,7 @@ export function conformanceSuite(
           token: current.token,
           knownDeadline: current.deadline,
           keepCompleted: keep,
+          rememberCompleted: { count: 100, ageMs: 60_000 },
           eventsCap: 1_000,
         }),
       ).toBe('ok');
@@ -414,6 +445,7 @@ export function conformanceSuite(
           token: job!.token,
           knownDeadline: job!.deadline,
           keepCompleted: { count: 0, ageMs: 0 },
+          rememberCompleted: { count: 100, ageMs: 60_000 },
           eventsCap: 1_000,
         }),
       ).rejects.toThrow(/expired/);
@@ -436,6 +468,7 @@ export function conformanceSuite(
         token: a1.token,
         knownDeadline: a1.deadline,
         keepCompleted: keep,
+        rememberCompleted: { count: 100, ageMs: 60_000 },
         eventsCap: 1_000,
       };
       expect(await ack(r, keys, ackInput)).toBe('ok');

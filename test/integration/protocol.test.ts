@@ -51,6 +51,7 @@ it('a job added with redis-cli --eval add.lua, as the protocol document says, is
     keys.meta,
     keys.wake,
     keys.events,
+    keys.done,
     ',',
     '1',
     'from-cli',

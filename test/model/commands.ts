@@ -98,6 +98,13 @@ const retentionArb: fc.Arbitrary<Retention> = fc.constantFrom(
   { count: 3, ageMs: 1_500 },
   { count: 1, ageMs: 1_500 },
 );
+/** How many completed ids ack remembers (the `done` set): none, a few, a few for a short while, many. */
+const rememberArb: fc.Arbitrary<Retention> = fc.constantFrom(
+  { count: 0, ageMs: 0 },
+  { count: 2, ageMs: 60_000 },
+  { count: 3, ageMs: 1_000 },
+  { count: 100_000, ageMs: 300_000 },
+);
 const leaseArb = fc.constantFrom(300, 1_000, 2_500);
 const backoffArb: fc.Arbitrary<BackoffSpec | undefined> = fc.option(
   fc.constantFrom<BackoffSpec>(
@@ -157,6 +164,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     .zrange(k.active, 0, -1, 'WITHSCORES')
     .zrange(k.dead, 0, -1, 'WITHSCORES')
     .zrange(k.completed, 0, -1, 'WITHSCORES')
+    .zrange(k.done, 0, -1, 'WITHSCORES')
     .hgetall(k.jobs)
     .hgetall(k.meta)
     .hgetall(k.leases)
@@ -170,19 +178,21 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     if (err) throw err;
     return value;
   });
-  const [schedule, active, dead, completed, jobs, meta, leases, errors, token, limiter, events] = values as [
-    string[],
-    string[],
-    string[],
-    string[],
-    Record<string, string>,
-    Record<string, string>,
-    Record<string, string>,
-    Record<string, string>,
-    string | null,
-    string[],
-    Array<[string, string[]]>,
-  ];
+  const [schedule, active, dead, completed, done, jobs, meta, leases, errors, token, limiter, events] =
+    values as [
+      string[],
+      string[],
+      string[],
+      string[],
+      string[],
+      Record<string, string>,
+      Record<string, string>,
+      Record<string, string>,
+      Record<string, string>,
+      string | null,
+      string[],
+      Array<[string, string[]]>,
+    ];
   const all = [...model.jobs];
   const zset = (state: 'scheduled' | 'active' | 'dead' | 'completed'): Array<[string, number]> =>
     model.inState(state).map(([id, job]) => [id, job.score]);
@@ -191,6 +201,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     active: pairs(active),
     dead: pairs(dead),
     completed: pairs(completed),
+    done: pairs(done),
     jobs,
     meta: parsedValues(meta),
     leases,
@@ -203,6 +214,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     active: zset('active'),
     dead: zset('dead'),
     completed: zset('completed'),
+    done: model.doneInOrder(),
     jobs: Object.fromEntries(all.map(([id, job]) => [id, job.envelope])),
     meta: Object.fromEntries(all.map(([id, job]) => [id, job.meta])),
     leases: Object.fromEntries(all.filter(([, j]) => j.lease).map(([id, job]) => [id, job.lease])),
@@ -374,6 +386,7 @@ export class AckCommand extends Base {
   constructor(
     private readonly pick: number,
     private readonly keep: Retention,
+    private readonly remember: Retention,
   ) {
     super();
   }
@@ -381,7 +394,7 @@ export class AckCommand extends Base {
     return model.handles.length > 0;
   }
   protected describe(): string {
-    return `ack(lease #${this.pick} from newest, keep ${JSON.stringify(this.keep)})`;
+    return `ack(lease #${this.pick} from newest, keep ${JSON.stringify(this.keep)}, remember ${JSON.stringify(this.remember)})`;
   }
   protected async apply(model: Model, real: Real): Promise<void> {
     const handle = pickHandle(model, this.pick);
@@ -392,10 +405,11 @@ export class AckCommand extends Base {
         token: handle.token,
         knownDeadline: handle.knownDeadline,
         keepCompleted: this.keep,
+        rememberCompleted: this.remember,
         eventsCap: real.eventsCap,
       }),
     );
-    expect(got, 'ack outcome').toEqual(modelOutcome(() => model.ack(handle, this.keep)));
+    expect(got, 'ack outcome').toEqual(modelOutcome(() => model.ack(handle, this.keep, this.remember)));
   }
 }
 
@@ -649,7 +663,9 @@ export const commandArbs: Array<fc.Arbitrary<Cmd>> = [
           new ClaimCommand(limit, lease, worker, strategy, dead, rate),
       ),
   ),
-  fc.tuple(handlePickArb, retentionArb).map(([pick, keep]) => new AckCommand(pick, keep)),
+  fc
+    .tuple(handlePickArb, retentionArb, rememberArb)
+    .map(([pick, keep, remember]) => new AckCommand(pick, keep, remember)),
   fc
     .tuple(handlePickArb, fc.option(fc.integer({ min: 0, max: 1_500 }), { nil: null }), deadArb)
     .map(([pick, delay, dead]) => new FailCommand(pick, delay, dead)),

@@ -105,6 +105,9 @@ function replayOptions(): fc.Parameters<unknown> {
   };
 }
 
+/** Ack remembering no completed ids. */
+const NO_REMEMBER = { count: 0, ageMs: 0 };
+
 describe('model-based: the Lua scripts against a pure TypeScript model', () => {
   test(`${RUNS} random command sequences never diverge from the model`, async () => {
     const client = clockedClient(plain);
@@ -120,13 +123,33 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
     const cmds = [
       new AddCommand([0, 1, 2, 3].map((id) => ({ id, when: now, attempts: 1, backoff: undefined }))),
       new ClaimCommand(4, 60_000, 0, 'zpopmin', { count: 100, ageMs: 0 }, { max: 0, perMs: 0 }),
-      new AckCommand(3, { count: 3, ageMs: 0 }),
+      new AckCommand(3, { count: 3, ageMs: 0 }, NO_REMEMBER),
       new AdvanceCommand(1_000),
-      new AckCommand(2, { count: 3, ageMs: 0 }),
+      new AckCommand(2, { count: 3, ageMs: 0 }, NO_REMEMBER),
       new AdvanceCommand(1_000),
-      new AckCommand(1, { count: 3, ageMs: 0 }),
+      new AckCommand(1, { count: 3, ageMs: 0 }, NO_REMEMBER),
       new AdvanceCommand(1_000),
-      new AckCommand(0, { count: 1, ageMs: 2_500 }),
+      new AckCommand(0, { count: 1, ageMs: 2_500 }, NO_REMEMBER),
+    ];
+    await runSequence(clockedClient(plain), cmds, false);
+  });
+
+  test('regression: an add resent after its job completed writes nothing (the chaos run, seed 7)', async () => {
+    // ioredis resends an add whose reply a dropped connection took; the job had already run. The
+    // resend must find the id in the `done` set; once the id has aged out, the id is free again.
+    const now = { kind: 'delay' as const, ms: 0 };
+    const add = (): AddCommand => new AddCommand([{ id: 0, when: now, attempts: 1, backoff: undefined }]);
+    const cmds = [
+      add(),
+      new ClaimCommand(1, 60_000, 0, 'zpopmin', { count: 100, ageMs: 0 }, { max: 0, perMs: 0 }),
+      new AckCommand(0, { count: 0, ageMs: 0 }, { count: 10, ageMs: 1_000 }),
+      add(),
+      new AdvanceCommand(1_001),
+      // A second job's ack trims the aged-out id; the add after it writes the job again.
+      new AddCommand([{ id: 1, when: now, attempts: 1, backoff: undefined }]),
+      new ClaimCommand(1, 60_000, 0, 'zpopmin', { count: 100, ageMs: 0 }, { max: 0, perMs: 0 }),
+      new AckCommand(0, { count: 0, ageMs: 0 }, { count: 10, ageMs: 1_000 }),
+      add(),
     ];
     await runSequence(clockedClient(plain), cmds, false);
   });
@@ -151,6 +174,12 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
       script: 'fail',
       from: 'if delay >= 0 and meta.a < meta.m then',
       to: 'if delay >= 0 and meta.a <= meta.m then',
+    },
+    {
+      what: 'add writing a job again after it completed (a resent add)',
+      script: 'add',
+      from: 'if done_at then',
+      to: 'if false then',
     },
     {
       what: 'release forgetting to hand the attempt back',

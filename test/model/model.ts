@@ -91,6 +91,8 @@ export class QueueModel {
   /** The last fencing token issued (0: none yet). */
   lastToken = 0;
   readonly jobs = new Map<string, ModelJob>();
+  /** Ids of recently completed jobs -> when they completed (ack's `done` set). */
+  readonly done = new Map<string, number>();
   /** Every lease ever handed out, stale ones included: a worker may still hold and use them. */
   readonly handles: Handle[] = [];
   /** Wake messages published since the last check, in order. */
@@ -188,10 +190,12 @@ export class QueueModel {
   /** add.lua: one atomic batch; an existing id (in any state) is left untouched. */
   add(
     batch: ReadonlyArray<{ id: string; when: ModelWhen; envelope: string; m: number; b?: BackoffSpec }>,
-  ): Array<{ created: boolean; runAt: number }> {
+  ): Array<{ created: boolean; runAt: number; completedAt?: number }> {
     let earliest: number | undefined;
     const out = batch.map((job) => {
       const runAt = this.runAt(job.when);
+      const doneAt = this.done.get(job.id);
+      if (doneAt !== undefined) return { created: false, runAt: doneAt, completedAt: doneAt };
       const existing = this.jobs.get(job.id);
       if (existing) return { created: false, runAt: existing.meta.r };
       const meta: ModelMeta = { a: 0, m: job.m, r: runAt };
@@ -303,7 +307,7 @@ export class QueueModel {
   }
 
   /** ack.lua: only the holder of a valid lease; a resent ack of a job it already finished is 'already'. */
-  ack(handle: Handle, keep: Retention): 'ok' | 'already' {
+  ack(handle: Handle, keep: Retention, remember: Retention): 'ok' | 'already' {
     const { id, token } = handle;
     const lost = this.checkLease(id, token);
     const job = this.jobs.get(id);
@@ -321,6 +325,7 @@ export class QueueModel {
     if (!job) throw new Error('unreachable: a held lease without its job');
     const started = Number(job.lease!.split('|')[1]);
     this.emit('completed', id, 'at', this.now, 'runMs', this.now - started);
+    if (remember.count > 0) this.rememberDone(id, remember);
     if (keep.count <= 0) {
       this.jobs.delete(id);
       return 'ok';
@@ -338,6 +343,21 @@ export class QueueModel {
     for (const [oldId] of left.slice(0, Math.max(0, Math.min(excess, TRIM_BATCH)))) drop.add(oldId);
     for (const oldId of drop) this.jobs.delete(oldId);
     return 'ok';
+  }
+
+  /** ack.lua's `done` set: record `id`, then drop ids older than `ageMs` and all but the newest `count`. */
+  private rememberDone(id: string, remember: Retention): void {
+    this.done.set(id, this.now);
+    for (const [old, at] of this.done) if (at < this.now - remember.ageMs) this.done.delete(old);
+    const oldestFirst = this.doneInOrder();
+    for (const [old] of oldestFirst.slice(0, Math.max(0, oldestFirst.length - remember.count))) {
+      this.done.delete(old);
+    }
+  }
+
+  /** The `done` set as Redis orders it: by time, then by id. */
+  doneInOrder(): Array<[string, number]> {
+    return [...this.done].sort(([ia, a], [ib, b]) => a - b || compareMembers(ia, ib));
   }
 
   /** fail.lua: retry after `delay` ms while attempts are left (null: bury now), else bury. */

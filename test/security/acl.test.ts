@@ -212,6 +212,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
         token,
         knownDeadline: held!.deadline,
         keepCompleted: { count: 0, ageMs: 0 },
+        rememberCompleted: { count: 100, ageMs: 60_000 },
         eventsCap: 0,
       }),
     );

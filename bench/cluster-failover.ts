@@ -6,26 +6,11 @@
  * overlapped in time.
  * Run: npx tsx bench/cluster-failover.ts [rounds, default 3]
  */
-import { startRedisCluster } from '../src/testing/redis-cluster.js';
-import { runFailoverScenario } from '../test/cluster/failover-scenario.js';
+import { runFailoverRounds } from '../test/cluster/failover-scenario.js';
 
 const rounds = Number(process.argv[2] ?? 3);
-const rows: string[] = [];
-for (let round = 1; round <= rounds; round++) {
-  const cluster = await startRedisCluster({ nodeTimeoutMs: 1_000 });
-  try {
-    const f = await runFailoverScenario(cluster, { queue: `failover-${round}` });
-    const row =
-      `round ${round}: promoted ${Math.round(f.failover.promotedAfterMs)} ms, work resumed ${f.resumedAfterMs} ms, ` +
-      `all done ${Math.round(f.drainedAfterMs)} ms after the kill; lost ${f.lost.length}, ran twice ${f.ranTwice.length}, ` +
-      `stranded by a lost claim reply ${f.strandedByLostReply.length}, overlapping ${f.overlaps.length}, foreign leases ${f.foreignLeases.length}, max lateness ${f.maxLatenessMs} ms, ` +
-      `worker errors ${Object.values(f.errors).reduce((a, b) => a + b, 0)}`;
-    console.log(row);
-    if (Object.keys(f.errors).length > 0) console.log(`  worker errors: ${JSON.stringify(f.errors)}`);
-    for (const id of f.ranTwice.slice(0, 5)) console.log(`  ran twice: ${id}`);
-    rows.push(row);
-  } finally {
-    await cluster.stop();
-  }
-}
-console.log(`\n${rows.length} rounds (2,000 jobs each, 4 workers x 20, cluster-node-timeout 1000 ms)`);
+const result = await runFailoverRounds(rounds, (line) => console.log(line));
+console.log(
+  `\n${result.rounds.length} rounds (2,000 jobs each, 4 workers x 20, cluster-node-timeout 1000 ms)`,
+);
+for (const v of result.violations) console.log(`VIOLATION ${v}`);

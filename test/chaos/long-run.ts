@@ -4,10 +4,16 @@
  * violation. Options: --jobs N --faults N --workers N --concurrency N --lease MS --inject MS
  * --seed N --kinds kill,stop,... --no-persistence (the control: with --kinds redis-restart the checker
  * must then report lost jobs).
+ *
+ * Then the cluster fault: --cluster-rounds N (default 3; 0 skips it) rounds of the master-failover
+ * scenario (test/cluster/failover-scenario.ts), each on a fresh 3+3 Redis Cluster whose master of
+ * the queue's slot is SIGKILLed mid-run; every run is recorded outside Redis and checked for lost
+ * jobs, runs in two places at once and runs under another worker's lease.
  */
 import { parseArgs } from 'node:util';
 import type { FaultKind } from './checker.js';
 import { formatCounts } from './checker.js';
+import { runFailoverRounds } from '../cluster/failover-scenario.js';
 import { runChaos } from './run.js';
 
 const { values } = parseArgs({
@@ -22,6 +28,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     kinds: { type: 'string', default: 'kill,stop,term,client-kill,stall,reset,redis-restart' },
     'no-persistence': { type: 'boolean', default: false },
+    'cluster-rounds': { type: 'string', default: '3' },
   },
 });
 
@@ -53,4 +60,21 @@ console.log(formatCounts(result.counts, result.faultsByKind));
 console.log(`took ${Math.round(result.durationMs / 1000)} s`);
 for (const v of result.violations) console.log(`VIOLATION ${v}`);
 console.log(result.ok ? 'chaos: OK' : 'chaos: FAILED');
-process.exit(result.ok ? 0 : 1);
+
+const clusterRounds = Number(values['cluster-rounds']);
+let clusterOk = true;
+if (clusterRounds > 0) {
+  console.log(`\nchaos on Redis Cluster: ${clusterRounds} master kill(s), one per fresh 3+3 cluster`);
+  const cluster = await runFailoverRounds(clusterRounds, (line) => console.log(`[cluster] ${line}`));
+  const sum = (f: (r: (typeof cluster.rounds)[number]) => number): number =>
+    cluster.rounds.reduce((a, r) => a + f(r), 0);
+  console.log(
+    `cluster: jobs ${sum((r) => r.jobs)}, master kills ${cluster.rounds.length}, lost ${sum((r) => r.lost.length)}, ` +
+      `ran twice ${sum((r) => r.ranTwice.length)}, in two places at once ${sum((r) => r.overlaps.length)}, ` +
+      `under another's lease ${sum((r) => r.foreignLeases.length)}`,
+  );
+  for (const v of cluster.violations) console.log(`VIOLATION ${v}`);
+  clusterOk = cluster.violations.length === 0;
+  console.log(clusterOk ? 'cluster chaos: OK' : 'cluster chaos: FAILED');
+}
+process.exit(result.ok && clusterOk ? 0 : 1);

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Cluster } from 'ioredis';
 import { Queue, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
-import type { Failover, RedisCluster } from '../../src/testing/redis-cluster.js';
+import { startRedisCluster, type Failover, type RedisCluster } from '../../src/testing/redis-cluster.js';
 
 /** Settings of one run. */
 export interface FailoverScenarioOptions {
@@ -193,6 +193,49 @@ export async function runFailoverScenario(
     await queue.close();
     reader.disconnect();
   }
+}
+
+/** What `rounds` of the scenario found, each on a fresh cluster. */
+export interface FailoverRounds {
+  rounds: FailoverFigures[];
+  /** Broken promises: jobs lost, runs in two places at once, leases held by another worker. */
+  violations: string[];
+}
+
+/**
+ * Run the scenario `rounds` times, each on a fresh 3+3 cluster (cluster-node-timeout 1 s) that
+ * loses the master of the queue's slot; `log` gets one line per round.
+ */
+export async function runFailoverRounds(
+  rounds: number,
+  log: (line: string) => void,
+  options: Omit<FailoverScenarioOptions, 'queue'> = {},
+): Promise<FailoverRounds> {
+  const out: FailoverRounds = { rounds: [], violations: [] };
+  for (let round = 1; round <= rounds; round++) {
+    const cluster = await startRedisCluster({ nodeTimeoutMs: 1_000 });
+    try {
+      const f = await runFailoverScenario(cluster, { ...options, queue: `failover-${round}` });
+      out.rounds.push(f);
+      log(
+        `round ${round}: promoted ${Math.round(f.failover.promotedAfterMs)} ms, work resumed ${f.resumedAfterMs} ms, ` +
+          `all done ${Math.round(f.drainedAfterMs)} ms after the kill; lost ${f.lost.length}, ran twice ${f.ranTwice.length}, ` +
+          `stranded by a lost claim reply ${f.strandedByLostReply.length}, overlapping ${f.overlaps.length}, foreign leases ${f.foreignLeases.length}, max lateness ${f.maxLatenessMs} ms, ` +
+          `worker errors ${Object.values(f.errors).reduce((a, b) => a + b, 0)}`,
+      );
+      if (Object.keys(f.errors).length > 0) log(`  worker errors: ${JSON.stringify(f.errors)}`);
+      for (const id of f.ranTwice.slice(0, 5)) log(`  ran twice: ${id}`);
+      if (f.lost.length > 0)
+        out.violations.push(`round ${round}: ${f.lost.length} jobs lost (${f.lost[0]}, ...)`);
+      if (f.overlaps.length > 0)
+        out.violations.push(`round ${round}: ${f.overlaps.length} jobs ran in two places at once`);
+      if (f.foreignLeases.length > 0)
+        out.violations.push(`round ${round}: ${f.foreignLeases.length} runs under another worker's lease`);
+    } finally {
+      await cluster.stop();
+    }
+  }
+  return out;
 }
 
 /** Poll `check` every 20 ms until truthy; throws after `timeoutMs`. */

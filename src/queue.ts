@@ -10,6 +10,7 @@ import {
   resolveCodec,
   type CodecOption,
 } from './codec/envelope.js';
+import { loadTracing } from './tracing.js';
 import { parseDuration, type Duration } from './duration.js';
 import { ClosedError, DurabilityError, ValidationError } from './errors.js';
 import { parseRunAt, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from './job-options.js';
@@ -206,6 +207,16 @@ export class Queue<T = unknown> {
     this.assertOpen();
     const given: unknown = jobs;
     if (!Array.isArray(given)) throw new ValidationError('addBulk takes an array of { payload, opts }');
+    const tracing = await loadTracing();
+    if (!tracing) return this.write(jobs, undefined);
+    return tracing.send(this.name, jobs.length, (traceparent) => this.write(jobs, traceparent));
+  }
+
+  /** addBulk's work; `traceparent` (of the add's span) goes into every envelope. */
+  private async write(
+    jobs: ReadonlyArray<BulkJob<T>>,
+    traceparent: string | undefined,
+  ): Promise<AddResult[]> {
     // Validation may be async (Standard Schema allows it); the stored payload is the one given, so
     // a transforming schema runs once, in the worker.
     if (this.schema) {
@@ -226,7 +237,7 @@ export class Queue<T = unknown> {
         durability[i] = opts.durability;
         const envelope = encodeEnvelope(
           this.codec,
-          { id: opts.id, version: this.version, payload: job.payload },
+          { id: opts.id, version: this.version, payload: job.payload, ...(traceparent && { traceparent }) },
           this.maxPayloadBytes,
         );
         return {

@@ -8,6 +8,7 @@ import { backoffDelay, type BackoffSpec } from './backoff.js';
 import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { decodeEnvelope, resolveCodec } from './codec/envelope.js';
+import { loadTracing } from './tracing.js';
 import {
   ClosedError,
   DelayqError,
@@ -341,8 +342,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private async process(flight: InFlight<T>): Promise<void> {
     const { claimed } = flight;
     let job: Job<T>;
+    let traceparent: string | undefined;
     try {
       const envelope = decodeEnvelope(this.codec, claimed.envelope, claimed.id);
+      traceparent = envelope.traceparent;
       if (envelope.version > this.options.version) {
         await this.deferNewerVersion(flight, envelope.version);
         return;
@@ -373,7 +376,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     let result: unknown;
     try {
-      result = await this.runHandler(flight, job);
+      const tracing = await loadTracing();
+      result = await (tracing
+        ? tracing.process(
+            {
+              queue: this.name,
+              id: job.id,
+              attempt: job.attempt,
+              runAt: claimed.runAt,
+              claimedAt: claimed.claimedAt,
+              traceparent,
+            },
+            () => this.runHandler(flight, job),
+          )
+        : this.runHandler(flight, job));
     } catch (err) {
       if (flight.released) return;
       const error = toError(err);

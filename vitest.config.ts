@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // Hundreds of workers start in the tests; their start-up info lines would bury the output.
+    // Warnings and errors still print.
+    env: { DELAYQ_LOG_LEVEL: 'warn' },
   },
 });

@@ -214,6 +214,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.layout = layout;
     this.chosenStrategy = strategy;
     this.eventsCap = eventsCapFor(this.options.events, caps);
+    this.options.logger.info?.(
+      `worker ${this.id} on queue '${this.name}': strategy ${strategy}${strategy === 'wheel' ? ` (buckets of ${this.options.granularityMs} ms)` : ''}, Redis ${caps.version}`,
+    );
     await this.warnIfEvicting();
     await this.subscriber.start();
     const move = blockingMove(caps);

@@ -80,6 +80,21 @@ describe('capabilities', () => {
     await expect(worker.waitUntilReady()).rejects.toThrow(/lacks EVALSHA/);
   });
 
+  it('logs the strategy it chose, with the server version: zpopmin, or range when ZPOPMIN is renamed away', async () => {
+    const lines: string[] = [];
+    const logger = { info: (m: string) => lines.push(m), warn: () => {}, error: () => {} };
+    const modern = await server();
+    const old = await server(['--rename-command', 'ZPOPMIN', '', '--rename-command', 'BZPOPMIN', '']);
+    for (const s of [modern, old]) {
+      const worker = new Worker(uniqueQueue('strategy'), async () => {}, { connection: s.url, logger });
+      cleanup.push(() => worker.close());
+      await worker.waitUntilReady();
+    }
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^worker \S+ on queue 'strategy-[0-9a-f]+': strategy zpopmin, Redis \d+\.\d+/);
+    expect(lines[1]).toMatch(/: strategy range, Redis \d+\.\d+/);
+  });
+
   it('warns at start when the server may evict keys', async () => {
     const s = await server(['--maxmemory-policy', 'allkeys-lru']);
     const warnings: string[] = [];

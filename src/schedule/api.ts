@@ -15,7 +15,7 @@ import {
   type ScheduleOptions,
 } from './definition.js';
 import { decodeTemplate, encodeTemplate, occurrenceId } from './occurrence.js';
-import { internalsOf } from './queue-internals.js';
+import { internalsOf, tickContextOf } from './queue-internals.js';
 import { readSchedules } from './read.js';
 import { removeSchedule } from './remove.js';
 import { resolveSpec, timetableOf, type ResolvedSpec, type ScheduleSpec } from './spec.js';
@@ -84,13 +84,7 @@ export async function schedule<T>(
   const stored = withRev(definition, template);
   const upserted = await upsertSchedule(queue.client, queue.keys, { name, definition: stored, template });
   // Add the first occurrence now rather than at some scheduler's next round.
-  const context = {
-    client: queue.client,
-    keys: queue.keys,
-    codec: q.codec,
-    maxPayloadBytes: q.maxPayloadBytes,
-    templates: new Map(),
-  };
+  const context = tickContextOf(queue);
   let read = await readSchedules(queue.client, queue.keys, { mode: 'one', name });
   let entry = read.entries[0];
   if (entry && entry.last <= read.now) {

@@ -8,6 +8,7 @@ import type { BackoffSpec } from '../backoff.js';
 import type { Codec } from '../codec/codec.js';
 import type { Queue } from '../queue.js';
 import type { StandardSchemaV1 } from '../schema.js';
+import type { TickContext } from './tick.js';
 
 /** A queue's encoding settings. */
 export interface QueueInternals {
@@ -16,6 +17,8 @@ export interface QueueInternals {
   maxPayloadBytes: number;
   schema: StandardSchemaV1<unknown, unknown> | undefined;
   jobDefaults: { attempts: number; backoff?: BackoffSpec };
+  /** The queue's events cap, once it knows the server (0: no events). */
+  eventsCap: () => Promise<number>;
 }
 
 /** The encoding settings of `queue` (private fields, read by name: both live in this package). */
@@ -26,5 +29,12 @@ export function internalsOf<T>(queue: Queue<T>): QueueInternals {
     maxPayloadBytes: queue['maxPayloadBytes'],
     schema: queue['schema'],
     jobDefaults: queue['jobDefaults'],
+    eventsCap: async () => (await queue['ready']()).eventsCap,
   };
+}
+
+/** What advancing a schedule of `queue` needs (see advanceSchedule), with a fresh template cache. */
+export function tickContextOf<T>(queue: Queue<T>): TickContext {
+  const { codec, maxPayloadBytes, eventsCap } = internalsOf(queue);
+  return { client: queue.client, keys: queue.keys, codec, maxPayloadBytes, eventsCap, templates: new Map() };
 }

@@ -11,7 +11,7 @@ import { parseDuration, type Duration } from '../duration.js';
 import { ValidationError } from '../errors.js';
 import type { Queue } from '../queue.js';
 import { WakeSubscriber } from '../redis/wake-subscriber.js';
-import { internalsOf } from './queue-internals.js';
+import { tickContextOf } from './queue-internals.js';
 import { readSchedules } from './read.js';
 import { advanceSchedule, type AddedOccurrence, type TickContext } from './tick.js';
 
@@ -74,8 +74,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (!Number.isInteger(this.batch) || this.batch < 1 || this.batch > 10_000) {
       throw new ValidationError(`batch must be a whole number from 1 to 10000, got ${String(options.batch)}`);
     }
-    const { codec, maxPayloadBytes } = internalsOf(queue);
-    this.context = { client: queue.client, keys: queue.keys, codec, maxPayloadBytes, templates: new Map() };
+    this.context = tickContextOf(queue);
     this.subscriber = new WakeSubscriber(
       queue.client,
       queue.keys.scheduleWake,

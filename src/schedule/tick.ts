@@ -49,6 +49,8 @@ export interface TickContext {
   keys: QueueKeys;
   codec: Codec;
   maxPayloadBytes: number;
+  /** The queue's events cap (0: no events), for the 'added' event of each occurrence. */
+  eventsCap: () => Promise<number>;
   /** Decoded templates by schedule name and rev, so a template is decoded once per definition. */
   templates: Map<string, { rev: string; envelope: Envelope }>;
 }
@@ -150,6 +152,7 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
     input.due.length,
   ];
   input.due.forEach((t, i) => args.push(t, input.envelopes[i]!));
+  args.push(await ctx.eventsCap());
   const reply = asArray(
     await runScript(
       ctx.client,
@@ -163,6 +166,7 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
         ctx.keys.wake,
         ctx.keys.scheduleWake,
         ctx.keys.layout,
+        ctx.keys.events,
       ],
       args,
     ),

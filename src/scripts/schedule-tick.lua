@@ -8,6 +8,7 @@
 -- KEYS[6] wake               channel of the queue's workers
 -- KEYS[7] schedule wake      channel of the schedulers
 -- KEYS[8] layout             STRING the queue's recorded layout (absent: zset)
+-- KEYS[9] events             STREAM of job events
 -- ARGV[1] name
 -- ARGV[2] rev the caller computed from
 -- ARGV[3] high-water mark the caller computed from (compare-and-set)
@@ -17,6 +18,7 @@
 -- ARGV[7] C, then C pairs: due ms, envelope (the envelope's id is occurrence_id(name, due)).
 --         Ascending, every due after ARGV[3], and no occurrence of the schedule left out
 --         between two of them except before the first (those are missed: older than the first).
+--         Then the events cap (0 = no events).
 -- Returns: { status, last, now, n, then per added job: due, created }. status is 'done' (the next
 --          occurrence after now is added), 'more' (the candidates ran out before now: call again
 --          from the new mark), 'stale' (the mark or the definition changed since the caller read
@@ -31,16 +33,18 @@
 --          racing schedulers cannot disagree.
 
 --!include prelude.lua
+--!include events.lua
 --!include add-job.lua
 --!include schedule-common.lua
 
 local K = {
   schedules = KEYS[1], last = KEYS[2], schedule = KEYS[3], jobs = KEYS[4], meta = KEYS[5],
-  wake = KEYS[6], schedule_wake = KEYS[7], layout = KEYS[8],
+  wake = KEYS[6], schedule_wake = KEYS[7], layout = KEYS[8], events = KEYS[9],
 }
 local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local grace, policy, meta_json = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local count = tonumber(ARGV[7])
+K.events_cap = tonumber(ARGV[8 + 2 * count])
 
 local refused = assert_zset_layout(K.layout)
 if refused then return refused end
@@ -81,7 +85,10 @@ for _, i in ipairs(picked) do
   local created = add_job(K, occurrence_id(name, due), due, ARGV[9 + 2 * i], cjson.decode(meta_json))
   result[#result + 1] = due
   result[#result + 1] = created and 1 or 0
-  if created and (earliest == nil or due < earliest) then earliest = due end
+  if created then
+    if earliest == nil or due < earliest then earliest = due end
+    emit(K, 'added', occurrence_id(name, due), 'runAt', due, 'at', now)
+  end
 end
 
 if new_last ~= last then

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { Scheduler } from '../../src/schedule/index.js';
-import { internalsOf } from '../../src/schedule/queue-internals.js';
+import { tickContextOf } from '../../src/schedule/queue-internals.js';
 import { readSchedules } from '../../src/schedule/read.js';
 import { advanceSchedule } from '../../src/schedule/tick.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
@@ -100,13 +100,7 @@ describe('three schedulers racing on one schedule', () => {
     // Each scheduler's round is a read then a tick; run the three reads, then the three ticks, so
     // every round is a true race on the same state (in free running the first one's tick often
     // lands before the others read, and they merely find nothing due).
-    const contexts = queues.map((q) => ({
-      client: q.client,
-      keys: q.keys,
-      codec: internalsOf(q).codec,
-      maxPayloadBytes: internalsOf(q).maxPayloadBytes,
-      templates: new Map(),
-    }));
+    const contexts = queues.map((q) => tickContextOf(q));
     const lastKey = queues[0]!.keys.scheduleLast;
     const rounds = 20;
     for (let round = 0; round < rounds; round++) {

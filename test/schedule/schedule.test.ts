@@ -16,7 +16,7 @@ import { runScript, script } from '../../src/redis/scripts.js';
 import { Scheduler, type ScheduleSpec } from '../../src/schedule/index.js';
 import { advanceSchedule } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
-import { internalsOf } from '../../src/schedule/queue-internals.js';
+import { tickContextOf } from '../../src/schedule/queue-internals.js';
 import { drain } from '../../src/testing/index.js';
 import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
 
@@ -91,6 +91,19 @@ describe('queue.schedule', () => {
       m: 5,
       r: due,
     });
+  });
+
+  it('each occurrence added is an added event in the queue stream, like any add', async () => {
+    const queue = newQueue<string>();
+    const r = newInspector();
+    await queue.schedule('beat', { every: '1m' }, 'x');
+    const [[id, due]] = Object.entries(await waiting(r, queue)) as [[string, number]];
+    const events = [];
+    for await (const event of queue.events({ from: '0', blockMs: 100 })) {
+      events.push(event);
+      break;
+    }
+    expect(events).toMatchObject([{ type: 'added', jobId: id, fields: { runAt: String(due) } }]);
   });
 
   it('declaring the same schedule again changes nothing', async () => {
@@ -319,9 +332,7 @@ describe('exactly once', () => {
 
     // A scheduler that read the schedule before all that, when `first` was its newest occurrence
     // and the one after was due to be added, is refused as a whole.
-    const { codec, maxPayloadBytes } = internalsOf(queue);
-    const context = { client: queue.client, keys: queue.keys, codec, maxPayloadBytes, templates: new Map() };
-    const late = await advanceSchedule(context, stale, first);
+    const late = await advanceSchedule(tickContextOf(queue), stale, first);
     expect(late).toEqual({ outcome: 'stale', last: mark, added: [] });
 
     // Even with the current mark, an occurrence at or before it is never added: the id alone

@@ -4,7 +4,7 @@
  * `now`, `runAt` and `deadline` are the Redis clock; `at`, `start` and `end` are the local clock
  * (one machine, so comparable across processes).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readJsonLines } from '../support/json-lines.js';
 
 /** What a chaos job asks its handler to do (the job's payload). */
 export interface ChaosPayload {
@@ -80,11 +80,5 @@ export type ChaosEntry =
 
 /** Parse a ledger file: one JSON object per complete line (a trailing partial line is ignored). */
 export function readChaosLedger(path: string): ChaosEntry[] {
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, 'utf8');
-  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-  return complete
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as ChaosEntry);
+  return readJsonLines<ChaosEntry>(path);
 }

@@ -7,10 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ChaosWorkerConfig } from './chaos-worker.js';
+import { awaitReady, captureOutput } from '../support/ready-line.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('./chaos-worker.ts', import.meta.url));
-const MAX_OUTPUT = 64 * 1024;
 
 /** A running chaos worker process. */
 export interface ChaosWorker {
@@ -72,11 +72,7 @@ export async function spawnChaosWorker(
     detached: true,
   });
   live.add(child);
-  let output = '';
-  const capture = (chunk: Buffer): void => {
-    if (output.length < MAX_OUTPUT) output += chunk.toString();
-  };
-  child.stderr.on('data', capture);
+  const output = captureOutput(child);
   let running = true;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -85,32 +81,9 @@ export async function spawnChaosWorker(
       resolve({ code, signal });
     });
   });
-  const ready = await new Promise<{ pid: number; workerId: string }>((resolve, reject) => {
-    let pending = '';
-    let settled = false;
-    const finish = (err: Error | null, value?: { pid: number; workerId: string }): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) reject(err);
-      else resolve(value!);
-    };
-    const timer = setTimeout(() => {
-      finish(new Error(`chaos worker did not print ready within ${readyTimeoutMs} ms; output:\n${output}`));
-    }, readyTimeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      capture(chunk);
-      if (settled) return;
-      pending += chunk.toString();
-      const match = /^ready (\{.*\})$/m.exec(pending);
-      if (match) finish(null, JSON.parse(match[1]!) as { pid: number; workerId: string });
-    });
-    child.once('error', (err) => finish(new Error(`could not spawn the chaos worker: ${err.message}`)));
-    void exited.then(({ code, signal }) =>
-      finish(
-        new Error(`chaos worker exited (code ${code}, signal ${signal}) before ready; output:\n${output}`),
-      ),
-    );
+  const ready = await awaitReady(child, exited, output, {
+    what: 'chaos worker',
+    timeoutMs: readyTimeoutMs,
   }).catch((err: unknown) => {
     killGroup(child);
     throw err;
@@ -138,6 +111,6 @@ export async function spawnChaosWorker(
       clearTimeout(timer);
       return code;
     },
-    output: () => output,
+    output,
   };
 }

@@ -4,11 +4,13 @@
  * spawned through useWorkerProcesses() is killed after each test, passed or failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
+import { readJsonLines } from './json-lines.js';
+import { awaitReady, captureOutput } from './ready-line.js';
 
 /** What worker-process.ts reads from argv[2] (JSON). */
 export interface ChildConfig {
@@ -82,7 +84,6 @@ export interface WorkerProcess {
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
-const MAX_OUTPUT = 64 * 1024;
 
 /** Every child ever spawned by this module that may still run; killed when this process exits. */
 const live = new Map<ChildProcess, () => number | undefined>();
@@ -107,13 +108,7 @@ function killQuietly(child: ChildProcess, nodePid: number | undefined): void {
 
 /** Parse a ledger file: one JSON object per complete line (a trailing partial line is ignored). */
 export function readLedger(path: string): LedgerEntry[] {
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, 'utf8');
-  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-  return complete
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as LedgerEntry);
+  return readJsonLines<LedgerEntry>(path);
 }
 
 /** The entries of one phase. */
@@ -153,44 +148,16 @@ export async function spawnWorker(options: SpawnWorkerOptions, ledgerPath: strin
   // Known once the child reports it; until then signals go to the spawned process only.
   const known: { nodePid?: number } = {};
   live.set(child, () => known.nodePid);
-  let output = '';
-  const capture = (chunk: Buffer): void => {
-    if (output.length < MAX_OUTPUT) output += chunk.toString();
-  };
-  child.stderr.on('data', capture);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
       live.delete(child);
       resolve({ code, signal });
     });
   });
-  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
-  const ready = await new Promise<{ pid: number; workerId: string }>((resolve, reject) => {
-    let pending = '';
-    let settled = false;
-    const finish = (err: Error | null, value?: { pid: number; workerId: string }): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) reject(err);
-      else resolve(value!);
-    };
-    const timer = setTimeout(() => {
-      finish(new Error(`worker process did not print ready within ${readyTimeoutMs} ms; output:\n${output}`));
-    }, readyTimeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      capture(chunk);
-      if (settled) return;
-      pending += chunk.toString();
-      const match = /^ready (\{.*\})$/m.exec(pending);
-      if (match) finish(null, JSON.parse(match[1]!) as { pid: number; workerId: string });
-    });
-    child.once('error', (err) => finish(new Error(`could not spawn ${command}: ${err.message}`)));
-    void exited.then(({ code, signal }) => {
-      finish(
-        new Error(`worker process exited (code ${code}, signal ${signal}) before ready; output:\n${output}`),
-      );
-    });
+  const output = captureOutput(child);
+  const ready = await awaitReady(child, exited, output, {
+    what: 'worker process',
+    timeoutMs: options.readyTimeoutMs ?? 20_000,
   }).catch((err: unknown) => {
     killQuietly(child, known.nodePid);
     throw err;
@@ -218,7 +185,7 @@ export async function spawnWorker(options: SpawnWorkerOptions, ledgerPath: strin
       return code;
     },
     ledger: () => readLedger(ledgerPath),
-    output: () => output,
+    output,
   };
   return handle;
 }

@@ -19,6 +19,8 @@ export interface ScheduleOptions {
   attempts?: number;
   /** Wait between attempts of an occurrence's job. Default: the queue's default. */
   backoff?: BackoffSpec;
+  /** Abort each attempt of an occurrence's job after this long (as add's timeoutMs). Default: none. */
+  timeoutMs?: Duration;
   /**
    * Occurrences due more than `grace` ago when a scheduler first gets to them: 'skip' (default)
    * adds none of them; 'runOnce' adds the latest of them, once, due at its own (past) time.
@@ -42,12 +44,14 @@ export interface StoredDefinition {
   m: number;
   /** Backoff of each job. */
   b?: BackoffSpec;
+  /** Timeout of each attempt of each job, ms. */
+  o?: number;
 }
 
 /** Default grace: room for a scheduler's pause (GC, event loop, failover) before an occurrence counts as missed. */
 export const DEFAULT_GRACE_MS = 1_000;
 
-const KNOWN = new Set(['attempts', 'backoff', 'missed', 'grace']);
+const KNOWN = new Set(['attempts', 'backoff', 'timeoutMs', 'missed', 'grace']);
 const MAX_NAME_LENGTH = 200;
 
 /** Throws ValidationError unless `name` can name a schedule. */
@@ -93,6 +97,11 @@ export function resolveScheduleOptions(
     o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, `${where}: backoff`);
   const definition: Omit<StoredDefinition, 'rev'> = { v: 1, spec, missed, grace, m: attempts };
   if (backoff !== undefined) definition.b = backoff;
+  if (o.timeoutMs !== undefined) {
+    const timeoutMs = parseDuration(o.timeoutMs, `${where}: timeoutMs`);
+    if (timeoutMs < 1) throw new ValidationError(`${where}: timeoutMs must be at least 1 ms`);
+    definition.o = timeoutMs;
+  }
   return definition;
 }
 

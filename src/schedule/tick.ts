@@ -139,9 +139,12 @@ interface TickOutput {
 /** One schedule-tick call. */
 async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
   const { definition } = input;
-  const meta = JSON.stringify(
-    definition.b === undefined ? { a: 0, m: definition.m } : { a: 0, m: definition.m, b: definition.b },
-  );
+  const meta = JSON.stringify({
+    a: 0,
+    m: definition.m,
+    ...(definition.b !== undefined && { b: definition.b }),
+    ...(definition.o !== undefined && { o: definition.o }),
+  });
   const args: Array<string | number | Buffer> = [
     input.name,
     definition.rev,

@@ -14,7 +14,7 @@
 -- ARGV[3] high-water mark the caller computed from (compare-and-set)
 -- ARGV[4] grace ms: an occurrence due more than grace ms before now is missed
 -- ARGV[5] missed policy: 'skip' or 'runOnce'
--- ARGV[6] meta JSON of each job (a = 0, m = max attempts, b = backoff or absent)
+-- ARGV[6] meta JSON of each job (a = 0, m = max attempts, b = backoff or absent, o = timeout ms or absent)
 -- ARGV[7] C, then C pairs: due ms, envelope (the envelope's id is occurrence_id(name, due)).
 --         Ascending, every due after ARGV[3], and no occurrence of the schedule left out
 --         between two of them except before the first (those are missed: older than the first).

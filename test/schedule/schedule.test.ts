@@ -106,6 +106,26 @@ describe('queue.schedule', () => {
     expect(events).toMatchObject([{ type: 'added', jobId: id, fields: { runAt: String(due) } }]);
   });
 
+  it('occurrences carry the attempts, backoff and timeout of the schedule', async () => {
+    const queue = newQueue<string>();
+    const r = newInspector();
+    await queue.schedule('slow', { every: '1m' }, 'x', {
+      attempts: 2,
+      backoff: { type: 'fixed', delay: 5 },
+      timeoutMs: '30s',
+    });
+    const [id] = Object.keys(await waiting(r, queue));
+    expect(JSON.parse((await r.hget(queue.keys.meta, id!))!)).toMatchObject({
+      a: 0,
+      m: 2,
+      b: { type: 'fixed', delay: 5 },
+      o: 30_000,
+    });
+    await expect(queue.schedule('bad', { every: '1m' }, 'x', { timeoutMs: 0 })).rejects.toThrow(
+      /timeoutMs must be at least 1 ms/,
+    );
+  });
+
   it('declaring the same schedule again changes nothing', async () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
@@ -323,7 +343,9 @@ describe('exactly once', () => {
     const stale = (await readSchedules(queue.client, queue.keys, { mode: 'one', name: 'x' })).entries[0]!;
     await new Promise((resolve) => setTimeout(resolve, 150));
     const ran = await drain(queue, async () => {});
-    expect(ran.completed.map((c) => c.id)).toEqual([`x@${first}`]);
+    // On a busy machine schedule() itself may outlast a period and add the one after too: then
+    // `first` (the mark) is that later one, and both ran.
+    expect(ran.completed.map((c) => c.id)).toContain(`x@${first}`);
     expect(await r.hexists(queue.keys.jobs, `x@${first}`)).toBe(0);
     const scheduler = new Scheduler(queue);
     await scheduler.runOnce();

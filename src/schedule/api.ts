@@ -47,6 +47,8 @@ export interface ScheduleInfo<T> {
   grace: number;
   attempts: number;
   backoff?: BackoffSpec;
+  /** Timeout of each attempt of each occurrence's job, ms. */
+  timeoutMs?: number;
   /** When the next occurrence is due: already a job when in the future. */
   next: Date | null;
 }
@@ -137,6 +139,7 @@ export async function schedules<T>(queue: Queue<T>): Promise<Array<ScheduleInfo<
     };
     if (decodeError !== undefined) info.decodeError = decodeError;
     if (definition.b !== undefined) info.backoff = definition.b;
+    if (definition.o !== undefined) info.timeoutMs = definition.o;
     return info;
   });
 }

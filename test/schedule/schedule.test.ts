@@ -121,6 +121,7 @@ describe('queue.schedule', () => {
       b: { type: 'fixed', delay: 5 },
       o: 30_000,
     });
+    expect(await queue.schedules()).toMatchObject([{ name: 'slow', attempts: 2, timeoutMs: 30_000 }]);
     await expect(queue.schedule('bad', { every: '1m' }, 'x', { timeoutMs: 0 })).rejects.toThrow(
       /timeoutMs must be at least 1 ms/,
     );

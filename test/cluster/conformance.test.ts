@@ -14,6 +14,12 @@ const redis = useRedisCluster();
 
 conformanceSuite('zpopmin', {}, { label: 'cluster', connection: redis.connection, inspector: redis.client });
 conformanceSuite('range', {}, { label: 'cluster', connection: redis.connection, inspector: redis.client });
+conformanceSuite(
+  'wheel',
+  {},
+  { label: 'cluster', connection: redis.connection, inspector: redis.client },
+  { precisionMs: 1_000, granularityMs: 1_000 },
+);
 
 describe('cluster: wake-ups', () => {
   it('a wake-up published by the add script reaches a subscriber on every node, master or replica', async () => {

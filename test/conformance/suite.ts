@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job, type WorkerOptions, LeaseLostError } from '../../src/index.js';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { ConnectionOption } from '../../src/redis/connection.js';
 import { queueKeys, wheelBucketKey } from '../../src/redis/keys.js';
@@ -110,9 +110,14 @@ export function conformanceSuite(
       else if (type === 'list') out[role] = await r.llen(key);
     }
     if (strategy === 'wheel') {
-      // Bucket lists are named by their start, so they are found by pattern (one node: not a Cluster).
-      const buckets = await (r as Redis).keys(`${wheelBucketKey(keys, 0).slice(0, -1)}*`);
-      for (const key of buckets) out[`bucket ${key}`] = await r.llen(key);
+      // Bucket lists are named by their start, so they are found by pattern, on every master of a
+      // Cluster (KEYS on a Cluster client would ask one node only).
+      const nodes = r instanceof Cluster ? r.nodes('master') : [r];
+      for (const node of nodes) {
+        for (const key of await node.keys(`${wheelBucketKey(keys, 0).slice(0, -1)}*`)) {
+          out[`bucket ${key}`] = await node.llen(key);
+        }
+      }
     }
     await r.quit();
     return out;

@@ -4,8 +4,6 @@
  * do their work, and no more: a producer cannot claim (or extend, ack, release, or write a lease),
  * no role reaches another queue, and the dashboard cannot write.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Queue, Worker, type Job } from '../../src/index.js';
@@ -17,32 +15,11 @@ import { fail } from '../../src/operations/fail.js';
 import { release } from '../../src/operations/release.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { useRedis, waitFor } from '../support/fixtures.js';
+import { applyRules, documentedRules } from './acl-rules.js';
 
 const redis = useRedis();
 const QUEUE = 'emails';
 const keys = queueKeys(QUEUE);
-
-interface Rule {
-  user: string;
-  password: string;
-  args: string[];
-}
-
-/** The ACL rules of docs/SECURITY.md: the lines of its ```acl block, split into SETUSER arguments. */
-export function documentedRules(): Map<string, Rule> {
-  const doc = readFileSync(fileURLToPath(new URL('../../docs/SECURITY.md', import.meta.url)), 'utf8');
-  const block = /```acl\n([\s\S]*?)```/.exec(doc)?.[1];
-  if (block === undefined) throw new Error('docs/SECURITY.md has no ```acl block');
-  const rules = new Map<string, Rule>();
-  for (const line of block.split('\n').filter((l) => l.trim() !== '')) {
-    const [kw, user, ...args] = line.match(/\([^)]*\)|\S+/g) ?? [];
-    if (kw !== 'user' || user === undefined) throw new Error(`not an ACL file line: ${line}`);
-    const password = args.find((a) => a.startsWith('>'))?.slice(1);
-    if (password === undefined) throw new Error(`rule for ${user} has no password`);
-    rules.set(user, { user, password, args });
-  }
-  return rules;
-}
 
 const rules = documentedRules();
 let admin: Redis;
@@ -75,9 +52,7 @@ function queueAs<T>(role: string, name = QUEUE): Queue<T> {
 
 beforeAll(async () => {
   admin = new Redis(redis.url());
-  for (const rule of rules.values()) {
-    await admin.call('ACL', 'SETUSER', rule.user, 'reset', ...rule.args);
-  }
+  await applyRules(admin, rules);
 });
 afterEach(async () => {
   for (const close of cleanups.splice(0).reverse()) await close().catch(() => undefined);
@@ -111,8 +86,14 @@ const claimInput = (workerId: string) => ({
 });
 
 describe('ACL rules of docs/SECURITY.md', () => {
-  test('the document has the three roles', () => {
-    expect([...rules.keys()].sort()).toEqual(['delayq-dashboard', 'delayq-producer', 'delayq-worker']);
+  test('the document has the three roles, and a producer and a worker for a wheel queue', () => {
+    expect([...rules.keys()].sort()).toEqual([
+      'delayq-dashboard',
+      'delayq-producer',
+      'delayq-wheel-producer',
+      'delayq-wheel-worker',
+      'delayq-worker',
+    ]);
   });
 
   test('a producer does all of its work', async () => {

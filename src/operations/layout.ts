@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { ScriptLayoutMismatch } from '../redis/script-errors.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num, str } from './reply.js';
+import { layoutName, type Layout } from './wheel.js';
 
 /**
  * Record `wanted` ('zset' or 'wheel:<granularity ms>') as the layout of queue `queue` at its first
@@ -34,4 +35,14 @@ export async function checkLayout(
       throw new LayoutMismatchError(queue, err.stored, wanted ?? 'zset');
     throw err;
   }
+}
+
+/**
+ * A script's layout refusal (DELAYQ_LAYOUT_MISMATCH) as the LayoutMismatchError users see, naming
+ * `queue` and the layout the caller used; any other error as it came.
+ */
+export function layoutRefusal(err: unknown, queue: string, wanted: Layout): unknown {
+  return err instanceof ScriptLayoutMismatch
+    ? new LayoutMismatchError(queue, err.stored, layoutName(wanted))
+    : err;
 }

@@ -84,7 +84,13 @@ export async function schedule<T>(
     q.maxPayloadBytes,
   );
   const stored = withRev(definition, template);
-  const upserted = await upsertSchedule(queue.client, queue.keys, { name, definition: stored, template });
+  const upserted = await upsertSchedule(queue.client, queue.keys, {
+    queue: queue.name,
+    name,
+    definition: stored,
+    template,
+    layout: await q.layout(),
+  });
   // Add the first occurrence now rather than at some scheduler's next round.
   const context = tickContextOf(queue);
   let read = await readSchedules(queue.client, queue.keys, { mode: 'one', name });
@@ -110,7 +116,7 @@ export async function schedule<T>(
 export async function unschedule<T>(queue: Queue<T>, name: string): Promise<boolean> {
   queue.assertOpen();
   assertScheduleName(name);
-  return removeSchedule(queue.client, queue.keys, name);
+  return removeSchedule(queue.client, queue.keys, name, await internalsOf(queue).layout());
 }
 
 /** Every schedule of `queue`, the one due next first. */

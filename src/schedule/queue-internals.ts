@@ -6,6 +6,7 @@
  */
 import type { BackoffSpec } from '../backoff.js';
 import type { Codec } from '../codec/codec.js';
+import type { Layout } from '../operations/wheel.js';
 import type { Queue } from '../queue.js';
 import type { StandardSchemaV1 } from '../schema.js';
 import type { TickContext } from './tick.js';
@@ -19,6 +20,8 @@ export interface QueueInternals {
   jobDefaults: { attempts: number; backoff?: BackoffSpec };
   /** The queue's events cap, once it knows the server (0: no events). */
   eventsCap: () => Promise<number>;
+  /** Where the queue's waiting jobs live (the schedule ZSET, or the wheel), once it knows. */
+  layout: () => Promise<Layout>;
 }
 
 /** The encoding settings of `queue` (private fields, read by name: both live in this package). */
@@ -30,11 +33,21 @@ export function internalsOf<T>(queue: Queue<T>): QueueInternals {
     schema: queue['schema'],
     jobDefaults: queue['jobDefaults'],
     eventsCap: async () => (await queue['ready']()).eventsCap,
+    layout: async () => (await queue['ready']()).layout,
   };
 }
 
 /** What advancing a schedule of `queue` needs (see advanceSchedule), with a fresh template cache. */
 export function tickContextOf<T>(queue: Queue<T>): TickContext {
-  const { codec, maxPayloadBytes, eventsCap } = internalsOf(queue);
-  return { client: queue.client, keys: queue.keys, codec, maxPayloadBytes, eventsCap, templates: new Map() };
+  const { codec, maxPayloadBytes, eventsCap, layout } = internalsOf(queue);
+  return {
+    client: queue.client,
+    keys: queue.keys,
+    codec,
+    maxPayloadBytes,
+    eventsCap,
+    layout,
+    queue: queue.name,
+    templates: new Map(),
+  };
 }

@@ -10,6 +10,8 @@ import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num, str } from '../operations/reply.js';
+import { layoutRefusal } from '../operations/layout.js';
+import { guessAt, wheelTail, withBuckets, type Layout } from '../operations/wheel.js';
 import { parseDefinition, type StoredDefinition } from './definition.js';
 import { decodeTemplate, encodeOccurrence, occurrenceId } from './occurrence.js';
 import type { ScheduleEntry } from './read.js';
@@ -51,6 +53,10 @@ export interface TickContext {
   maxPayloadBytes: number;
   /** The queue's events cap (0: no events), for the 'added' event of each occurrence. */
   eventsCap: () => Promise<number>;
+  /** Where the queue's waiting jobs live: occurrences go there too. */
+  layout: () => Promise<Layout>;
+  /** The queue's name, for errors. */
+  queue: string;
   /** Decoded templates by schedule name and rev, so a template is decoded once per definition. */
   templates: Map<string, { rev: string; envelope: Envelope }>;
 }
@@ -156,23 +162,31 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
   ];
   input.due.forEach((t, i) => args.push(t, input.envelopes[i]!));
   args.push(await ctx.eventsCap());
+  const layout = await ctx.layout();
+  const guess = layout.kind === 'wheel' ? input.due.flatMap((t) => guessAt(layout, t)) : [];
   const reply = asArray(
-    await runScript(
-      ctx.client,
-      script('schedule-tick'),
-      [
-        ctx.keys.schedules,
-        ctx.keys.scheduleLast,
-        ctx.keys.schedule,
-        ctx.keys.jobs,
-        ctx.keys.meta,
-        ctx.keys.wake,
-        ctx.keys.scheduleWake,
-        ctx.keys.layout,
-        ctx.keys.events,
-      ],
-      args,
-    ),
+    await withBuckets(layout, guess, (starts) => {
+      const tail = wheelTail(ctx.keys, layout, starts);
+      return runScript(
+        ctx.client,
+        script('schedule-tick'),
+        [
+          ctx.keys.schedules,
+          ctx.keys.scheduleLast,
+          ctx.keys.schedule,
+          ctx.keys.jobs,
+          ctx.keys.meta,
+          ctx.keys.wake,
+          ctx.keys.scheduleWake,
+          ctx.keys.layout,
+          ctx.keys.events,
+          ...tail.keys,
+        ],
+        [...args, ...tail.args],
+      ).catch((err: unknown) => {
+        throw layoutRefusal(err, ctx.queue, layout);
+      });
+    }),
     'schedule-tick',
   );
   const added: AddedOccurrence[] = [];

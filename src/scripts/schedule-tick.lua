@@ -9,6 +9,7 @@
 -- KEYS[7] schedule wake      channel of the schedulers
 -- KEYS[8] layout             STRING the queue's recorded layout (absent: zset)
 -- KEYS[9] events             STREAM of job events
+-- KEYS[10...]                wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name
 -- ARGV[2] rev the caller computed from
 -- ARGV[3] high-water mark the caller computed from (compare-and-set)
@@ -18,13 +19,15 @@
 -- ARGV[7] C, then C pairs: due ms, envelope (the envelope's id is occurrence_id(name, due)).
 --         Ascending, every due after ARGV[3], and no occurrence of the schedule left out
 --         between two of them except before the first (those are missed: older than the first).
---         Then the events cap (0 = no events).
+--         Then the events cap (0 = no events); wheel layout only, after it: granularity ms and
+--         the start of each bucket list passed in KEYS.
 -- Returns: { status, last, now, n, then per added job: due, created }. status is 'done' (the next
 --          occurrence after now is added), 'more' (the candidates ran out before now: call again
 --          from the new mark), 'stale' (the mark or the definition changed since the caller read
 --          them: nothing written), or 'gone' (no such schedule). created is 0 when a job with
---          the occurrence's id already existed (nothing written for it). Error
---          'DELAYQ_SCHEDULE_LAYOUT ...' (nothing written) when the queue has another layout than zset.
+--          the occurrence's id already existed (nothing written for it). Errors, nothing written:
+--          'DELAYQ_LAYOUT_MISMATCH <stored>' when the queue's recorded layout is not the caller's;
+--          'DELAYQ_WRONG_BUCKET <start>,...' when an occurrence's wheel bucket was not passed.
 -- Guarantee: exactly once per occurrence. Only occurrences later than the mark are added, in
 --          the same atomic step that moves the mark past them, so however many schedulers race,
 --          and even after an occurrence's job finished and was deleted, no occurrence is added
@@ -34,6 +37,7 @@
 
 --!include prelude.lua
 --!include events.lua
+--!include wheel.lua
 --!include add-job.lua
 --!include schedule-common.lua
 
@@ -45,8 +49,9 @@ local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local grace, policy, meta_json = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local count = tonumber(ARGV[7])
 K.events_cap = tonumber(ARGV[8 + 2 * count])
+wheel_keys(K, 10, 9 + 2 * count)
 
-local refused = assert_zset_layout(K.layout)
+local refused = assert_layout(K)
 if refused then return refused end
 
 local definition = redis.call('HGET', K.schedules, name)
@@ -78,15 +83,20 @@ for i = 0, count - 1 do
 end
 if policy == 'runOnce' and missed ~= nil then table.insert(picked, 1, missed) end
 
+local dues = {}
+for _, i in ipairs(picked) do dues[#dues + 1] = tonumber(ARGV[8 + 2 * i]) end
+local missing = missing_buckets(K, dues, {}, now)
+if missing then return missing end
+
 local result = { upcoming and 'done' or 'more', new_last, now, #picked }
 local earliest = nil
-for _, i in ipairs(picked) do
-  local due = tonumber(ARGV[8 + 2 * i])
-  local created = add_job(K, occurrence_id(name, due), due, ARGV[9 + 2 * i], cjson.decode(meta_json))
+for n, i in ipairs(picked) do
+  local due = dues[n]
+  local created, at = add_job(K, occurrence_id(name, due), due, ARGV[9 + 2 * i], cjson.decode(meta_json), now)
   result[#result + 1] = due
   result[#result + 1] = created and 1 or 0
   if created then
-    if earliest == nil or due < earliest then earliest = due end
+    if at ~= nil and (earliest == nil or at < earliest) then earliest = at end
     emit(K, 'added', occurrence_id(name, due), 'runAt', due, 'at', now)
   end
 end
@@ -95,5 +105,5 @@ if new_last ~= last then
   redis.call('ZADD', K.last, new_last, name)
   wake_if_head(K.last, K.schedule_wake, new_last)
 end
-if earliest ~= nil then wake_if_head(K.schedule, K.wake, earliest) end
+announce(K, earliest)
 return result

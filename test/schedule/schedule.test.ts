@@ -7,18 +7,21 @@ import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   EncodeError,
+  LayoutMismatchError,
   PayloadTooLargeError,
   Queue,
   ValidationError,
+  Worker,
   type QueueOptions,
 } from '../../src/index.js';
+import { wheelBucketKey } from '../../src/redis/keys.js';
 import { runScript, script } from '../../src/redis/scripts.js';
 import { Scheduler, type ScheduleSpec } from '../../src/schedule/index.js';
 import { advanceSchedule } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
 import { tickContextOf } from '../../src/schedule/queue-internals.js';
 import { drain } from '../../src/testing/index.js';
-import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
 const cleanups: Array<() => Promise<void>> = [];
@@ -237,13 +240,12 @@ describe('queue.schedule', () => {
 });
 
 describe('queue layout', () => {
-  it('refuses schedules on a queue with the wheel layout, whose workers would never see the jobs', async () => {
+  it('refuses a schedule when the queue layout changed under the queue, writing nothing', async () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
+    await queue.counts(); // the queue adopts the zset layout
     await r.set(queue.keys.layout, 'wheel:1000');
-    await expect(queue.schedule('s', { every: '1m' }, { n: 1 })).rejects.toThrow(
-      /DELAYQ_SCHEDULE_LAYOUT .*uses wheel:1000/,
-    );
+    await expect(queue.schedule('s', { every: '1m' }, { n: 1 })).rejects.toThrow(LayoutMismatchError);
     expect(await scheduleKeys(r, queue)).toEqual({ schedules: 0, payloads: 0, last: 0 });
 
     // A schedule made before the queue changed layout: the scheduler reports it and adds nothing.
@@ -256,9 +258,60 @@ describe('queue layout', () => {
     const errors: Error[] = [];
     scheduler.on('error', (err) => errors.push(err));
     await scheduler.runOnce();
-    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/^DELAYQ_SCHEDULE_LAYOUT/)]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(LayoutMismatchError);
+    expect(errors[0]!.message).toMatch(/has layout 'wheel:1000' but this zpopmin\/range client uses 'zset'/);
     expect(await r.zcard(queue.keys.schedule)).toBe(before);
     expect(scheduler.stats.added).toBe(0);
+  });
+
+  it('on a wheel queue, occurrences wait in its buckets, run once each, and updates take them back', async () => {
+    const G = 100;
+    const queue = newQueue<{ v: number }>({ strategy: 'wheel', wheel: { granularityMs: G } });
+    const r = newInspector();
+    const scheduler = new Scheduler(queue, { maxSleepMs: 50 });
+    cleanups.push(() => scheduler.stop());
+
+    // A minute apart first: its waiting occurrence is far from due while the update below runs.
+    const first = await queue.schedule('beat', { every: '1m' }, { v: 1 });
+    const firstId = `beat@${first.next.getTime()}`;
+    // The waiting occurrence is in its bucket list, none in the schedule ZSET.
+    expect(await r.zcard(queue.keys.schedule)).toBe(0);
+    const bucket = wheelBucketKey(queue.keys, first.next.getTime() - (first.next.getTime() % G));
+    expect(await r.lrange(bucket, 0, -1)).toEqual([firstId]);
+
+    // A new definition takes the waiting occurrence back out of its bucket and adds its own.
+    const second = await queue.schedule('beat', { every: 4 * G }, { v: 2 });
+    expect(second.status).toBe('updated');
+    expect(await queue.get(firstId)).toBeNull();
+    expect(await r.lrange(bucket, 0, -1)).not.toContain(firstId);
+    expect((await queue.counts()).scheduled).toBe(1);
+
+    // Workers start only now, so that the update above found its occurrence still waiting.
+    const ran: Array<{ id: string; v: number; late: number }> = [];
+    const worker = new Worker<{ v: number }>(
+      queue.name,
+      async (job) =>
+        void ran.push({ id: job.id, v: job.payload.v, late: job.claimedAt.getTime() - job.runAt.getTime() }),
+      { connection: redis.url(), strategy: 'wheel', wheel: { granularityMs: G } },
+    );
+    cleanups.push(() => worker.close({ timeoutMs: 1_000 }));
+    await scheduler.start();
+    await waitFor(() => ran.length >= 3, { timeoutMs: 10_000, what: 'three occurrences run' });
+    await scheduler.stop();
+    expect(new Set(ran.map((run) => run.id)).size, 'each occurrence once').toBe(ran.length);
+    expect(ran.every((run) => run.v === 2)).toBe(true);
+    // Never early; within the wheel's precision (one bucket) and some scheduling slack.
+    for (const run of ran) expect(run.late).toBeGreaterThanOrEqual(0);
+
+    // Removing the schedule takes its waiting occurrence out of the wheel.
+    expect(await queue.unschedule('beat')).toBe(true);
+    await waitFor(async () => (await queue.counts()).active === 0, {
+      what: 'the running occurrence to finish',
+    });
+    expect(await queue.counts()).toMatchObject({ scheduled: 0, active: 0, dead: 0 });
+    expect(await r.llen(queue.keys.ready)).toBe(0);
+    expect(await r.zcard(queue.keys.wheel)).toBe(0);
   });
 });
 
@@ -373,6 +426,7 @@ describe('exactly once', () => {
         queue.keys.wake,
         queue.keys.scheduleWake,
         queue.keys.layout,
+        queue.keys.events,
       ],
       [
         'x',
@@ -386,6 +440,7 @@ describe('exactly once', () => {
         (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!,
         mark,
         (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!,
+        0,
       ],
     )) as unknown[];
     expect(reply.map((v) => (Buffer.isBuffer(v) ? v.toString() : v))).toEqual([

@@ -1,13 +1,12 @@
--- add_job(K, id, run_at, envelope, meta): write one job exactly as add.lua does: the envelope
--- into K.jobs (only when the id is new), its bookkeeping into K.meta with r = run_at, and the
--- id into K.schedule at run_at. Returns true when written, false when the id existed (then
--- nothing is written). The caller publishes the wake-up (wake_if_head) once for its batch.
--- Needs prelude.lua (write_meta). `meta` is a fresh table per call: a = 0, m, optional b.
+-- add_job(K, id, run_at, envelope, meta, now): write one job as add.lua does: the envelope into
+-- K.jobs (only when the id is new), its bookkeeping into K.meta with r = run_at, and the id where
+-- the layout keeps waiting jobs (place). Returns false when the id existed (nothing is written),
+-- else true and what place() returned, for the caller to announce once for its batch.
+-- Needs prelude.lua (write_meta) and wheel.lua (place). `meta` is a fresh table per call.
 
-local function add_job(K, id, run_at, envelope, meta)
-  if redis.call('HSETNX', K.jobs, id, envelope) == 0 then return false end
+local function add_job(K, id, run_at, envelope, meta, now)
+  if redis.call('HSETNX', K.jobs, id, envelope) == 0 then return false, nil end
   meta.r = run_at
   write_meta(K.meta, id, meta)
-  redis.call('ZADD', K.schedule, run_at, id)
-  return true
+  return true, place(K, id, run_at, now)
 end

@@ -1,4 +1,5 @@
--- Helpers of the schedule-*.lua scripts. Needs prelude.lua (read_meta).
+-- Helpers of the schedule-*.lua scripts. Needs prelude.lua (read_meta) and wheel.lua (is_waiting,
+-- unplace).
 
 -- The job id of schedule `name`'s occurrence due at `due` (epoch ms): "<name>@<due>".
 -- src/schedule/occurrence.ts builds the same string; the two must agree.
@@ -8,25 +9,24 @@ end
 
 -- Take back a waiting occurrence that has never started (no attempt charged), so a changed or
 -- removed schedule does not run its old definition once more. A job that started, failed and
--- waits for its retry is left alone. Returns true when removed.
+-- waits for its retry is left alone. Returns true when removed. The caller has checked
+-- missing_buckets for the occurrence's due time (wheel layout).
 local function remove_unstarted(K, id)
-  if not redis.call('ZSCORE', K.schedule, id) then return false end
+  if not is_waiting(K, id) then return false end
   local meta = read_meta(K.meta, id)
   if meta and meta.a ~= 0 then return false end
-  redis.call('ZREM', K.schedule, id)
+  if not unplace(K, id, meta) then return false end
   redis.call('HDEL', K.jobs, id)
   redis.call('HDEL', K.meta, id)
   return true
 end
 
--- Occurrences are written as add.lua writes jobs in the zset layout (add-job.lua). A queue whose
--- recorded layout is another one (a time wheel) would never claim them: refuse, writing nothing.
-local function assert_zset_layout(layout_key)
-  local layout = redis.call('GET', layout_key)
-  if layout and layout ~= 'zset' then
-    return redis.error_reply(
-      'DELAYQ_SCHEDULE_LAYOUT repeating schedules need the zset layout, but this queue uses ' .. layout ..
-      '; keep schedules on a queue of strategy zpopmin or range')
-  end
+-- Occurrences are written where the caller's layout keeps waiting jobs (the schedule ZSET, or
+-- the wheel when K.wheel is set). When the queue's recorded layout is another one, its workers
+-- would never claim them: refuse, writing nothing, as layout.lua does.
+local function assert_layout(K)
+  local stored = redis.call('GET', K.layout)
+  local mine = K.wheel and ('wheel:' .. string.format('%.0f', K.granularity)) or 'zset'
+  if stored and stored ~= mine then return redis.error_reply('DELAYQ_LAYOUT_MISMATCH ' .. stored) end
   return nil
 end

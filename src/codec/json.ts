@@ -45,8 +45,11 @@ import { DecodeError, EncodeError } from '../errors.js';
 import type { Codec, Envelope } from './codec.js';
 import {
   at,
+  assertNoCycle,
   checkEnvelopeFields,
-  className,
+  classProblem,
+  functionProblem,
+  symbolProblem,
   describe,
   errorMessage,
   formatPath,
@@ -106,29 +109,17 @@ function encodeAny(value: unknown, ancestors: object[]): unknown {
     case 'bigint':
       return { '~t': 'BigInt', v: value.toString() };
     case 'function':
-      throw new Problem(
-        `is a function${value.name === '' ? '' : ` (${value.name})`}; functions cannot be stored in a job, so pass data instead (for example the name of the function for the handler to look up)`,
-      );
+      throw functionProblem(value as (...args: never[]) => unknown);
     case 'symbol':
-      throw new Problem(
-        `is a symbol (${value.toString()}); symbols cannot be stored in a job, use a string instead`,
-      );
+      throw symbolProblem(value);
   }
 }
 
 function encodeObject(o: object, ancestors: object[]): unknown {
-  for (let i = 0; i < ancestors.length; i++) {
-    if (ancestors[i] === o) {
-      throw new Problem(
-        'JSON cannot represent cycles, so break it, for example by storing an id instead of the back-reference',
-        undefined,
-        i,
-      );
-    }
-  }
+  assertNoCycle(o, ancestors, 'JSON');
   const proto: unknown = Object.getPrototypeOf(o);
   if (Array.isArray(o)) {
-    if (proto !== Array.prototype) throw classProblem(o);
+    if (proto !== Array.prototype) throw classProblem(o, 'json', SUPPORTED);
     return encodeArray(o, ancestors);
   }
   if (proto === Object.prototype || proto === null)
@@ -144,13 +135,7 @@ function encodeObject(o: object, ancestors: object[]): unknown {
   if (proto === Set.prototype) return encodeSet(o as Set<unknown>, ancestors);
   if (proto === Uint8Array.prototype) return { '~t': 'Uint8Array', v: base64(o as Uint8Array) };
   if (proto === Buffer.prototype) return { '~t': 'Buffer', v: (o as Buffer).toString('base64') };
-  throw classProblem(o);
-}
-
-function classProblem(o: object): Problem {
-  return new Problem(
-    `is an instance of ${className(o)}, which the json codec cannot store without losing its type; convert it to plain data first (supported: ${SUPPORTED})`,
-  );
+  throw classProblem(o, 'json', SUPPORTED);
 }
 
 function base64(bytes: Uint8Array): string {

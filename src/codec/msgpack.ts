@@ -61,8 +61,11 @@ import type { Codec, Envelope } from './codec.js';
 import {
   Problem,
   at,
+  assertNoCycle,
   checkEnvelopeFields,
-  className,
+  classProblem,
+  functionProblem,
+  symbolProblem,
   describe,
   describeLoneSurrogate,
   errorMessage,
@@ -210,29 +213,17 @@ function wireAny(value: unknown, ancestors: object[]): unknown {
     case 'object':
       return value === null ? null : wireObject(value, ancestors);
     case 'function':
-      throw new Problem(
-        `is a function${value.name === '' ? '' : ` (${value.name})`}; functions cannot be stored in a job, so pass data instead (for example the name of the function for the handler to look up)`,
-      );
+      throw functionProblem(value as (...args: never[]) => unknown);
     case 'symbol':
-      throw new Problem(
-        `is a symbol (${value.toString()}); symbols cannot be stored in a job, use a string instead`,
-      );
+      throw symbolProblem(value);
   }
 }
 
 function wireObject(o: object, ancestors: object[]): unknown {
-  for (let i = 0; i < ancestors.length; i++) {
-    if (ancestors[i] === o) {
-      throw new Problem(
-        'MessagePack cannot represent cycles, so break it, for example by storing an id instead of the back-reference',
-        undefined,
-        i,
-      );
-    }
-  }
+  assertNoCycle(o, ancestors, 'MessagePack');
   const proto: unknown = Object.getPrototypeOf(o);
   if (Array.isArray(o)) {
-    if (proto !== Array.prototype) throw classProblem(o);
+    if (proto !== Array.prototype) throw classProblem(o, 'msgpack', SUPPORTED);
     return wireArray(o, enter(o, ancestors));
   }
   if (proto === Object.prototype || proto === null) {
@@ -249,7 +240,7 @@ function wireObject(o: object, ancestors: object[]): unknown {
   if (proto === Set.prototype) return wireSet(o as Set<unknown>, enter(o, ancestors));
   if (proto === Uint8Array.prototype) return o;
   if (proto === Buffer.prototype) return new BufferExt(o as Buffer);
-  throw classProblem(o);
+  throw classProblem(o, 'msgpack', SUPPORTED);
 }
 
 function enter(o: object, ancestors: object[]): object[] {
@@ -260,12 +251,6 @@ function enter(o: object, ancestors: object[]): object[] {
   }
   ancestors.push(o);
   return ancestors;
-}
-
-function classProblem(o: object): Problem {
-  return new Problem(
-    `is an instance of ${className(o)}, which the msgpack codec cannot store without losing its type; convert it to plain data first (supported: ${SUPPORTED})`,
-  );
 }
 
 function wirePlain(o: Record<string, unknown>, ancestors: object[]): unknown {

@@ -150,6 +150,40 @@ export class Problem extends Error {
   }
 }
 
+/** A function in a payload: data only, with a hint at what to pass instead. */
+export function functionProblem(value: (...args: never[]) => unknown): Problem {
+  return new Problem(
+    `is a function${value.name === '' ? '' : ` (${value.name})`}; functions cannot be stored in a job, so pass data instead (for example the name of the function for the handler to look up)`,
+  );
+}
+
+/** A symbol in a payload. */
+export function symbolProblem(value: symbol): Problem {
+  return new Problem(
+    `is a symbol (${value.toString()}); symbols cannot be stored in a job, use a string instead`,
+  );
+}
+
+/** Throws a Problem when `o` is one of its own `ancestors` (a cycle), which `format` cannot represent. */
+export function assertNoCycle(o: object, ancestors: readonly object[], format: string): void {
+  for (let i = 0; i < ancestors.length; i++) {
+    if (ancestors[i] === o) {
+      throw new Problem(
+        `${format} cannot represent cycles, so break it, for example by storing an id instead of the back-reference`,
+        undefined,
+        i,
+      );
+    }
+  }
+}
+
+/** A class instance the codec `codec` would lose the type of; `supported` lists what it keeps. */
+export function classProblem(o: object, codec: string, supported: string): Problem {
+  return new Problem(
+    `is an instance of ${className(o)}, which the ${codec} codec cannot store without losing its type; convert it to plain data first (supported: ${supported})`,
+  );
+}
+
 /** The path segment of an object key: `.name`, or `["odd key"]` when it is not an identifier. */
 export function keySegment(key: string): string {
   return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;

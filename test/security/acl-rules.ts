@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
+import type { Job } from '../../src/index.js';
 
 /** One `user ...` line of an ACL file. */
 export interface Rule {
@@ -37,4 +38,37 @@ export async function applyRules(admin: Redis, rules: Map<string, Rule>): Promis
   for (const rule of rules.values()) {
     await admin.call('ACL', 'SETUSER', rule.user, 'reset', ...rule.args);
   }
+}
+
+/** The payload of the jobs a role test runs: one of each fate. */
+export interface KindPayload {
+  kind: 'ok' | 'flaky' | 'doomed' | 'long';
+}
+
+/**
+ * A handler that gives each job the fate its kind names: 'ok' completes, 'flaky' fails its first
+ * attempt, 'doomed' always fails, 'long' extends its lease and then runs until the worker closes
+ * (and releases it). `seen` lists `id#attempt` of every run.
+ */
+export function everyFate(): {
+  handler: (job: Job<KindPayload>) => Promise<void>;
+  seen: string[];
+  longStarted: () => boolean;
+} {
+  const seen: string[] = [];
+  let longStarted = false;
+  return {
+    seen,
+    longStarted: () => longStarted,
+    handler: async (job) => {
+      seen.push(`${job.id}#${job.attempt}`);
+      if (job.payload.kind === 'flaky' && job.attempt === 1) throw new Error('first try fails');
+      if (job.payload.kind === 'doomed') throw new Error('always fails');
+      if (job.payload.kind === 'long') {
+        await job.extendLease(10_000);
+        longStarted = true;
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+      }
+    },
+  };
 }

@@ -6,13 +6,13 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { Queue, Worker, type Job } from '../../src/index.js';
+import { Queue, Worker } from '../../src/index.js';
 import { ServerClock } from '../../src/clock.js';
 import { claim } from '../../src/operations/claim.js';
 import type { WheelLayout } from '../../src/operations/wheel.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { useRedis, waitFor } from '../support/fixtures.js';
-import { applyRules, documentedRules } from './acl-rules.js';
+import { applyRules, documentedRules, everyFate, type KindPayload } from './acl-rules.js';
 
 const redis = useRedis();
 const QUEUE = 'ticks';
@@ -54,30 +54,16 @@ function producer<T>(): Queue<T> {
 
 describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
   test('the wheel producer and worker do all of their work', async () => {
-    const queue = producer<{ kind: string }>();
-    const seen: string[] = [];
+    const queue = producer<KindPayload>();
+    const { handler, seen, longStarted } = everyFate();
     const errors: Error[] = [];
-    let releaseStarted = false;
-    const worker = new Worker<{ kind: string }>(
-      QUEUE,
-      async (job: Job<{ kind: string }>) => {
-        seen.push(`${job.id}#${job.attempt}`);
-        if (job.payload.kind === 'flaky' && job.attempt === 1) throw new Error('first try fails');
-        if (job.payload.kind === 'doomed') throw new Error('always fails');
-        if (job.payload.kind === 'long') {
-          await job.extendLease(10_000);
-          releaseStarted = true;
-          await new Promise((resolve) => setTimeout(resolve, 60_000));
-        }
-      },
-      {
-        connection: as('delayq-wheel-worker'),
-        strategy: 'wheel',
-        wheel: { granularityMs: G },
-        concurrency: 4,
-        backoff: { type: 'fixed', delay: 10 },
-      },
-    );
+    const worker = new Worker<KindPayload>(QUEUE, handler, {
+      connection: as('delayq-wheel-worker'),
+      strategy: 'wheel',
+      wheel: { granularityMs: G },
+      concurrency: 4,
+      backoff: { type: 'fixed', delay: 10 },
+    });
     worker.on('error', (err) => errors.push(err));
     cleanups.push(() => worker.close({ timeoutMs: 100 }));
     await worker.waitUntilReady();
@@ -95,7 +81,7 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
       { payload: { kind: 'doomed' }, opts: { id: 'doomed', attempts: 2 } },
       { payload: { kind: 'long' }, opts: { id: 'long', delay: G } },
     ]);
-    await waitFor(async () => releaseStarted && (await queue.counts()).dead === 1 && seen.length >= 7, {
+    await waitFor(async () => longStarted() && (await queue.counts()).dead === 1 && seen.length >= 7, {
       timeoutMs: 15_000,
       what: 'every job run',
     });

@@ -6,7 +6,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { Queue, Worker, type Job } from '../../src/index.js';
+import { Queue, Worker } from '../../src/index.js';
 import { discoverQueues, dueHistogram, serverNow } from '../../src/dashboard/read.js';
 import { ack } from '../../src/operations/ack.js';
 import { claim } from '../../src/operations/claim.js';
@@ -15,7 +15,7 @@ import { fail } from '../../src/operations/fail.js';
 import { release } from '../../src/operations/release.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { useRedis, waitFor } from '../support/fixtures.js';
-import { applyRules, documentedRules } from './acl-rules.js';
+import { applyRules, documentedRules, everyFate, type KindPayload } from './acl-rules.js';
 
 const redis = useRedis();
 const QUEUE = 'emails';
@@ -131,24 +131,14 @@ describe('ACL rules of docs/SECURITY.md', () => {
   });
 
   test('a worker does all of its work: complete, fail and retry, die, extend, release at close', async () => {
-    const producer = queueAs<{ kind: string }>('delayq-producer');
-    const seen: string[] = [];
+    const producer = queueAs<KindPayload>('delayq-producer');
+    const { handler, seen, longStarted } = everyFate();
     const errors: Error[] = [];
-    let releaseStarted = false;
-    const worker = new Worker<{ kind: string }>(
-      QUEUE,
-      async (job: Job<{ kind: string }>) => {
-        seen.push(`${job.id}#${job.attempt}`);
-        if (job.payload.kind === 'flaky' && job.attempt === 1) throw new Error('first try fails');
-        if (job.payload.kind === 'doomed') throw new Error('always fails');
-        if (job.payload.kind === 'long') {
-          await job.extendLease(10_000);
-          releaseStarted = true;
-          await new Promise((resolve) => setTimeout(resolve, 60_000));
-        }
-      },
-      { connection: as('delayq-worker'), concurrency: 4, backoff: { type: 'fixed', delay: 10 } },
-    );
+    const worker = new Worker<KindPayload>(QUEUE, handler, {
+      connection: as('delayq-worker'),
+      concurrency: 4,
+      backoff: { type: 'fixed', delay: 10 },
+    });
     worker.on('error', (err) => errors.push(err));
     cleanups.push(() => worker.close({ timeoutMs: 100 }));
     await worker.waitUntilReady();
@@ -158,7 +148,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
       { payload: { kind: 'doomed' }, opts: { id: 'doomed', attempts: 2 } },
       { payload: { kind: 'long' }, opts: { id: 'long' } },
     ]);
-    await waitFor(async () => releaseStarted && (await producer.counts()).dead === 1 && seen.length >= 6, {
+    await waitFor(async () => longStarted() && (await producer.counts()).dead === 1 && seen.length >= 6, {
       timeoutMs: 15_000,
       what: 'every job run',
     });

@@ -4,8 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Job } from '../../src/index.js';
+import { useRedis } from '../support/fixtures.js';
 
 /** One `user ...` line of an ACL file. */
 export interface Rule {
@@ -69,6 +71,53 @@ export function everyFate(): {
         longStarted = true;
         await new Promise((resolve) => setTimeout(resolve, 60_000));
       }
+    },
+  };
+}
+
+/**
+ * A redis-server for the file with every documented user created. `as(role)` connects as that
+ * role; `cleanups` run after each test, and then the server is flushed.
+ */
+export function useAclServer(): {
+  rules: Map<string, Rule>;
+  admin: () => Redis;
+  as: (role: string, extra?: RedisOptions) => RedisOptions;
+  cleanups: Array<() => Promise<unknown>>;
+} {
+  const redis = useRedis();
+  const rules = documentedRules();
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let admin: Redis | undefined;
+  beforeAll(async () => {
+    admin = new Redis(redis.url());
+    await applyRules(admin, rules);
+  });
+  afterEach(async () => {
+    for (const close of cleanups.splice(0).reverse()) await close().catch(() => undefined);
+    await admin?.flushall();
+  });
+  afterAll(async () => {
+    await admin?.quit();
+  });
+  return {
+    rules,
+    cleanups,
+    admin: () => {
+      if (!admin) throw new Error('the ACL server is not started yet');
+      return admin;
+    },
+    as: (role, extra = {}) => {
+      const rule = rules.get(role);
+      if (!rule) throw new Error(`docs/SECURITY.md has no rule for ${role}`);
+      const url = new URL(redis.url());
+      return {
+        host: url.hostname,
+        port: Number(url.port),
+        username: rule.user,
+        password: rule.password,
+        ...extra,
+      };
     },
   };
 }

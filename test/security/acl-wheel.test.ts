@@ -4,43 +4,21 @@
  * bucket lists, the ready list and the worker's blocking wait, with no error; and the producer,
  * though it writes the lists, still cannot claim or touch the token.
  */
-import { Redis, type RedisOptions } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { Redis } from 'ioredis';
+import { describe, expect, test } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { ServerClock } from '../../src/clock.js';
 import { claim } from '../../src/operations/claim.js';
 import type { WheelLayout } from '../../src/operations/wheel.js';
 import { queueKeys } from '../../src/redis/keys.js';
-import { useRedis, waitFor } from '../support/fixtures.js';
-import { applyRules, documentedRules, everyFate, type KindPayload } from './acl-rules.js';
+import { waitFor } from '../support/fixtures.js';
+import { everyFate, useAclServer, type KindPayload } from './acl-rules.js';
 
-const redis = useRedis();
 const QUEUE = 'ticks';
 const keys = queueKeys(QUEUE);
 // Short buckets keep the test quick; the rules do not depend on the granularity.
 const G = 100;
-const rules = documentedRules();
-let admin: Redis;
-const cleanups: Array<() => Promise<unknown>> = [];
-
-function as(role: string): RedisOptions {
-  const rule = rules.get(role);
-  if (!rule) throw new Error(`docs/SECURITY.md has no rule for ${role}`);
-  const url = new URL(redis.url());
-  return { host: url.hostname, port: Number(url.port), username: rule.user, password: rule.password };
-}
-
-beforeAll(async () => {
-  admin = new Redis(redis.url());
-  await applyRules(admin, rules);
-});
-afterEach(async () => {
-  for (const close of cleanups.splice(0).reverse()) await close().catch(() => undefined);
-  await admin.flushall();
-});
-afterAll(async () => {
-  await admin?.quit();
-});
+const { admin, as, cleanups } = useAclServer();
 
 function producer<T>(): Queue<T> {
   const q = new Queue<T>(QUEUE, {
@@ -120,6 +98,6 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
     await expect(p.lpop(keys.ready)).rejects.toThrow(/NOPERM|no permissions/);
     await expect(p.incrby(keys.token, 1)).rejects.toThrow(/NOPERM|no permissions/);
     expect((await queue.get('x'))?.state, 'the job is untouched').toBe('scheduled');
-    expect(await admin.lrange(keys.ready, 0, -1)).toEqual(['x']);
+    expect(await admin().lrange(keys.ready, 0, -1)).toEqual(['x']);
   });
 });

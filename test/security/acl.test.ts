@@ -4,8 +4,8 @@
  * do their work, and no more: a producer cannot claim (or extend, ack, release, or write a lease),
  * no role reaches another queue, and the dashboard cannot write.
  */
-import { Redis, type RedisOptions } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { Redis } from 'ioredis';
+import { describe, expect, test } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { discoverQueues, dueHistogram, serverNow } from '../../src/dashboard/read.js';
 import { ack } from '../../src/operations/ack.js';
@@ -14,29 +14,12 @@ import { extend } from '../../src/operations/extend.js';
 import { fail } from '../../src/operations/fail.js';
 import { release } from '../../src/operations/release.js';
 import { queueKeys } from '../../src/redis/keys.js';
-import { useRedis, waitFor } from '../support/fixtures.js';
-import { applyRules, documentedRules, everyFate, type KindPayload } from './acl-rules.js';
+import { waitFor } from '../support/fixtures.js';
+import { everyFate, useAclServer, type KindPayload } from './acl-rules.js';
 
-const redis = useRedis();
 const QUEUE = 'emails';
 const keys = queueKeys(QUEUE);
-
-const rules = documentedRules();
-let admin: Redis;
-const cleanups: Array<() => Promise<unknown>> = [];
-
-function as(role: string, extra: RedisOptions = {}): RedisOptions {
-  const rule = rules.get(role);
-  if (!rule) throw new Error(`docs/SECURITY.md has no rule for ${role}`);
-  const url = new URL(redis.url());
-  return {
-    host: url.hostname,
-    port: Number(url.port),
-    username: rule.user,
-    password: rule.password,
-    ...extra,
-  };
-}
+const { rules, admin, as, cleanups } = useAclServer();
 
 function clientAs(role: string): Redis {
   const c = new Redis(as(role, { maxRetriesPerRequest: 1 }));
@@ -49,18 +32,6 @@ function queueAs<T>(role: string, name = QUEUE): Queue<T> {
   cleanups.push(() => q.close());
   return q;
 }
-
-beforeAll(async () => {
-  admin = new Redis(redis.url());
-  await applyRules(admin, rules);
-});
-afterEach(async () => {
-  for (const close of cleanups.splice(0).reverse()) await close().catch(() => undefined);
-  await admin.flushall();
-});
-afterAll(async () => {
-  await admin?.quit();
-});
 
 /** Resolve to the NOPERM message `call` fails with; fail the test if it succeeds. */
 async function refused(call: Promise<unknown>): Promise<string> {
@@ -192,7 +163,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     await refused(p.incrby(keys.token, 1));
     await refused(p.zpopmin(keys.schedule));
     await refused(p.call('EVAL', "return redis.call('HSET', KEYS[1], 'x', 'forged')", 1, keys.leases));
-    expect(await admin.hget(keys.leases, 'x')).toMatch(/^[\d.]+\|\d+\|w$/);
+    expect(await admin().hget(keys.leases, 'x')).toMatch(/^[\d.]+\|\d+\|w$/);
   });
 
   test('no role reaches another queue', async () => {
@@ -201,7 +172,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     await refused(clientAs('delayq-producer').zcard(other.schedule));
     await refused(claim(clientAs('delayq-worker'), other, claimInput('w')));
     await refused(clientAs('delayq-worker').subscribe(other.wake));
-    expect(await admin.keys('dq:{other}:*')).toEqual([]);
+    expect(await admin().keys('dq:{other}:*')).toEqual([]);
   });
 
   test('the dashboard reads everything and writes nothing', async () => {

@@ -206,14 +206,19 @@ function describeWorkload(p: Profile, w: string): string {
     case 'W6':
       return 'Two idle worker processes (concurrency 1); one job is added; the process that starts it is SIGKILLed at once; the figure is the time from the kill to the other process starting the job. "Defaults": each system untouched (delayq lease 15 s; BullMQ lock 30 s, stalled check every 30 s; bee-queue never looks for stalled jobs unless checkStalledJobs() is called). "1 s": delayq leaseMs 1000; BullMQ lockDuration and stalledInterval 1000; bee-queue stallInterval 1000 with checkStalledJobs(1000). Each case has its own redis-server and all run at once; one repetition.';
     case 'W7':
-      return `With N jobs waiting a day ahead: median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
+      return `With N jobs waiting a day ahead (${p.w7.waiting.map((n) => n.toLocaleString('en-US')).join(', ')}; "backlog fill" is the time to add them with addBulk in chunks of ${p.bulkSize}): median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
     default:
       return '';
   }
 }
 
 /** The Markdown page. */
-export function markdownReport(results: RunResults, paths: { jsonPath: string; chartPath: string }): string {
+export function markdownReport(
+  results: RunResults,
+  paths: { jsonPath: string; chartPath: string },
+  /** Hand-written analysis (bench/analysis.md), placed after the targets so a run never erases it. */
+  analysis = '',
+): string {
   const e = results.environment;
   const p = results.profile;
   const out: string[] = [];
@@ -258,6 +263,7 @@ export function markdownReport(results: RunResults, paths: { jsonPath: string; c
     out.push('## Against the targets of issue 5\n');
     out.push(targets);
   }
+  if (analysis.trim()) out.push(`${analysis.trim()}\n`);
   for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7']) {
     const table = figureTable(results, w);
     if (!table) continue;

@@ -12,6 +12,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { SYSTEMS, type SystemName } from './adapters/adapter.js';
 import { createAdapter } from './adapters/index.js';
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
     const adapter = createAdapter(system, { url, queue });
     const s0 = await commandStats(control);
     const c0 = await cpuMicros(control);
+    const addStart = performance.now();
     for (const range of chunks(
       Array.from({ length: jobs }, (_, i) => i),
       1_000,
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
       const now = Date.now();
       await adapter.addBulk(range.map((i) => ({ payload: { i, due: now }, delayMs: 0 })));
     }
+    const addRate = Math.round((jobs / (performance.now() - addStart)) * 1000);
     const s1 = await commandStats(control);
     const c1 = await cpuMicros(control);
     const child = await ChildWorker.start({
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
     await adapter.close();
     const load = loadavg().map((l) => l.toFixed(2));
     console.log(`${system}, ${jobs} jobs, concurrency ${concurrency}; load average ${load.join(' ')}`);
-    console.log(`\nAdd (addBulk in chunks of 1000):\n\n${table(s0, s1, jobs, c1 - c0)}`);
+    console.log(`\nAdd (addBulk in chunks of 1000, ${addRate} jobs/s):\n\n${table(s0, s1, jobs, c1 - c0)}`);
     console.log(
       `\nProcessing (${Math.round((done.completed / done.elapsedMs) * 1000)} jobs/s):\n\n${table(s1, s2, jobs, c2 - c1)}`,
     );

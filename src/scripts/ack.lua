@@ -59,23 +59,20 @@ for i = 4, #ARGV, 3 do
   end
 end
 
--- Chunked like the claim's writes, so no call unpacks more values than Lua allows.
-local UNPACK_CHUNK = 1000
-for first = 1, #acked, UNPACK_CHUNK do
-  local last = math.min(#acked, first + UNPACK_CHUNK - 1)
-  redis.call('ZREM', K.active, unpack(acked, first, last))
-  redis.call('HDEL', K.leases, unpack(acked, first, last))
-  redis.call('HDEL', K.errors, unpack(acked, first, last))
+if #acked > 0 then
+  call_chunked('ZREM', K.active, acked, 1)
+  call_chunked('HDEL', K.leases, acked, 1)
+  call_chunked('HDEL', K.errors, acked, 1)
   if keep_count > 0 then
     local finished = {}
-    for j = first, last do
+    for _, id in ipairs(acked) do
       finished[#finished + 1] = now
-      finished[#finished + 1] = acked[j]
+      finished[#finished + 1] = id
     end
-    redis.call('ZADD', K.completed, unpack(finished))
+    call_chunked('ZADD', K.completed, finished, 2)
   else
-    redis.call('HDEL', K.jobs, unpack(acked, first, last))
-    redis.call('HDEL', K.meta, unpack(acked, first, last))
+    call_chunked('HDEL', K.jobs, acked, 1)
+    call_chunked('HDEL', K.meta, acked, 1)
   end
 end
 

@@ -8,6 +8,7 @@
  */
 import { loadavg } from 'node:os';
 import { cpuMicros, reset, startBenchRedis } from './lib/redis.js';
+import { runMain } from './lib/main.js';
 
 const N = 20_000;
 
@@ -48,10 +49,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -16,10 +16,11 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { SYSTEMS, type SystemName } from './adapters/adapter.js';
 import { createAdapter } from './adapters/index.js';
-import { ChildWorker, profiling } from './lib/child.js';
+import { profiling, startCountingWorker } from './lib/child.js';
 import { chunks, freshQueue } from './lib/context.js';
 import { cpuMicros, reset, startBenchRedis } from './lib/redis.js';
 import type { Redis } from 'ioredis';
+import { runMain } from './lib/main.js';
 
 function option(name: string, fallback: string): string {
   const arg = process.argv.slice(2).find((a) => a.startsWith(`--${name}=`) || a === `--${name}`);
@@ -99,15 +100,7 @@ async function main(): Promise<void> {
     const addRate = Math.round((jobs / (performance.now() - addStart)) * 1000);
     const s1 = await commandStats(control);
     const c1 = await cpuMicros(control);
-    const child = await ChildWorker.start({
-      system,
-      url,
-      queue,
-      concurrency,
-      settings: 'default',
-      mode: 'count',
-      expect: jobs,
-    });
+    const child = await startCountingWorker({ system, url, queue, concurrency, expect: jobs });
     const done = await child.next('done', 600_000);
     const s2 = await commandStats(control);
     const c2 = await cpuMicros(control);
@@ -124,10 +117,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

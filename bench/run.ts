@@ -27,6 +27,7 @@ import { runW4 } from './workloads/w4-idle.js';
 import { runW5 } from './workloads/w5-memory.js';
 import { runW6 } from './workloads/w6-recovery.js';
 import { runW7 } from './workloads/w7-scale.js';
+import { runMain } from './lib/main.js';
 
 const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
   W1: runW1,
@@ -185,10 +186,4 @@ async function main(): Promise<void> {
   if (Object.keys(errors).length > 0) throw new Error(`failed workloads: ${Object.keys(errors).join(', ')}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

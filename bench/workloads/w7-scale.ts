@@ -5,7 +5,7 @@
  */
 import type { SystemName } from '../adapters/adapter.js';
 import { createAdapter } from '../adapters/index.js';
-import { ChildWorker } from '../lib/child.js';
+import { ChildWorker, startCountingWorker } from '../lib/child.js';
 import { freshQueue, sleep, type Context } from '../lib/context.js';
 import { reset } from '../lib/redis.js';
 import { median } from '../lib/stats.js';
@@ -68,15 +68,7 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
       jobs,
       (i, now) => ({ payload: { i, due: now }, delayMs: 0 }),
     );
-    const child = await ChildWorker.start({
-      system,
-      url,
-      queue,
-      concurrency,
-      settings: 'default',
-      mode: 'count',
-      expect: jobs,
-    });
+    const child = await startCountingWorker({ system, url, queue, concurrency, expect: jobs });
     try {
       const done = await child.next('done', 600_000);
       const rate = (done.completed / done.elapsedMs) * 1000;

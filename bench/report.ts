@@ -191,7 +191,7 @@ const TITLES: Record<string, string> = {
   W7: 'W7 scale',
 };
 
-function describeWorkload(p: Profile, w: string): string {
+function describeWorkload(p: Profile, w: string, results: RunResults): string {
   switch (w) {
     case 'W1':
       return `${p.w1.jobs.toLocaleString('en-US')} tiny jobs (${p.w1.jobsAtConcurrency1.toLocaleString('en-US')} at concurrency 1) added with addBulk in chunks of ${p.bulkSize}, then run by one worker process at concurrency ${p.w1.concurrencies.join(' and ')}. Processing rate: first handler start to last completion, timed in the worker process. Redis CPU and commands per job: INFO cpu / commandstats deltas over each phase.`;
@@ -205,15 +205,25 @@ function describeWorkload(p: Profile, w: string): string {
       return `Redis used_memory growth per job for ${p.w5.jobs.toLocaleString('en-US')} jobs delayed an hour, each with a payload whose JSON is ${p.w5.payloadBytes} bytes; ${p.w5.reps} repetition(s) (the figure is deterministic to a few bytes).`;
     case 'W6':
       return 'Two idle worker processes (concurrency 1); one job is added; the process that starts it is SIGKILLed at once; the figure is the time from the kill to the other process starting the job. "Defaults": each system untouched (delayq lease 15 s; BullMQ lock 30 s, stalled check every 30 s; bee-queue never looks for stalled jobs unless checkStalledJobs() is called). "1 s": delayq leaseMs 1000; BullMQ lockDuration and stalledInterval 1000; bee-queue stallInterval 1000 with checkStalledJobs(1000). Each case has its own redis-server and all run at once; one repetition.';
-    case 'W7':
-      return `With N jobs waiting a day ahead: median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
+    case 'W7': {
+      // Results saved before the fill time was recorded have no such row.
+      const fill = results.figures.some((f) => f.workload === 'W7' && f.metric.startsWith('backlog fill'))
+        ? `; "backlog fill" is the time to add them with addBulk in chunks of ${p.bulkSize}`
+        : '';
+      return `With N jobs waiting a day ahead (${p.w7.waiting.map((n) => n.toLocaleString('en-US')).join(', ')}${fill}): median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
+    }
     default:
       return '';
   }
 }
 
 /** The Markdown page. */
-export function markdownReport(results: RunResults, paths: { jsonPath: string; chartPath: string }): string {
+export function markdownReport(
+  results: RunResults,
+  paths: { jsonPath: string; chartPath: string },
+  /** Hand-written analysis (bench/analysis.md), placed after the targets so a run never erases it. */
+  analysis = '',
+): string {
   const e = results.environment;
   const p = results.profile;
   const out: string[] = [];
@@ -258,11 +268,12 @@ export function markdownReport(results: RunResults, paths: { jsonPath: string; c
     out.push('## Against the targets of issue 5\n');
     out.push(targets);
   }
+  if (analysis.trim()) out.push(`${analysis.trim()}\n`);
   for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7']) {
     const table = figureTable(results, w);
     if (!table) continue;
     out.push(`## ${TITLES[w]}\n`);
-    out.push(`${describeWorkload(p, w)}\n`);
+    out.push(`${describeWorkload(p, w, results)}\n`);
     out.push(table);
     if (w === 'W3' && Object.keys(results.distributions).length > 0) {
       out.push(`![Lateness distributions of the last repetition of W2 and W3](${paths.chartPath})\n`);

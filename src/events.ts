@@ -5,8 +5,13 @@
 import { ValidationError, UnsupportedServerError } from './errors.js';
 import type { Capabilities } from './redis/capabilities.js';
 
-/** The `events` option: keep about `maxLen` recent events (default 10,000), or false for none. */
-export type EventsOption = { maxLen: number } | false;
+/**
+ * The `events` option: keep about `maxLen` recent events (default 10,000), or false for none.
+ * `only: 'failures'` leaves out the three events every successful job writes (added, claimed,
+ * completed) and keeps the rest: they are the stream's largest cost on a busy queue
+ * (docs/benchmarks.md, "Where the time and bytes go").
+ */
+export type EventsOption = { maxLen: number; only?: 'all' | 'failures' } | false;
 
 /** Default number of events kept per queue. */
 export const DEFAULT_EVENTS_MAX_LEN = 10_000;
@@ -36,23 +41,31 @@ export interface JobEvent {
   fields: Record<string, string>;
 }
 
-/** Validate the option (once) into a number the option means; 0 is off. */
+/**
+ * Validate the option (once) into the number the scripts take: 0 is off; N > 0 keeps about N of
+ * every event; -N keeps about N, leaving out added, claimed and completed (only: 'failures').
+ */
 export function validateEventsOption(option: EventsOption | undefined): number | undefined {
   if (option === undefined) return undefined;
   if (option === false) return 0;
-  if (typeof option !== 'object' || !Number.isInteger(option.maxLen) || option.maxLen < 1) {
+  if (
+    typeof option !== 'object' ||
+    !Number.isInteger(option.maxLen) ||
+    option.maxLen < 1 ||
+    !(option.only === undefined || option.only === 'all' || option.only === 'failures')
+  ) {
     throw new ValidationError(
-      `events must be false or { maxLen: a whole number >= 1 }, got ${JSON.stringify(option)}`,
+      `events must be false or { maxLen: a whole number >= 1, only?: 'all' | 'failures' }, got ${JSON.stringify(option)}`,
     );
   }
-  return option.maxLen;
+  return option.only === 'failures' ? -option.maxLen : option.maxLen;
 }
 
 /** The cap to use on this server: as asked, or by default on when the server has streams. */
 export function eventsCapFor(requested: number | undefined, caps: Capabilities): number {
   const hasStreams = caps.commands.has('xadd');
   if (requested === undefined) return hasStreams ? DEFAULT_EVENTS_MAX_LEN : 0;
-  if (requested > 0 && !hasStreams) {
+  if (requested !== 0 && !hasStreams) {
     throw new UnsupportedServerError(
       `events need Redis streams (XADD), which Redis ${caps.version} here lacks; set events: false or use Redis >= 5`,
     );

@@ -53,7 +53,7 @@ export interface QueueOptions<T = unknown> {
   version?: number;
   /** Largest encoded job accepted by add. Default 1 MiB. */
   maxPayloadBytes?: number;
-  /** Keep about `maxLen` recent job events in a stream (default 10,000 where the server has streams), or false. */
+  /** Keep about `maxLen` recent job events in a stream (default 10,000 where the server has streams), or false. `only: 'failures'` leaves out added, claimed and completed. */
   events?: EventsOption;
   /** Defaults for add options. */
   defaultJobOptions?: { attempts?: number; backoff?: BackoffSpec };

@@ -116,3 +116,12 @@ export class ChildWorker {
     clearTimeout(timer);
   }
 }
+
+/** A worker process at `concurrency` with default settings that reports once `expect` jobs completed. */
+export function startCountingWorker(
+  config: Pick<ChildConfig, 'system' | 'url' | 'queue' | 'concurrency'> & {
+    expect: number;
+  },
+): Promise<ChildWorker> {
+  return ChildWorker.start({ ...config, settings: 'default', mode: 'count' });
+}

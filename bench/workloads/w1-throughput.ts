@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { NewJob, SystemName } from '../adapters/adapter.js';
 import { createAdapter } from '../adapters/index.js';
-import { ChildWorker } from '../lib/child.js';
+import { startCountingWorker } from '../lib/child.js';
 import { chunks, freshQueue, type Context } from '../lib/context.js';
 import { callsBetween, commandCalls, cpuMicros, reset } from '../lib/redis.js';
 
@@ -47,15 +47,7 @@ async function once(ctx: Context, system: SystemName, concurrency: number, count
     );
     const cpu1 = await cpuMicros(control);
     const calls1 = await commandCalls(control);
-    const child = await ChildWorker.start({
-      system,
-      url,
-      queue,
-      concurrency,
-      settings: 'default',
-      mode: 'count',
-      expect: count,
-    });
+    const child = await startCountingWorker({ system, url, queue, concurrency, expect: count });
     try {
       const done = await child.next('done', 600_000);
       const cpu2 = await cpuMicros(control);

@@ -45,6 +45,11 @@ end
 local missing = missing_buckets(K, dues, {}, now)
 if missing then return missing end
 
+-- The meta entries, and in the zset layout the schedule entries, of the jobs written: one HSET
+-- and one ZADD for the batch after the loop, not one of each per job.
+local meta_args, schedule_args = {}, {}
+-- id -> due time of the jobs this call wrote, for an id that comes twice in one batch.
+local written = {}
 for i = 0, n - 1 do
   local base = 2 + i * 5
   local id = ARGV[base]
@@ -56,18 +61,33 @@ for i = 0, n - 1 do
   elseif redis.call('HSETNX', K.jobs, id, ARGV[base + 3]) == 1 then
     local meta = cjson.decode(ARGV[base + 4])
     meta.r = run_at
-    write_meta(K.meta, id, meta)
-    local at = place(K, id, run_at, now)
+    meta_args[#meta_args + 1] = id
+    meta_args[#meta_args + 1] = cjson.encode(meta)
+    written[id] = run_at
+    local at = run_at
+    if K.wheel then
+      at = place(K, id, run_at, now)
+    else
+      -- What place() does in the zset layout, deferred to one ZADD for the batch.
+      schedule_args[#schedule_args + 1] = run_at
+      schedule_args[#schedule_args + 1] = id
+    end
     result[#result + 1] = 1
     result[#result + 1] = run_at
     if at ~= nil and (earliest == nil or at < earliest) then earliest = at end
     emit(K, 'added', id, 'runAt', run_at, 'at', now)
   else
-    local meta = read_meta(K.meta, id)
+    local existing = written[id]
+    if existing == nil then
+      local meta = read_meta(K.meta, id)
+      existing = meta and meta.r or -1
+    end
     result[#result + 1] = 0
-    result[#result + 1] = meta and meta.r or -1
+    result[#result + 1] = existing
   end
 end
+call_chunked('HSET', K.meta, meta_args, 2)
+call_chunked('ZADD', K.schedule, schedule_args, 2)
 
 announce(K, earliest)
 if K.wheel then result[#result + 1] = now end

@@ -10,7 +10,7 @@ import type { ConnectionOption } from '../../src/redis/connection.js';
 import { queueKeys, wheelBucketKey } from '../../src/redis/keys.js';
 import { ServerClock } from '../../src/clock.js';
 import { bucketStart } from '../../src/operations/wheel.js';
-import { ack } from '../../src/operations/ack.js';
+import { ack, ackMany } from '../../src/operations/ack.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
 import { fail } from '../../src/operations/fail.js';
@@ -490,6 +490,52 @@ export function conformanceSuite(
       expect((await fail(r, keys, failInput)).outcome).toBe('retry');
       expect((await fail(r, keys, failInput)).outcome).toBe('already');
       expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      await r.quit();
+    });
+
+    it('one ack call for a batch: each job gets its own outcome, a repeated id is "already", nothing is left behind', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = at.inspector();
+      await queue.addBulk([
+        { payload: 1, opts: { id: 'b1' } },
+        { payload: 2, opts: { id: 'b2' } },
+        { payload: 3, opts: { id: 'b3' } },
+      ]);
+      const { jobs } = await claim(r, keys, claimInput(10_000));
+      const byId = (id: string) => jobs.find((j) => j.id === id)!;
+      const entry = (id: string, token = byId(id).token) => ({ id, token, knownDeadline: byId(id).deadline });
+      const before = await r.xlen(keys.events);
+      const outcomes = await ackMany(r, keys, {
+        jobs: [entry('b1'), entry('b2', 'not-the-token'), entry('b1'), entry('b3')],
+        keepCompleted: { count: 0, ageMs: 0 },
+        rememberCompleted: { count: 100, ageMs: 60_000 },
+        eventsCap: 1_000,
+      });
+      expect(outcomes).toEqual([
+        { status: 'ok' },
+        { status: 'lost', detail: 'not held' },
+        { status: 'already' },
+        { status: 'ok' },
+      ]);
+      // One 'completed' event per job applied, not per entry.
+      expect((await r.xlen(keys.events)) - before).toBe(2);
+      expect(await queue.get('b1')).toBeNull();
+      expect(await queue.get('b3')).toBeNull();
+      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 1, dead: 0 });
+      expect(await r.hexists(keys.meta, 'b1')).toBe(0);
+      expect(await r.hexists(keys.leases, 'b3')).toBe(0);
+      // Kept completed jobs go to the completed set together, then the set is trimmed.
+      const kept = await ackMany(r, keys, {
+        jobs: [entry('b2')],
+        keepCompleted: { count: 5, ageMs: 0 },
+        rememberCompleted: { count: 100, ageMs: 60_000 },
+        eventsCap: 1_000,
+      });
+      expect(kept).toEqual([{ status: 'ok' }]);
+      expect(await r.zrange(keys.completed, 0, -1)).toEqual(['b2']);
+      // Every id applied is remembered against a resent add, in one write for the batch.
+      expect((await r.zrange(keys.done, 0, -1)).sort()).toEqual(['b1', 'b2', 'b3']);
       await r.quit();
     });
 

@@ -116,6 +116,46 @@ describe('events', () => {
   });
 });
 
+describe('events only for failures', () => {
+  it("only: 'failures' leaves out added, claimed and completed, and keeps failed, dead and the rest", async () => {
+    const name = uniqueQueue('ev');
+    const events = { maxLen: 100, only: 'failures' } as const;
+    const q = new Queue<number>(name, { connection: redis.url(), events });
+    closers.push(() => q.close());
+    await q.addBulk([
+      { payload: 1, opts: { id: 'fine' } },
+      { payload: 2, opts: { id: 'broken', attempts: 1 } },
+    ]);
+    await q.add(3, { id: 'cancelled', delay: '1h' });
+    await q.cancel('cancelled');
+    worker<number>(
+      name,
+      async (job) => {
+        if (job.payload === 2) throw new Error('no');
+      },
+      { events },
+    );
+    const seen = await allEvents(q, 3);
+    expect(seen.map((e) => [e.type, e.jobId])).toEqual([
+      ['cancelled', 'cancelled'],
+      ['failed', 'broken'],
+      ['dead', 'broken'],
+    ]);
+    await waitFor(async () => (await q.get('fine')) === null, { what: "'fine' to complete" });
+    expect(await q.client.xlen(q.keys.events)).toBe(3);
+  });
+
+  it('the option is checked: only is all or failures', () => {
+    expect(
+      () =>
+        new Queue('x', {
+          connection: redis.url(),
+          events: { maxLen: 10, only: 'some' as 'all' },
+        }),
+    ).toThrow(/only\?: 'all' \| 'failures'/);
+  });
+});
+
 describe('rate limit', () => {
   it('two workers together start at most max jobs per window, in due order', async () => {
     const name = uniqueQueue('rate');

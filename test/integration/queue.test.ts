@@ -139,10 +139,12 @@ describe('Queue.addBulk', () => {
     const queue = newQueue<number>();
     const results = await queue.addBulk([
       { payload: 1, opts: { id: 'a' } },
-      { payload: 2, opts: { id: 'a' } },
+      { payload: 2, opts: { id: 'a', delay: '1h' } },
       { payload: 3, opts: { id: 'b' } },
     ]);
     expect(results.map((r) => r.created)).toEqual([true, false, true]);
+    // The duplicate reports the due time of the job written moments before in the same call.
+    expect(results[1]!.runAt).toEqual(results[0]!.runAt);
   });
 });
 

@@ -114,6 +114,17 @@ describe('queue names', () => {
 });
 
 describe('job ids', () => {
+  test('a generated id is 22 letters and digits (131 random bits), every character equally likely', () => {
+    const ids = Array.from({ length: 20_000 }, () => resolveAddOptions({}, { attempts: 1 }).id);
+    for (const id of ids) expect(id).toMatch(/^[0-9A-Za-z]{22}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // 440,000 characters over 62 symbols: each near 7,097; a biased draw would be off by far more.
+    const counts = new Map<string, number>();
+    for (const c of ids.join('')) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    for (const n of counts.values()) expect(Math.abs(n - 440_000 / 62)).toBeLessThan(500);
+  });
+
   test('must be a non-empty string of at most 512 characters', () => {
     expect(idError('')).toMatch(/non-empty string of at most 512/);
     expect(idError(7)).toMatch(/non-empty string/);

@@ -27,15 +27,6 @@ local function claim_context()
   return K, o
 end
 
--- Runs `cmd key args...` with `args` in chunks, so no call unpacks more values than Lua allows.
-local UNPACK_CHUNK = 1000
-local function call_chunked(cmd, key, args, per_item)
-  for first = 1, #args, UNPACK_CHUNK * per_item do
-    local last = math.min(#args, first + UNPACK_CHUNK * per_item - 1)
-    redis.call(cmd, key, unpack(args, first, last))
-  end
-end
-
 -- Lease step: lease every job of `taken` to o.worker, appending 5 fields per leased job to `out`.
 -- Returns how many were leased. Reads and writes go one command per key for the whole batch,
 -- not per job: a claim of 50 costs a handful of commands, not hundreds.

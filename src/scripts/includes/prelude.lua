@@ -36,3 +36,14 @@ local function wake_if_head(schedule_key, wake_channel, due)
     redis.call('PUBLISH', wake_channel, tostring(due))
   end
 end
+
+-- Runs `cmd key args...` with `args` in chunks, so no call unpacks more values than Lua allows.
+-- Scripts write a batch's jobs with one call per key this way: each redis.call costs Redis more
+-- than the command itself (argument conversion, lookup, bookkeeping).
+local UNPACK_CHUNK = 1000
+local function call_chunked(cmd, key, args, per_item)
+  for first = 1, #args, UNPACK_CHUNK * per_item do
+    local last = math.min(#args, first + UNPACK_CHUNK * per_item - 1)
+    redis.call(cmd, key, unpack(args, first, last))
+  end
+end

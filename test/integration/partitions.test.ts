@@ -2,43 +2,26 @@
 // id hashes to, every job runs once and never early, the by-id operations reach the right
 // partition, counts and lists merge the partitions, a busy partition does not starve another, and a
 // client with another partition count fails fast.
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  PartitionMismatchError,
-  Queue,
-  Scheduler,
-  ValidationError,
-  Worker,
-  type Job,
-} from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { PartitionMismatchError, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
 import { partitionOf } from '../../src/partition/index.js';
 import { partitionCountKey, partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import {
+  expectEachRunsOnce,
+  expectWakeFromEveryPartition,
+  idIn,
+  partitionedClients,
+} from '../support/partitioned.js';
 
 const redis = useRedis();
 const P = 4;
 
-const closers: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
-
-function queue<T>(name: string, partitions = P): Queue<T> {
-  const q = new Queue<T>(name, { connection: redis.url(), partitions });
-  closers.push(() => q.close());
-  return q;
-}
-
-function worker<T>(name: string, handler: (job: Job<T>) => Promise<unknown>, options = {}): Worker<T> {
-  const w = new Worker<T>(name, handler, { connection: redis.url(), partitions: P, ...options });
-  w.on('error', () => {});
-  closers.push(() => w.close({ timeoutMs: 1_000 }));
-  return w;
-}
+const { queue, worker, closeAfter } = partitionedClients(redis.url, P);
 
 function client(): ReturnType<typeof inspector> {
   const c = inspector(redis.url());
-  closers.push(() => c.quit());
+  closeAfter(() => c.quit());
   return c;
 }
 
@@ -55,7 +38,7 @@ describe('partitions: keys', () => {
     const name = uniqueQueue('p1');
     expect(partitionKeys(name, 1)).toEqual([queueKeys(name)]);
     const q = new Queue<number>(name, { connection: redis.url() });
-    closers.push(() => q.close());
+    closeAfter(() => q.close());
     await q.add(1, { id: 'a' });
     const c = client();
     expect(await c.keys(`dq:{${name}*`)).toEqual(expect.arrayContaining([queueKeys(name).schedule]));
@@ -82,23 +65,12 @@ describe('partitions: keys', () => {
 describe('partitions: jobs', () => {
   it('every job runs once and never before it is due', async () => {
     const name = uniqueQueue('run');
-    const q = queue<number>(name);
-    const runs = new Map<string, number>();
-    let early = 0;
-    const handler = async (job: Job<number>): Promise<void> => {
-      runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
-      if (job.claimedAt.getTime() < job.runAt.getTime()) early++;
-    };
-    const workers = [worker(name, handler, { concurrency: 8 }), worker(name, handler, { concurrency: 8 })];
-    await Promise.all(workers.map((w) => w.waitUntilReady()));
-    const added = await q.addBulk(
+    await expectEachRunsOnce(
+      queue<number>(name),
+      (handler) => [worker(name, handler, { concurrency: 8 }), worker(name, handler, { concurrency: 8 })],
       Array.from({ length: 400 }, (_, i) => ({ payload: i, opts: { delay: (i * 7) % 600 } })),
+      15_000,
     );
-    await waitFor(() => runs.size === added.length, { timeoutMs: 15_000, what: 'every job to run' });
-    await waitFor(async () => (await q.counts()).active === 0, { what: 'the last acks' });
-    expect([...runs.values()].every((n) => n === 1)).toBe(true);
-    expect(early).toBe(0);
-    expect(await q.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
   });
 
   it('get, cancel, reschedule and the dead set go to the id’s partition; counts and lists merge', async () => {
@@ -106,7 +78,7 @@ describe('partitions: jobs', () => {
     const q = queue<string>(name);
     const c = client();
     const keys = partitionKeys(name, P);
-    const ids = [0, 1, 2, 3].map((p) => idsIn(p, 1, 'job-')[0]!);
+    const ids = [0, 1, 2, 3].map((p) => idIn(p, P, 'job-'));
     await q.addBulk(ids.map((id, i) => ({ payload: id, opts: { id, delay: 60_000 * (4 - i) } })));
     for (const [p, id] of ids.entries()) {
       expect(await c.zscore(keys[p]!.schedule, id)).not.toBeNull();
@@ -151,7 +123,7 @@ describe('partitions: jobs', () => {
         await new Promise((r) => setTimeout(r, 10));
       }
     })();
-    const other = idsIn(2, 1, 'other-')[0]!;
+    const other = idIn(2, P, 'other-');
     let lateness: number | undefined;
     let busyRuns = 0;
     const w = worker<string>(name, async (job) => {
@@ -173,22 +145,12 @@ describe('partitions: jobs', () => {
 
   it('idle workers wake for a job added to any partition', async () => {
     const name = uniqueQueue('wake');
-    const q = queue<number>(name);
-    const started: number[] = [];
-    const w = worker<number>(
-      name,
-      async (job) => void started.push(job.claimedAt.getTime() - job.runAt.getTime()),
-      {
-        maxSleepMs: '1h',
-      },
+    await expectWakeFromEveryPartition(
+      queue<number>(name),
+      (handler, options) => worker(name, handler, options),
+      P,
+      500,
     );
-    await w.waitUntilReady();
-    await q.add(0, { delay: '1h' });
-    await new Promise((r) => setTimeout(r, 100));
-    for (let p = 0; p < P; p++) await q.add(p, { id: idsIn(p, 1, 'wake-')[0]!, delay: 100 });
-    await waitFor(() => started.length === P, { timeoutMs: 5_000, what: 'the woken runs' });
-    // With a 1 h timer, only the wake-ups explain starts this close to the due times.
-    for (const late of started) expect(late).toBeLessThan(500);
   });
 });
 
@@ -198,19 +160,19 @@ describe('partitions: agreement and limits', () => {
     await queue<number>(name).add(1);
     const w = new Worker(name, async () => {}, { connection: redis.url(), partitions: 2, autorun: false });
     w.on('error', () => {});
-    closers.push(() => w.close());
+    closeAfter(() => w.close());
     const err = await w.waitUntilReady().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PartitionMismatchError);
     expect((err as Error).message).toMatch(/partitions: 4 but this client uses partitions: 2/);
     const plain = new Queue<number>(name, { connection: redis.url() });
-    closers.push(() => plain.close());
+    closeAfter(() => plain.close());
     await expect(plain.add(1)).rejects.toThrow(/partitions: 4 but this client uses partitions: 1/);
   });
 
   it('a queue already used unpartitioned refuses partitions, and records nothing', async () => {
     const name = uniqueQueue('was-one');
     const plain = new Queue<number>(name, { connection: redis.url() });
-    closers.push(() => plain.close());
+    closeAfter(() => plain.close());
     await plain.add(1);
     await expect(queue<number>(name).add(1)).rejects.toThrow(
       /partitions: 1 but this client uses partitions: 4/,
@@ -242,7 +204,7 @@ describe('partitions: agreement and limits', () => {
   it('events are read per partition', async () => {
     const name = uniqueQueue('events');
     const q = queue<number>(name);
-    const id = idsIn(3, 1, 'ev-')[0]!;
+    const id = idIn(3, P, 'ev-');
     await q.add(1, { id, delay: '1h' });
     await expect(q.events({ from: '0' }).next()).rejects.toThrow(/partition: 0 to 3/);
     const events = q.events({ from: '0', partition: 3 });

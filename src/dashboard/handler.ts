@@ -199,7 +199,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   async function listQueues(): Promise<unknown> {
     const names = fixed ? [...fixed] : await discoverQueues(redis(), 1000);
     const rows = await Promise.all(
-      names.map(async (name) => ({ name, counts: (await queueOf(name)).counts() })),
+      names.map(async (name) => ({ name, counts: await (await queueOf(name)).counts() })),
     );
     return { queues: rows };
   }
@@ -250,7 +250,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     await readBody(req);
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
-      const moved = (await queueOf(decode(m[1]!))).dead.retry('all');
+      const moved = await (await queueOf(decode(m[1]!))).dead.retry('all');
       return json(res, 200, { ok: true, moved });
     }
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|delete)$/.exec(path);

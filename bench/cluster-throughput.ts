@@ -13,6 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { loadavg } from 'node:os';
 import { Queue } from '../src/index.js';
 import { partitionKeys } from '../src/redis/keys.js';
 import { ask, until } from '../src/testing/probe.js';
@@ -137,6 +138,8 @@ async function evenName(shardOf: (key: string) => Promise<{ master: { port: numb
 }
 
 const env = describeEnvironment();
+// Other work on the machine skews the figures: say how busy it was when the run began.
+const loadAtStart = loadavg()[0]!.toFixed(1);
 const runs: Run[] = [];
 
 // (b) first, to pick the queue name from its slot map.
@@ -180,7 +183,7 @@ try {
 
 console.log(`command: npm run bench:cluster -- ${JOBS}`);
 console.log(
-  `machine: ${env.nproc} cores (${env.cpuModel}), ${env.memoryGiB} GiB; node ${env.versions['node']}, redis-server ${env.versions['redis-server']}, ioredis ${env.versions['ioredis']}; delayq ${env.versions['delayq']}`,
+  `machine: ${env.nproc} cores (${env.cpuModel}), ${env.memoryGiB} GiB, load average ${loadAtStart} at start; node ${env.versions['node']}, redis-server ${env.versions['redis-server']}, ioredis ${env.versions['ioredis']}; delayq ${env.versions['delayq']}`,
 );
 console.log(
   `workload: one queue, partitions ${PARTITIONS} (${PARTITIONS / 3} per master on 3), ${JOBS} jobs due at one instant, ${WORKERS} worker processes x concurrency ${CONCURRENCY}, no-op handler, loopback, no replicas`,

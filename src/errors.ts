@@ -152,3 +152,20 @@ export class LayoutMismatchError extends DelayqError {
     );
   }
 }
+
+/**
+ * A Queue or Worker opened a queue with another partition count than the one recorded at the
+ * queue's first use. Nothing was written: jobs in a partition no worker reads would wait forever.
+ */
+export class PartitionMismatchError extends DelayqError {
+  constructor(
+    readonly queue: string,
+    readonly stored: number,
+    readonly wanted: number,
+  ) {
+    super(
+      'DELAYQ_PARTITION_MISMATCH',
+      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions, or drain the queue before changing it`,
+    );
+  }
+}

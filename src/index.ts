@@ -32,6 +32,7 @@ export {
   DurabilityError,
   JobTimeoutError,
   LayoutMismatchError,
+  PartitionMismatchError,
 } from './errors.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
 export { Scheduler } from './schedule/index.js';

@@ -23,7 +23,7 @@ import {
   type Connection,
   type ConnectionOption,
 } from './redis/connection.js';
-import { queueKeys, type QueueKeys } from './redis/keys.js';
+import { partitionKeys, type QueueKeys } from './redis/keys.js';
 import type { RecordedError } from './operations/fail.js';
 import { assertSchema, validatePayload, type StandardSchemaV1 } from './schema.js';
 import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
@@ -39,6 +39,7 @@ import {
 import { chooseStrategy, probeCapabilities, type StrategyOption } from './redis/capabilities.js';
 import { ServerClock } from './clock.js';
 import { checkLayout } from './operations/layout.js';
+import { checkPartitionCount, mapByPartition, partitionOf } from './partition/index.js';
 import { layoutName, resolveGranularity, ZSET_LAYOUT, type Layout } from './operations/wheel.js';
 
 /** Options of a Queue. */
@@ -66,6 +67,12 @@ export interface QueueOptions<T = unknown> {
   strategy?: StrategyOption;
   /** With strategy 'wheel': the bucket width; must match the workers'. Default 1000 ms. */
   wheel?: { granularityMs?: number };
+  /**
+   * Spread the queue over this many hash tags (and so over several Cluster masters); a job's
+   * partition follows from its id. Must match the workers' and the count recorded at the queue's
+   * first use (else PartitionMismatchError). Not with strategy 'wheel' nor repeating schedules. Default 1.
+   */
+  partitions?: number;
 }
 
 /** What add resolves to. */
@@ -123,8 +130,10 @@ const DEAD_RETRY_BATCH = 500;
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
   readonly name: string;
-  /** The keys this queue uses. */
+  /** The keys this queue uses: those of its first partition (with one partition, all of them). */
   readonly keys: QueueKeys;
+  /** The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
+  readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
   private readonly connection: Connection;
@@ -143,7 +152,8 @@ export class Queue<T = unknown> {
   private readonly schema: StandardSchemaV1<T, unknown> | undefined;
 
   constructor(name: string, options: QueueOptions<T> = {}) {
-    this.keys = queueKeys(name);
+    this.partitions = partitionKeys(name, options.partitions ?? 1);
+    this.keys = this.partitions[0]!;
     this.name = name;
     this.codec = resolveCodec(options.codec);
     if (options.schema !== undefined) assertSchema(options.schema, 'schema');
@@ -181,6 +191,12 @@ export class Queue<T = unknown> {
       );
     }
     this.granularityMs = resolveGranularity(options.wheel);
+    // A wheel worker waits on one ready list; it has no way to wait on several.
+    if (this.partitions.length > 1 && this.strategyOption === 'wheel') {
+      throw new ValidationError(
+        "partitions > 1 does not work with strategy 'wheel'; use 'auto', 'zpopmin' or 'range'",
+      );
+    }
     this.connection = openConnection(options.connection, false);
     // Failures reach callers as rejected calls; without a listener ioredis would also print every
     // failed reconnect attempt (during a failover, say) as an unhandled error event.
@@ -200,7 +216,8 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * Schedule many jobs, one round trip per batch of 500. Every job is validated and encoded before
+   * Schedule many jobs, one round trip per batch of 500 jobs of one partition (the batches go at
+   * once). Every job is validated and encoded before
    * anything is written, so a bad one fails the call with nothing written.
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<AddResult[]> {
@@ -255,15 +272,22 @@ export class Queue<T = unknown> {
         throw err;
       }
     });
-    const batches: AddInput[][] = [];
-    for (let i = 0; i < inputs.length; i += ADD_BATCH) batches.push(inputs.slice(i, i + ADD_BATCH));
     const { eventsCap, layout } = await this.ready();
-    const written = await Promise.all(
-      batches.map((batch, b) =>
-        this.addBatch(batch, eventsCap, layout, durability.slice(b * ADD_BATCH, (b + 1) * ADD_BATCH)),
-      ),
+    // One add call per batch of one partition's jobs; each job's durability travels with it.
+    const outputs = await mapByPartition(
+      inputs.map((input, i) => ({ input, durability: durability[i] })),
+      this.partitions.length,
+      (job) => job.input.id,
+      (p, batch) =>
+        this.addBatch(
+          this.partitions[p]!,
+          batch.map((job) => job.input),
+          eventsCap,
+          layout,
+          batch.map((job) => job.durability),
+        ),
+      ADD_BATCH,
     );
-    const outputs = written.flat();
     return checkDurability(
       outputs.map((out, i) => ({
         id: inputs[i]!.id,
@@ -278,20 +302,21 @@ export class Queue<T = unknown> {
 
   /** One add script call; when a job of the batch asks for durability, WAIT for the most any asks. */
   private async addBatch(
+    keys: QueueKeys,
     batch: AddInput[],
     eventsCap: number,
     layout: Layout,
     durability: ReadonlyArray<ResolvedAddOptions['durability']>,
   ): Promise<Array<AddOutput & { replicated?: number; waitError?: Error | null }>> {
     const asked = durability.filter((d) => d !== undefined);
-    if (asked.length === 0) return add(this.client, this.keys, batch, eventsCap, layout);
+    if (asked.length === 0) return add(this.client, keys, batch, eventsCap, layout);
     const wait = {
       replicas: Math.max(...asked.map((d) => d.replicas)),
       timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
     };
     const { outputs, replicated, waitError } = await addReplicated(
       this.client,
-      this.keys,
+      keys,
       batch,
       eventsCap,
       wait,
@@ -304,7 +329,7 @@ export class Queue<T = unknown> {
   async get(id: string): Promise<JobInfo<T> | null> {
     this.assertOpen();
     const { layout } = await this.ready();
-    const raw = await getJob(this.client, this.keys, id, layout);
+    const raw = await getJob(this.client, this.keysOf(id), id, layout);
     return raw ? this.toInfo(raw) : null;
   }
 
@@ -312,7 +337,7 @@ export class Queue<T = unknown> {
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
     const { eventsCap, layout } = await this.ready();
-    return cancel(this.client, this.keys, id, eventsCap, layout);
+    return cancel(this.client, this.keysOf(id), id, eventsCap, layout);
   }
 
   /** Move a waiting job to a new time. False when it is not waiting. */
@@ -326,15 +351,27 @@ export class Queue<T = unknown> {
         ? { delay: parseDuration(opts.delay, 'delay') }
         : { at: parseRunAt(opts.runAt) };
     const { eventsCap, layout } = await this.ready();
-    return (await reschedule(this.client, this.keys, { id, when, eventsCap, layout })) !== null;
+    return (await reschedule(this.client, this.keysOf(id), { id, when, eventsCap, layout })) !== null;
   }
 
   /** How many jobs wait (`due`: of those, how many are due now), run and lie dead. */
   async counts(): Promise<Counts> {
     this.assertOpen();
     const { layout } = await this.ready();
-    const { scheduled, due, active, dead } = await counts(this.client, this.keys, layout);
-    return { scheduled, due, active, dead };
+    const all = await Promise.all(this.partitions.map((keys) => counts(this.client, keys, layout)));
+    const sum: Counts = { scheduled: 0, due: 0, active: 0, dead: 0 };
+    for (const c of all) {
+      sum.scheduled += c.scheduled;
+      sum.due += c.due;
+      sum.active += c.active;
+      sum.dead += c.dead;
+    }
+    return sum;
+  }
+
+  /** The keys of the partition job `id` lives in. */
+  keysOf(id: string): QueueKeys {
+    return this.partitions[partitionOf(id, this.partitions.length)]!;
   }
 
   /** A page of jobs in `state`, earliest first (dead: most recent first). */
@@ -351,14 +388,20 @@ export class Queue<T = unknown> {
       throw new ValidationError(`limit must be a whole number from 1 to 10000`);
     }
     const { layout } = await this.ready();
-    const raws = await listJobs(
-      this.client,
-      this.keys,
-      state,
-      { offset, limit, newestFirst: state === 'dead' },
-      layout,
+    const newestFirst = state === 'dead';
+    if (this.partitions.length === 1) {
+      const raws = await listJobs(this.client, this.keys, state, { offset, limit, newestFirst }, layout);
+      return raws.map((raw) => this.toInfo(raw));
+    }
+    // The page of the merged order holds at most offset + limit jobs of each partition: read those
+    // from every partition, merge by score, cut the page. Deep pages cost P times their depth.
+    const pages = await Promise.all(
+      this.partitions.map((keys) =>
+        listJobs(this.client, keys, state, { offset: 0, limit: offset + limit, newestFirst }, layout),
+      ),
     );
-    return raws.map((raw) => this.toInfo(raw));
+    const merged = pages.flat().sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
+    return merged.slice(offset, offset + limit).map((raw) => this.toInfo(raw));
   }
 
   /**
@@ -367,9 +410,18 @@ export class Queue<T = unknown> {
    * Reads on a connection of its own, closed when the loop ends (break, return, or `signal`).
    */
   async *events(
-    opts: { from?: string; signal?: AbortSignal; blockMs?: number } = {},
+    opts: { from?: string; signal?: AbortSignal; blockMs?: number; partition?: number } = {},
   ): AsyncGenerator<JobEvent> {
     this.assertOpen();
+    // Each partition has its stream (ids of different streams do not order against each other, and
+    // one XREAD of several keys is cross-slot on a Cluster): a partitioned queue reads one at a time.
+    const partition = opts.partition ?? (this.partitions.length === 1 ? 0 : undefined);
+    const keys = partition === undefined ? undefined : this.partitions[partition];
+    if (keys === undefined) {
+      throw new ValidationError(
+        `events of queue '${this.name}' (partitions: ${this.partitions.length}) need the option partition: 0 to ${this.partitions.length - 1}`,
+      );
+    }
     const { eventsCap } = await this.ready();
     if (eventsCap === 0) throw new ValidationError(`queue '${this.name}' was created with events: false`);
     const reader = this.client.duplicate();
@@ -379,7 +431,7 @@ export class Queue<T = unknown> {
     try {
       if (from === '$') {
         // Resolve '$' to the last id now, so nothing written between two reads is missed.
-        const last = (await reader.xrevrange(this.keys.events, '+', '-', 'COUNT', 1))[0];
+        const last = (await reader.xrevrange(keys.events, '+', '-', 'COUNT', 1))[0];
         from = last ? last[0] : '0-0';
       }
       while (!this.closed && !opts.signal?.aborted) {
@@ -389,7 +441,7 @@ export class Queue<T = unknown> {
           'BLOCK',
           opts.blockMs ?? 1_000,
           'STREAMS',
-          this.keys.events,
+          keys.events,
           from,
         );
         for (const [, entries] of reply ?? []) {
@@ -415,16 +467,19 @@ export class Queue<T = unknown> {
    * occurrence becomes a job with id `<name>@<due epoch ms>`, added once however many schedulers run.
    */
   schedule(name: string, spec: ScheduleSpec, payload: T, opts?: ScheduleOptions): Promise<ScheduleResult> {
+    this.assertUnpartitioned('repeating schedules');
     return schedule(this, name, spec, payload, opts);
   }
 
   /** Remove schedule `name` and its waiting next occurrence; false when there was no such schedule. */
   unschedule(name: string): Promise<boolean> {
+    this.assertUnpartitioned('repeating schedules');
     return unschedule(this, name);
   }
 
   /** Every repeating schedule of this queue, the one due next first. */
   schedules(): Promise<Array<ScheduleInfo<T>>> {
+    this.assertUnpartitioned('repeating schedules');
     return schedules(this);
   }
 
@@ -437,6 +492,18 @@ export class Queue<T = unknown> {
     await closeConnection(this.connection);
   }
 
+  /**
+   * @internal Throws ValidationError for a feature that needs the queue in one slot: the schedule
+   * tick script writes its occurrence jobs into the slot of the schedule definitions.
+   */
+  assertUnpartitioned(what: string): void {
+    if (this.partitions.length > 1) {
+      throw new ValidationError(
+        `${what} need an unpartitioned queue; queue '${this.name}' has partitions: ${this.partitions.length}`,
+      );
+    }
+  }
+
   /** @internal */
   assertOpen(): void {
     if (this.closed) throw new ClosedError(`queue '${this.name}'`);
@@ -446,25 +513,28 @@ export class Queue<T = unknown> {
   async retryDead(id: string | null, onProgress?: (moved: number) => void): Promise<number> {
     this.assertOpen();
     const { eventsCap, layout } = await this.ready();
-    if (id !== null) return deadRetry(this.client, this.keys, { id, batch: 1, eventsCap, layout });
+    if (id !== null) return deadRetry(this.client, this.keysOf(id), { id, batch: 1, eventsCap, layout });
     let total = 0;
-    for (;;) {
-      const moved = await deadRetry(this.client, this.keys, {
-        id: null,
-        batch: DEAD_RETRY_BATCH,
-        eventsCap,
-        layout,
-      });
-      total += moved;
-      onProgress?.(total);
-      if (moved < DEAD_RETRY_BATCH) return total;
+    for (const keys of this.partitions) {
+      for (;;) {
+        const moved = await deadRetry(this.client, keys, {
+          id: null,
+          batch: DEAD_RETRY_BATCH,
+          eventsCap,
+          layout,
+        });
+        total += moved;
+        onProgress?.(total);
+        if (moved < DEAD_RETRY_BATCH) break;
+      }
     }
+    return total;
   }
 
   /** @internal */
   async removeDead(id: string): Promise<boolean> {
     this.assertOpen();
-    return deadRemove(this.client, this.keys, id);
+    return deadRemove(this.client, this.keysOf(id), id);
   }
 
   /**
@@ -482,6 +552,7 @@ export class Queue<T = unknown> {
 
   private async settle(): Promise<{ eventsCap: number; layout: Layout }> {
     const caps = await probeCapabilities(this.client);
+    await checkPartitionCount(this.client, this.name, this.partitions.length);
     let wanted: Layout | null = null;
     if (this.strategyOption !== 'auto') {
       const strategy = chooseStrategy(this.strategyOption, caps);
@@ -490,12 +561,14 @@ export class Queue<T = unknown> {
           ? { kind: 'wheel', granularityMs: this.granularityMs, clock: this.clock }
           : ZSET_LAYOUT;
     }
-    const { layout, now } = await checkLayout(
-      this.client,
-      this.keys,
-      this.name,
-      wanted ? layoutName(wanted) : null,
+    // Every partition records its layout like a queue of its own; they can only differ by misuse,
+    // and then checkLayout throws for the odd one out.
+    const settled = await Promise.all(
+      this.partitions.map((keys) =>
+        checkLayout(this.client, keys, this.name, wanted ? layoutName(wanted) : null),
+      ),
     );
+    const { layout, now } = settled[0]!;
     this.clock.observe(now);
     const stored = /^wheel:(\d+)$/.exec(layout);
     const adopted: Layout = stored

@@ -23,15 +23,17 @@ import { Job } from './job.js';
 import { ackMany } from './operations/ack.js';
 import { AckBatcher } from './worker/ack-batcher.js';
 import { claim, type ClaimedJob, type ClaimOutput } from './operations/claim.js';
-import { extend } from './operations/extend.js';
+import { extend, type ExtendOutput } from './operations/extend.js';
 import { fail, type RecordedError } from './operations/fail.js';
-import { reap } from './operations/reap.js';
+import { reap, type ReapOutput } from './operations/reap.js';
 import { checkLayout } from './operations/layout.js';
 import { release } from './operations/release.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from './operations/wheel.js';
 import { blockingMove, chooseStrategy, probeCapabilities, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
-import { queueKeys, type QueueKeys } from './redis/keys.js';
+import { partitionKeys, type QueueKeys } from './redis/keys.js';
+import { checkPartitionCount, mapByPartition, partitionOf } from './partition/index.js';
+import { PartitionPicker } from './worker/partition-picker.js';
 import { ScriptLeaseLost } from './redis/script-errors.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { ClaimLoop } from './worker/claim-loop.js';
@@ -55,6 +57,9 @@ export interface WorkerEvents<T> {
   error: [error: Error];
 }
 
+/** How long a partition whose claim failed is left alone (the loop pauses as long when all fail). */
+const PARTITION_ERROR_PAUSE_MS = 1_000;
+
 /** A job this worker holds and runs. */
 interface InFlight<T> {
   readonly claimed: ClaimedJob;
@@ -73,7 +78,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** This worker's id, as recorded in its leases. */
   readonly id: string;
   private readonly options: ResolvedWorkerOptions<T>;
+  /** The keys of each partition (one entry unless `partitions` > 1); a job's lease lives in its own. */
+  private readonly partitions: readonly QueueKeys[];
   private readonly keys: QueueKeys;
+  /** Partitioned queues only: which partitions to claim from next. */
+  private readonly picker: PartitionPicker | undefined;
   private readonly codec: Codec;
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
@@ -103,9 +112,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     options: WorkerOptions<T> = {},
   ) {
     super();
-    this.keys = queueKeys(name);
     this.name = name;
     this.options = resolveWorkerOptions(options);
+    this.partitions = partitionKeys(name, this.options.partitions);
+    this.keys = this.partitions[0]!;
+    if (this.partitions.length > 1) {
+      this.picker = new PartitionPicker(this.partitions.length, this.options.maxSleepMs);
+    }
     this.id = this.options.workerId;
     this.codec = resolveCodec(options.codec);
     if (typeof handler !== 'function')
@@ -118,28 +131,27 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.keeper = new LeaseKeeper({
       leaseMs: o.leaseMs,
       clock: this.clock,
-      extend: (ms, held) => extend(client, this.keys, ms, held),
+      extend: (ms, held) => this.extendLeases(ms, held),
       onLost: (lease) => this.onLeaseLost(lease, 'not renewed in time'),
       onError: (err) => this.report(err),
     });
     this.acks = new AckBatcher((jobs) =>
-      ackMany(client, this.keys, {
+      mapByPartition(
         jobs,
-        keepCompleted: o.keepCompleted,
-        rememberCompleted: o.rememberCompleted,
-        eventsCap: this.eventsCap,
-      }),
+        this.partitions.length,
+        (job) => job.id,
+        (p, batch) =>
+          ackMany(client, this.partitions[p]!, {
+            jobs: batch,
+            keepCompleted: o.keepCompleted,
+            rememberCompleted: o.rememberCompleted,
+            eventsCap: this.eventsCap,
+          }),
+      ),
     );
     this.reaper = new Reaper(
       o.reapIntervalMs,
-      () =>
-        reap(client, this.keys, {
-          limit: 1_000,
-          deadMaxCount: o.deadMaxCount,
-          deadMaxAgeMs: o.deadMaxAgeMs,
-          eventsCap: this.eventsCap,
-          layout: this.layout,
-        }),
+      () => this.reapAll(),
       () => this.inFlight.size >= o.concurrency,
       (err) => this.report(err),
     );
@@ -156,8 +168,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     });
     this.subscriber = new WakeSubscriber(
       client,
-      this.keys.wake,
-      (due) => {
+      this.partitions.map((keys) => keys.wake),
+      (due, partition) => {
+        if (partition === null) this.picker?.wokenAll();
+        else this.picker?.woken(partition, due);
         // Before the first claim reply the clock has no reading to measure `due` against.
         if (due === null || !this.clock.observed) this.sleeper.wakeNow();
         else this.sleeper.wakeWithin(due - this.clock.now());
@@ -209,8 +223,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       strategy === 'wheel'
         ? { kind: 'wheel', granularityMs: this.options.granularityMs, clock: this.clock }
         : ZSET_LAYOUT;
-    const { now } = await checkLayout(client, this.keys, this.name, layoutName(layout));
-    this.clock.observe(now);
+    await checkPartitionCount(client, this.name, this.partitions.length);
+    const settled = await Promise.all(
+      this.partitions.map((keys) => checkLayout(client, keys, this.name, layoutName(layout))),
+    );
+    this.clock.observe(settled[0]!.now);
     this.layout = layout;
     this.chosenStrategy = strategy;
     this.eventsCap = eventsCapFor(this.options.events, caps);
@@ -246,8 +263,45 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /** One claim with the strategy in use; the wheel's claim also promotes the buckets it was told are due. */
   private async claim(limit: number): Promise<ClaimOutput> {
+    return this.picker ? this.claimPartitions(this.picker, limit) : this.claimFrom(this.keys, limit);
+  }
+
+  /**
+   * A partitioned queue's claim: one claim from each due partition with its share of the free
+   * slots, all at once (on a Cluster they go to their own masters). A partition whose claim fails is
+   * left alone for a while; the jobs the others gave are started all the same.
+   */
+  private async claimPartitions(picker: PartitionPicker, limit: number): Promise<ClaimOutput> {
+    const shares = picker.plan(limit, this.clock.now());
+    const settled = await Promise.allSettled(
+      shares.map((share) => this.claimFrom(this.partitions[share.partition]!, share.limit)),
+    );
+    const jobs: ClaimedJob[] = [];
+    let now = this.clock.now();
+    let failure: unknown;
+    settled.forEach((result, i) => {
+      const share = shares[i]!;
+      if (result.status === 'rejected') {
+        failure ??= result.reason;
+        picker.failed(share.partition, now, PARTITION_ERROR_PAUSE_MS);
+        return;
+      }
+      const out = result.value;
+      now = Math.max(now, out.now);
+      jobs.push(...out.jobs);
+      picker.claimed(share.partition, share.limit, out.jobs.length, out.now, out.nextAt);
+    });
+    if (failure !== undefined) {
+      // All failed: the loop reports it and pauses. Some failed: go on with the others.
+      if (settled.every((r) => r.status === 'rejected')) throw toError(failure);
+      this.report(failure);
+    }
+    return { now, nextAt: picker.nextAt(now), jobs };
+  }
+
+  private async claimFrom(keys: QueueKeys, limit: number): Promise<ClaimOutput> {
     const o = this.options;
-    const out = await claim(this.connection.client, this.keys, {
+    const out = await claim(this.connection.client, keys, {
       strategy: this.chosenStrategy ?? 'range',
       limit,
       leaseMs: o.leaseMs,
@@ -285,6 +339,51 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     await blocked;
   }
 
+  /** Reap every partition; what the Reaper learns is the sum, and the earliest deadline left. */
+  private async reapAll(): Promise<ReapOutput> {
+    const o = this.options;
+    const outs = await Promise.all(
+      this.partitions.map((keys) =>
+        reap(this.connection.client, keys, {
+          limit: 1_000,
+          deadMaxCount: o.deadMaxCount,
+          deadMaxAgeMs: o.deadMaxAgeMs,
+          eventsCap: this.eventsCap,
+          layout: this.layout,
+        }),
+      ),
+    );
+    const deadlines = outs.map((out) => out.nextDeadline).filter((d) => d >= 0);
+    return {
+      returned: outs.reduce((n, out) => n + out.returned, 0),
+      buried: outs.reduce((n, out) => n + out.buried, 0),
+      nextDeadline: deadlines.length > 0 ? Math.min(...deadlines) : -1,
+    };
+  }
+
+  /** Extend held leases, one call per partition they live in; deadlines come back in `held`'s order. */
+  private async extendLeases(ms: number, held: readonly HeldLease[]): Promise<ExtendOutput> {
+    const client = this.connection.client;
+    if (this.partitions.length === 1) return extend(client, this.keys, ms, held);
+    let now = 0;
+    const deadlines = await mapByPartition(
+      held,
+      this.partitions.length,
+      (lease) => lease.id,
+      async (p, batch) => {
+        const out = await extend(client, this.partitions[p]!, ms, batch);
+        now = Math.max(now, out.now);
+        return out.deadlines;
+      },
+    );
+    return { now, deadlines };
+  }
+
+  /** The keys of the partition job `id` lives in. */
+  private keysOf(id: string): QueueKeys {
+    return this.partitions[partitionOf(id, this.partitions.length)]!;
+  }
+
   private async shutDown(timeoutMs: number): Promise<void> {
     await this.loop.stop();
     await this.waiter?.stop();
@@ -304,7 +403,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           this.keeper.untrack(flight.lease);
           flight.controller.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
           try {
-            await release(this.connection.client, this.keys, {
+            await release(this.connection.client, this.keysOf(flight.claimed.id), {
               id: flight.claimed.id,
               token: flight.claimed.token,
               delayMs: 0,
@@ -445,7 +544,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const { id, token } = flight.claimed;
     this.keeper.untrack(flight.lease);
     try {
-      await release(this.connection.client, this.keys, {
+      await release(this.connection.client, this.keysOf(id), {
         id,
         token,
         delayMs: this.options.newerVersionDelayMs,
@@ -471,7 +570,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (error.stack !== undefined) recorded.stack = error.stack;
     this.keeper.untrack(flight.lease);
     try {
-      const out = await fail(this.connection.client, this.keys, {
+      const out = await fail(this.connection.client, this.keysOf(claimed.id), {
         id: claimed.id,
         token: claimed.token,
         retryDelayMs,

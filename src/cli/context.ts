@@ -5,7 +5,8 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { Redis } from 'ioredis';
-import { Queue } from '../queue.js';
+import type { Queue } from '../queue.js';
+import { openQueue } from '../dashboard/read.js';
 import { parseDuration } from '../duration.js';
 import { colors, type Colors } from './format.js';
 
@@ -105,7 +106,7 @@ export async function withQueue<R>(
 ): Promise<R> {
   const client = await connect(redisUrl(globals));
   try {
-    const queue = new Queue(name, { connection: client });
+    const queue = await openQueue(client, name);
     try {
       return await fn(queue, client);
     } finally {

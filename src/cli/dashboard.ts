@@ -4,7 +4,7 @@ import { startDashboard } from '../dashboard/server.js';
 import { connect, globalsOf, intArg, OperationalError, output, redisUrl, UsageError } from './context.js';
 import { DashboardConfigError } from '../dashboard/server.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
-import { Queue } from '../queue.js';
+import { openQueue } from '../dashboard/read.js';
 
 interface DashboardFlags {
   port: number;
@@ -37,7 +37,7 @@ export function registerDashboard(program: Command): void {
         .map((q) => q.trim())
         .filter(Boolean);
       const metrics = new DelayqMetrics();
-      const gauged = (queueNames ?? []).map((name) => new Queue(name, { connection: client }));
+      const gauged = await Promise.all((queueNames ?? []).map((name) => openQueue(client, name)));
       gauged.forEach((q) => metrics.observeQueue(q));
       let server;
       try {

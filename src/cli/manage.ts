@@ -99,16 +99,18 @@ export function registerManage(program: Command): void {
         const bar = progress(`purging dead jobs of ${name}`, total, out.json);
         let removed = 0;
         try {
-          for (;;) {
-            // Always the oldest page: what this round removes is gone from the next one.
-            const page = await queue.client.zrange(queue.keys.dead, 0, PURGE_BATCH - 1);
-            if (page.length === 0) break;
-            const gone = await Promise.all(page.map((id) => queue.dead.remove(id)));
-            const n = gone.filter(Boolean).length;
-            removed += n;
-            bar.update(removed, Math.max(total, removed));
-            // Nothing removable on this page (raced with another purge): stop rather than spin.
-            if (n === 0) break;
+          for (const keys of queue.partitions) {
+            for (;;) {
+              // Always the oldest page: what this round removes is gone from the next one.
+              const page = await queue.client.zrange(keys.dead, 0, PURGE_BATCH - 1);
+              if (page.length === 0) break;
+              const gone = await Promise.all(page.map((id) => queue.dead.remove(id)));
+              const n = gone.filter(Boolean).length;
+              removed += n;
+              bar.update(removed, Math.max(total, removed));
+              // Nothing removable on this page (raced with another purge): stop rather than spin.
+              if (n === 0) break;
+            }
           }
         } finally {
           bar.finish();

@@ -1,9 +1,9 @@
 /** `delayq stats [queue]`: counts of every queue, or one queue's counts, next due time, strategy and lateness. */
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
-import { discoverQueues, nextDue, serverNow } from '../dashboard/read.js';
+import { discoverQueues, nextDue, openQueue, serverNow } from '../dashboard/read.js';
 import { percentile } from '../demo/stats.js';
-import { Queue } from '../queue.js';
+import type { Queue } from '../queue.js';
 import { chooseStrategy, probeCapabilities } from '../redis/capabilities.js';
 import { connect, globalsOf, output, redisUrl, withQueue } from './context.js';
 import { relative, table } from './format.js';
@@ -36,9 +36,9 @@ async function allQueues(client: Redis, out: ReturnType<typeof output>): Promise
   const now = await serverNow(client);
   const rows = await Promise.all(
     names.map(async (name) => {
-      const queue = new Queue(name, { connection: client });
+      const queue = await openQueue(client, name);
       try {
-        const [counts, next] = await Promise.all([queue.counts(), nextDue(client, queue.keys)]);
+        const [counts, next] = await Promise.all([queue.counts(), nextDue(client, queue.partitions)]);
         return { name, ...counts, nextDue: next };
       } finally {
         await queue.close();
@@ -73,7 +73,7 @@ async function oneQueue(queue: Queue, client: Redis, out: ReturnType<typeof outp
   const [counts, now, next, caps, layout] = await Promise.all([
     queue.counts(),
     serverNow(client),
-    nextDue(client, queue.keys),
+    nextDue(client, queue.partitions),
     probeCapabilities(client),
     client.get(queue.keys.layout),
   ]);

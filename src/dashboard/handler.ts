@@ -12,7 +12,7 @@ import { metricsHandler } from '../metrics/metrics.js';
 import { Queue, type JobInfo } from '../queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertQueueName } from '../redis/keys.js';
-import { discoverQueues, dueHistogram, nextDue, serverNow } from './read.js';
+import { discoverQueues, dueHistogram, nextDue, openQueue, serverNow } from './read.js';
 import { queuePage, queuesPage, signInPage, type PageBoot } from './page.js';
 import { crossSiteProblem, hostOf, isLoopbackHost, setSecurityHeaders, TokenAuth } from './security.js';
 import { toPlain } from './serialize.js';
@@ -80,7 +80,8 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   const ownsClient = typeof options.connection !== 'object';
   let client: RedisClient | undefined =
     typeof options.connection === 'object' ? options.connection : undefined;
-  const queues = new Map<string, Queue>();
+  // Opening a queue reads its partition count, once; a failed read is not kept.
+  const queues = new Map<string, Promise<Queue>>();
   const metrics = options.metrics;
   const serveMetrics = metrics ? metricsHandler(metrics) : null;
 
@@ -95,7 +96,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     }
     return client;
   };
-  const queueOf = (name: string): Queue => {
+  const queueOf = async (name: string): Promise<Queue> => {
     if (fixed && !fixed.has(name)) throw new HttpError(404, `no queue '${name}' on this dashboard`);
     try {
       assertQueueName(name);
@@ -103,7 +104,11 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       throw new HttpError(400, (err as Error).message);
     }
     let queue = queues.get(name);
-    if (!queue) queues.set(name, (queue = new Queue(name, { connection: redis() })));
+    if (!queue) {
+      queue = openQueue(redis(), name);
+      queues.set(name, queue);
+      queue.catch(() => queues.delete(name));
+    }
     return queue;
   };
 
@@ -174,7 +179,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     let m = /^\/queues\/([^/]+)$/.exec(path);
     if (m) {
       const name = decode(m[1]!);
-      queueOf(name);
+      await queueOf(name);
       return html(res, 200, queuePage(boot(name)));
     }
     if (path === '/api/queues') return json(res, 200, await listQueues());
@@ -184,7 +189,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     if (m) return json(res, 200, await jobs(decode(m[1]!), url.searchParams));
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);
     if (m) {
-      const info = await queueOf(decode(m[1]!)).get(decode(m[2]!));
+      const info = await (await queueOf(decode(m[1]!))).get(decode(m[2]!));
       if (!info) throw new HttpError(404, `no job '${decode(m[2]!)}'`);
       return json(res, 200, toPlain(info));
     }
@@ -194,16 +199,20 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   async function listQueues(): Promise<unknown> {
     const names = fixed ? [...fixed] : await discoverQueues(redis(), 1000);
     const rows = await Promise.all(
-      names.map(async (name) => ({ name, counts: await queueOf(name).counts() })),
+      names.map(async (name) => ({ name, counts: await (await queueOf(name)).counts() })),
     );
     return { queues: rows };
   }
 
   async function overview(name: string): Promise<unknown> {
-    const queue = queueOf(name);
+    const queue = await queueOf(name);
     const c = redis();
-    const [counts, now, next] = await Promise.all([queue.counts(), serverNow(c), nextDue(c, queue.keys)]);
-    const due = await dueHistogram(c, queue.keys, now);
+    const [counts, now, next] = await Promise.all([
+      queue.counts(),
+      serverNow(c),
+      nextDue(c, queue.partitions),
+    ]);
+    const due = await dueHistogram(c, queue.partitions, now);
     let activity: unknown = null;
     if (metrics) {
       const series = metrics.activity.series(name, 300);
@@ -229,7 +238,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       throw new HttpError(400, 'offset must be a whole number >= 0');
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
       throw new HttpError(400, `limit must be 1..${MAX_PAGE}`);
-    const queue = queueOf(name);
+    const queue = await queueOf(name);
     const [items, counts] = await Promise.all([
       queue.list(state as ListState, { offset, limit }),
       queue.counts(),
@@ -241,12 +250,12 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     await readBody(req);
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
-      const moved = await queueOf(decode(m[1]!)).dead.retry('all');
+      const moved = await (await queueOf(decode(m[1]!))).dead.retry('all');
       return json(res, 200, { ok: true, moved });
     }
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|delete)$/.exec(path);
     if (!m) throw new HttpError(404, 'no such action');
-    const queue = queueOf(decode(m[1]!));
+    const queue = await queueOf(decode(m[1]!));
     const id = decode(m[2]!);
     switch (m[3]) {
       case 'retry': {
@@ -297,7 +306,14 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       });
     },
     async close() {
-      await Promise.all([...queues.values()].map((q) => q.close()));
+      await Promise.all(
+        [...queues.values()].map((q) =>
+          q.then(
+            (queue) => queue.close(),
+            () => {},
+          ),
+        ),
+      );
       queues.clear();
       if (client && ownsClient) {
         try {

@@ -5,7 +5,9 @@
  */
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
-import { queueKeys, type QueueKeys } from '../redis/keys.js';
+import { Queue } from '../queue.js';
+import { readPartitionCount } from '../partition/index.js';
+import { queueKeys, queueNameOfTag, type QueueKeys } from '../redis/keys.js';
 
 /** Names of the queues that hold any job, sorted; scans at most `limit` queues' worth of keys. */
 export async function discoverQueues(client: RedisClient, limit = 10_000): Promise<string[]> {
@@ -19,10 +21,15 @@ export async function discoverQueues(client: RedisClient, limit = 10_000): Promi
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
-      for (const key of keys) names.add(key.slice(before.length, key.length - after.length));
+      for (const key of keys) names.add(queueNameOfTag(key.slice(before.length, key.length - after.length)));
     } while (cursor !== '0' && names.size < limit);
   }
   return [...names].sort();
+}
+
+/** A Queue for `name` on `client` with the partition count recorded for it (1 when none is). */
+export async function openQueue(client: RedisClient, name: string): Promise<Queue> {
+  return new Queue(name, { connection: client, partitions: await readPartitionCount(client, name) });
 }
 
 /** The Redis server's clock in epoch ms: the clock every due time is measured on. */
@@ -40,31 +47,40 @@ export interface DueHistogram {
   counts: number[];
 }
 
-/** How many scheduled jobs fall due in each slice of the next `buckets * bucketMs` ms: one pipelined ZCOUNT per slice. */
+/**
+ * How many scheduled jobs fall due in each slice of the next `buckets * bucketMs` ms, summed over
+ * the partitions: one pipeline of a ZCOUNT per slice per partition (each pipeline stays in one slot).
+ */
 export async function dueHistogram(
   client: RedisClient,
-  keys: Pick<QueueKeys, 'schedule'>,
+  partitions: ReadonlyArray<Pick<QueueKeys, 'schedule'>>,
   now: number,
   { bucketMs = 60_000, buckets = 60 } = {},
 ): Promise<DueHistogram> {
-  const pipeline = client.pipeline();
-  pipeline.zcount(keys.schedule, '-inf', now);
-  for (let i = 0; i < buckets; i++) {
-    pipeline.zcount(keys.schedule, `(${now + i * bucketMs}`, now + (i + 1) * bucketMs);
-  }
-  const replies = (await pipeline.exec()) ?? [];
-  const values = replies.map(([err, value]) => {
-    if (err) throw err;
-    return Number(value);
-  });
+  const perPartition = await Promise.all(
+    partitions.map(async (keys) => {
+      const pipeline = client.pipeline();
+      pipeline.zcount(keys.schedule, '-inf', now);
+      for (let i = 0; i < buckets; i++) {
+        pipeline.zcount(keys.schedule, `(${now + i * bucketMs}`, now + (i + 1) * bucketMs);
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      return replies.map(([err, value]) => {
+        if (err) throw err;
+        return Number(value);
+      });
+    }),
+  );
+  const values = perPartition.reduce((sum, v) => sum.map((n, i) => n + (v[i] ?? 0)));
   return { start: now, bucketMs, overdue: values[0] ?? 0, counts: values.slice(1) };
 }
 
-/** The earliest due time in the schedule, or null when it is empty. */
+/** The earliest due time over the partitions' schedules, or null when all are empty. */
 export async function nextDue(
   client: RedisClient,
-  keys: Pick<QueueKeys, 'schedule'>,
+  partitions: ReadonlyArray<Pick<QueueKeys, 'schedule'>>,
 ): Promise<number | null> {
-  const head = await client.zrange(keys.schedule, 0, 0, 'WITHSCORES');
-  return head[1] === undefined ? null : Number(head[1]);
+  const heads = await Promise.all(partitions.map((keys) => client.zrange(keys.schedule, 0, 0, 'WITHSCORES')));
+  const due = heads.filter((head) => head[1] !== undefined).map((head) => Number(head[1]));
+  return due.length === 0 ? null : Math.min(...due);
 }

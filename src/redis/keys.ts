@@ -1,6 +1,7 @@
 /**
  * Every Redis key and channel delayq uses is named here and nowhere else. All keys of one queue
  * share the hash tag `{queue}`, so every script touches a single slot and works on Redis Cluster.
+ * A queue with `partitions: P > 1` has P such sets of keys, tagged `{queue#0}` ... `{queue#P-1}`.
  */
 import { ValidationError } from '../errors.js';
 
@@ -85,6 +86,12 @@ export function assertQueueName(name: unknown): asserts name is string {
       `queue name ${JSON.stringify(name)} may not contain braces: it sits in a hash tag`,
     );
   }
+  // `q#3` is the hash tag of partition 3 of queue `q`: a queue of that name would share its keys.
+  if (/#\d+$/.test(name)) {
+    throw new ValidationError(
+      `queue name ${JSON.stringify(name)} may not end in '#' and digits: that is how partitions are tagged`,
+    );
+  }
   // Control and format characters (newlines, NUL, bidi overrides, zero-width joiners) and white
   // space make a name print as another one in logs, the CLI and the dashboard.
   if (/[\s\p{Cc}\p{Cf}]/u.test(name)) {
@@ -97,7 +104,57 @@ export function assertQueueName(name: unknown): asserts name is string {
 /** The keys of queue `name`. */
 export function queueKeys(name: string): QueueKeys {
   assertQueueName(name);
-  const base = `${KEY_PREFIX}:{${name}}:`;
+  return keysWithTag(name);
+}
+
+/**
+ * The queue a hash tag found in a key belongs to: the tag itself, or for a partition's tag
+ * `name#i` the queue `name` (no queue name ends in `#<digits>`, so this cannot mistake one).
+ */
+export function queueNameOfTag(tag: string): string {
+  return tag.replace(/#\d+$/, '');
+}
+
+/** Most partitions a queue may have. */
+export const MAX_PARTITIONS = 1024;
+
+/**
+ * The keys of every partition of queue `name`, partition i at index i. One partition is the queue
+ * itself (`queueKeys(name)`, today's keys exactly); with more, partition i has the tag `{name#i}`,
+ * which no valid queue name can have (assertQueueName refuses names ending in `#<digits>`).
+ */
+export function partitionKeys(name: string, partitions: number): QueueKeys[] {
+  assertQueueName(name);
+  assertPartitions(partitions);
+  if (partitions === 1) return [keysWithTag(name)];
+  return Array.from({ length: partitions }, (_, i) => keysWithTag(`${name}#${i}`));
+}
+
+/** Throws ValidationError unless `partitions` is a whole number from 1 to MAX_PARTITIONS. */
+export function assertPartitions(partitions: unknown): asserts partitions is number {
+  if (
+    typeof partitions !== 'number' ||
+    !Number.isInteger(partitions) ||
+    partitions < 1 ||
+    partitions > MAX_PARTITIONS
+  ) {
+    throw new ValidationError(
+      `partitions must be a whole number from 1 to ${MAX_PARTITIONS}, got ${String(partitions)}`,
+    );
+  }
+}
+
+/**
+ * STRING: the partition count of queue `name`, recorded at the first use of a partitioned queue, in
+ * the queue's own tag (so `{name}`, never a partition's). Every producer and worker must agree.
+ */
+export function partitionCountKey(name: string): string {
+  assertQueueName(name);
+  return `${KEY_PREFIX}:{${name}}:partitions`;
+}
+
+function keysWithTag(tag: string): QueueKeys {
+  const base = `${KEY_PREFIX}:{${tag}}:`;
   return {
     schedule: `${base}schedule`,
     jobs: `${base}jobs`,

@@ -6,44 +6,50 @@ import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
 /**
- * A subscription that calls `onWake(due)` for each wake message, and `onWake(null)` after reconnects.
+ * A subscription to one channel or several (the partitions of a queue) on one connection that calls
+ * `onWake(due, i)` for each wake message on channel i, and `onWake(null, null)` after reconnects.
  * On a Cluster, a PUBLISH (made by a script on the queue's master) reaches every node, so the
  * subscription may sit on any node, master or replica.
  */
 export class WakeSubscriber {
   private client: RedisClient | undefined;
+  private readonly channels: readonly string[];
 
   constructor(
     private readonly source: RedisClient,
-    private readonly channel: string,
-    private readonly onWake: (due: number | null) => void,
+    channel: string | readonly string[],
+    private readonly onWake: (due: number | null, channel: number | null) => void,
     private readonly onError: (err: Error) => void,
-  ) {}
+  ) {
+    this.channels = typeof channel === 'string' ? [channel] : channel;
+  }
 
   /** Connect and subscribe; resolves once subscribed. */
   async start(): Promise<void> {
     const client = this.source.duplicate();
     this.client = client;
     client.on('error', (err: Error) => this.onError(err));
-    client.on('message', (_channel: string, message: string) => {
+    client.on('message', (channel: string, message: string) => {
       const due = Number(message);
-      this.onWake(Number.isFinite(due) ? due : null);
+      const index = this.channels.indexOf(channel);
+      this.onWake(Number.isFinite(due) ? due : null, index < 0 ? null : index);
     });
     let subscribedOnce = false;
     // Messages published while the subscription was down are gone: after a reconnect, look again.
     client.on('ready', () => {
-      if (subscribedOnce) this.onWake(null);
+      if (subscribedOnce) this.onWake(null, null);
     });
     // A Cluster moves its subscription to another node by itself when that node goes, without a
     // 'ready': a change in the node list (a failover) is the sign to look again.
     if (client instanceof Cluster) {
       for (const event of ['+node', '-node'] as const) {
         client.on(event, () => {
-          if (subscribedOnce) this.onWake(null);
+          if (subscribedOnce) this.onWake(null, null);
         });
       }
     }
-    await client.subscribe(this.channel);
+    // Plain (not sharded) channels have no slot: one SUBSCRIBE of all of them is fine on a Cluster.
+    await client.subscribe(...this.channels);
     subscribedOnce = true;
   }
 

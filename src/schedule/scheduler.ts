@@ -63,6 +63,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     options: SchedulerOptions = {},
   ) {
     super();
+    queue.assertUnpartitioned('repeating schedules (a Scheduler)');
     for (const key of Object.keys(options)) {
       if (key !== 'maxSleepMs' && key !== 'batch') {
         throw new ValidationError(`unknown scheduler option '${key}'; known: maxSleepMs, batch`);

@@ -11,6 +11,7 @@ import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
 import type { Retention } from '../operations/ack.js';
 import { resolveGranularity } from '../operations/wheel.js';
+import { assertPartitions } from '../redis/keys.js';
 import { assertSchema, type StandardSchemaV1 } from '../schema.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 
@@ -74,6 +75,8 @@ export interface WorkerOptions<T = unknown> {
   workerId?: string;
   /** Where warnings go. Default console. */
   logger?: Logger;
+  /** The queue's partition count; must match the producers' (see QueueOptions.partitions). Default 1. */
+  partitions?: number;
 }
 
 /** Options after validation. */
@@ -99,6 +102,7 @@ export interface ResolvedWorkerOptions<T> {
   autorun: boolean;
   workerId: string;
   logger: Logger;
+  partitions: number;
 }
 
 const KNOWN = new Set([
@@ -123,6 +127,7 @@ const KNOWN = new Set([
   'newerVersionDelay',
   'limit',
   'events',
+  'partitions',
 ]);
 
 const LOG_LEVELS = ['info', 'warn', 'error', 'silent'] as const;
@@ -197,6 +202,17 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
       );
     }
   }
+  const partitions = options.partitions ?? 1;
+  assertPartitions(partitions);
+  if (partitions > 1 && strategy === 'wheel') {
+    throw new ValidationError(
+      "partitions > 1 does not work with strategy 'wheel'; use 'auto', 'zpopmin' or 'range'",
+    );
+  }
+  // The claim script counts starts in its partition's limiter: P partitions would allow P times max.
+  if (partitions > 1 && options.limit !== undefined) {
+    throw new ValidationError('limit (a rate limit) does not work with partitions > 1');
+  }
   let rate = { max: 0, perMs: 0 };
   if (options.limit !== undefined) {
     const { max, per } = options.limit;
@@ -227,6 +243,7 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
     autorun: options.autorun ?? true,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     logger: options.logger ?? consoleLogger,
+    partitions,
   };
 }
 

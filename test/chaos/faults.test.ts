@@ -382,8 +382,16 @@ describe('faults users meet', () => {
       { timeoutMs: 10_000, what: 'the blocker’s late ack refused' },
     );
     expect(refused.outcome).toMatch(/refused: (not held|expired)/);
-    const reported = entries(ledgerOf(blocker), 'event').filter((e) => e.event === 'error' && e.id === id);
-    expect(reported.map((e) => e.message).join('\n')).toMatch(/lease on job .* was lost \(result refused/);
+    // The worker writes the ack's outcome when the reply arrives and its report a few steps later:
+    // two appends another process can read between, on a loaded machine.
+    const reported = await waitFor(
+      () => {
+        const errors = entries(ledgerOf(blocker), 'event').filter((e) => e.event === 'error' && e.id === id);
+        return errors.length > 0 ? errors.map((e) => e.message).join('\n') : null;
+      },
+      { timeoutMs: 5_000, what: 'the blocker reporting the refused ack' },
+    );
+    expect(reported).toMatch(/lease on job .* was lost \(result refused/);
     expect(entries(ledgerOf(blocker), 'event').filter((e) => e.event === 'completed')).toEqual([]);
     await waitFor(async () => (await queue.get(id)) === null, { what: 'the job completed by the rescuer' });
     expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });

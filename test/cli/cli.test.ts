@@ -131,6 +131,40 @@ describe('delayq add / show / ls / stats', () => {
   });
 });
 
+describe('delayq on a partitioned queue', () => {
+  it('stats sums and ls merges the partitions; the queue is listed once', async () => {
+    const q = uniqueQueue('cli');
+    const queue = new Queue<number>(q, { connection: redis.url(), partitions: 4 });
+    try {
+      await queue.addBulk(
+        Array.from({ length: 12 }, (_, i) => ({
+          payload: i,
+          opts: { id: `p${i}`, delay: 60_000 + i * 1000 },
+        })),
+      );
+    } finally {
+      await queue.close();
+    }
+    const stats = await cli(['--json', 'stats', q]);
+    expect(json(stats.stdout)).toMatchObject({
+      queue: q,
+      counts: { scheduled: 12, due: 0, active: 0, dead: 0 },
+    });
+    const all = json((await cli(['--json', 'stats'])).stdout) as {
+      queues: Array<{ name: string; scheduled: number }>;
+    };
+    expect(all.queues.filter((x) => x.name.startsWith(q))).toEqual([
+      expect.objectContaining({ name: q, scheduled: 12 }),
+    ]);
+    const page = await cli(['--json', 'ls', q, '--limit', '3', '--offset', '4']);
+    expect(json(page.stdout)).toMatchObject({ total: 12, jobs: [{ id: 'p4' }, { id: 'p5' }, { id: 'p6' }] });
+    expect(json((await cli(['--json', 'show', q, 'p7'])).stdout)).toMatchObject({
+      id: 'p7',
+      state: 'scheduled',
+    });
+  });
+});
+
 describe('delayq cancel / reschedule / retry / purge', () => {
   it('reschedules and cancels a waiting job, and refuses when it is not waiting', async () => {
     const q = uniqueQueue('cli');

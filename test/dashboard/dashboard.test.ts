@@ -209,6 +209,33 @@ describe('dashboard over HTTP', () => {
     await r.quit();
   });
 
+  it('shows a partitioned queue once, with counts, due times and pages merged over its partitions', async () => {
+    const name = uniqueQueue('parts');
+    const queue = new Queue<number>(name, { connection: redis.url(), partitions: 4 });
+    open.push(queue);
+    // Due 1..30 minutes ahead, over all four partitions (random ids).
+    await queue.addBulk(
+      Array.from({ length: 30 }, (_, i) => ({ payload: i, opts: { delay: (i + 1) * 60_000 } })),
+    );
+    const server = await dashboard();
+    const get = async <R>(path: string): Promise<R> =>
+      (await (await fetch(new URL(path, server.url))).json()) as R;
+    const { queues } = await get<{ queues: Array<{ name: string; counts: { scheduled: number } }> }>(
+      '/api/queues',
+    );
+    expect(queues.filter((q) => q.name.startsWith(name))).toEqual([
+      { name, counts: { scheduled: 30, due: 0, active: 0, dead: 0 } },
+    ]);
+    const overview = await get<{ nextDue: number; due: { counts: number[] } }>(`api/queues/${name}`);
+    expect(overview.due.counts.reduce((a, b) => a + b, 0)).toBe(30);
+    expect(overview.nextDue).toBe((await queue.list('scheduled', { limit: 1 }))[0]!.runAt.getTime());
+    const page = await get<{ total: number; items: Array<{ preview: string }> }>(
+      `api/queues/${name}/jobs?state=scheduled&offset=5&limit=10`,
+    );
+    expect(page.total).toBe(30);
+    expect(page.items.map((j) => j.preview)).toEqual(['5', '6', '7', '8', '9', '10', '11', '12', '13', '14']);
+  });
+
   it('mounts under a base path in a user server and passes other paths on', async () => {
     const name = uniqueQueue('d');
     await seed(name, 2, []);

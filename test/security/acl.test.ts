@@ -187,7 +187,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect(await board.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
     expect((await board.list('scheduled')).map((j) => j.id)).toEqual(['soon', 'later']);
     expect((await board.get('later'))?.payload).toBe(2);
-    const histogram = await dueHistogram(c, keys, await serverNow(c));
+    const histogram = await dueHistogram(c, [keys], await serverNow(c));
     expect(histogram.counts.reduce((a, b) => a + b, 0) + histogram.overdue).toBe(2);
     // It follows the events stream too (XREVRANGE, XREAD).
     const stop = new AbortController();

@@ -52,6 +52,13 @@ describe('queue names', () => {
     for (const name of ['a{b', 'a}b', '{a}', 'a}:jobs']) expect(queueNameError(name), name).toMatch(/braces/);
   });
 
+  test("no '#<digits>' at the end: that is the tag of a partition of another queue", () => {
+    for (const name of ['q#0', 'q#12', 'a:b#3', '#7'])
+      expect(queueNameError(name), name).toMatch(/'#' and digits/);
+    for (const name of ['q#', 'q#a', 'q#1a', 'q#1:x', '#', 'q1'])
+      expect(queueNameError(name), name).toBeNull();
+  });
+
   test('no white space, control or format characters: a name must print as itself', () => {
     for (const name of [
       'a b',

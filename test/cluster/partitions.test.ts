@@ -1,0 +1,77 @@
+// A partitioned queue on a 3-master Redis Cluster (no replicas: not needed here, and lighter): its
+// partitions' hash tags sit on every master and each partition's keys are written there, every
+// job runs once and never early with workers claiming from all masters, and an idle worker is woken
+// by a job added to any partition, wherever its subscription landed.
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { partitionOf } from '../../src/partition/index.js';
+import { partitionKeys } from '../../src/redis/keys.js';
+import { uniqueQueue } from '../support/fixtures.js';
+import {
+  expectEachRunsOnce,
+  expectWakeFromEveryPartition,
+  partitionedClients,
+} from '../support/partitioned.js';
+import { useRedisCluster } from './support.js';
+
+const redis = useRedisCluster({ replicasPerMaster: 0 });
+const P = 6;
+
+const { queue: open, worker: work } = partitionedClients(redis.connection, P);
+
+/** A fresh queue name whose P partitions cover every master (by their slots); and the master port of each. */
+async function spreadQueue(prefix: string): Promise<{ name: string; masterOf: number[] }> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const name = uniqueQueue(prefix);
+    const masterOf = await Promise.all(
+      partitionKeys(name, P).map(async (keys) => (await redis.cluster().shardOf(keys.schedule)).master.port),
+    );
+    if (new Set(masterOf).size === 3) return { name, masterOf };
+  }
+  throw new Error('no queue name spread over all three masters in 50 tries');
+}
+
+describe('cluster: partitions', () => {
+  it('spreads the partitions over the masters and writes each partition on its own', async () => {
+    const { name, masterOf } = await spreadQueue('spread');
+    const q = open<number>(name);
+    const added = await q.addBulk(
+      Array.from({ length: 120 }, (_, i) => ({ payload: i, opts: { delay: '1h' } })),
+    );
+    // Ask each master directly (no redirection): it holds exactly the partitions its slots own.
+    const byMaster = new Map<number, number>();
+    for (const [p, keys] of partitionKeys(name, P).entries()) {
+      const node = new Redis(masterOf[p]!, '127.0.0.1');
+      try {
+        const held = await node.zcard(keys.schedule);
+        expect(held).toBe(added.filter((a) => partitionOf(a.id, P) === p).length);
+        byMaster.set(masterOf[p]!, (byMaster.get(masterOf[p]!) ?? 0) + held);
+      } finally {
+        node.disconnect();
+      }
+    }
+    expect(byMaster.size).toBe(3);
+    for (const held of byMaster.values()) expect(held).toBeGreaterThan(0);
+    expect(await q.counts()).toEqual({ scheduled: 120, due: 0, active: 0, dead: 0 });
+  });
+
+  it('every job runs once and never early, with workers claiming from all masters', async () => {
+    const { name } = await spreadQueue('run');
+    await expectEachRunsOnce(
+      open<number>(name),
+      (handler) => [work(name, handler, { concurrency: 10 }), work(name, handler, { concurrency: 10 })],
+      Array.from({ length: 600 }, (_, i) => ({ payload: i, opts: { delay: (i * 11) % 800 } })),
+      20_000,
+    );
+  });
+
+  it('an idle worker is woken by a job added to any partition, wherever its subscription is', async () => {
+    const { name } = await spreadQueue('wake');
+    await expectWakeFromEveryPartition(
+      open<number>(name),
+      (handler, options) => work(name, handler, options),
+      P,
+      1_000,
+    );
+  });
+});

@@ -1,0 +1,215 @@
+// A partitioned queue (`partitions: 4`) on one redis-server: each job lives in the partition its
+// id hashes to, every job runs once and never early, the by-id operations reach the right
+// partition, counts and lists merge the partitions, a busy partition does not starve another, and a
+// client with another partition count fails fast.
+import { describe, expect, it } from 'vitest';
+import { PartitionMismatchError, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
+import { partitionOf } from '../../src/partition/index.js';
+import { partitionCountKey, partitionKeys, queueKeys } from '../../src/redis/keys.js';
+import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import {
+  expectEachRunsOnce,
+  expectWakeFromEveryPartition,
+  idIn,
+  partitionedClients,
+} from '../support/partitioned.js';
+
+const redis = useRedis();
+const P = 4;
+
+const { queue, worker, closeAfter } = partitionedClients(redis.url, P);
+
+function client(): ReturnType<typeof inspector> {
+  const c = inspector(redis.url());
+  closeAfter(() => c.quit());
+  return c;
+}
+
+/** `count` ids that hash to `partition`. */
+function idsIn(partition: number, count: number, prefix: string): string[] {
+  const ids: string[] = [];
+  for (let i = 0; ids.length < count; i++)
+    if (partitionOf(`${prefix}${i}`, P) === partition) ids.push(`${prefix}${i}`);
+  return ids;
+}
+
+describe('partitions: keys', () => {
+  it('one partition keeps the queue’s own keys exactly, and records nothing', async () => {
+    const name = uniqueQueue('p1');
+    expect(partitionKeys(name, 1)).toEqual([queueKeys(name)]);
+    const q = new Queue<number>(name, { connection: redis.url() });
+    closeAfter(() => q.close());
+    await q.add(1, { id: 'a' });
+    const c = client();
+    expect(await c.keys(`dq:{${name}*`)).toEqual(expect.arrayContaining([queueKeys(name).schedule]));
+    expect(await c.exists(partitionCountKey(name))).toBe(0);
+  });
+
+  it('partition i has the tag {name#i}; the count is recorded in the queue’s own tag', async () => {
+    const name = uniqueQueue('tags');
+    const keys = partitionKeys(name, P);
+    expect(keys.map((k) => k.schedule)).toEqual([0, 1, 2, 3].map((i) => `dq:{${name}#${i}}:schedule`));
+    const q = queue<number>(name);
+    await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: i, opts: { delay: '1h' } })));
+    const c = client();
+    expect(await c.get(partitionCountKey(name))).toBe(String(P));
+    const sizes = await Promise.all(keys.map((k) => c.zcard(k.schedule)));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(200);
+    // Random ids spread: every partition got a fair share (expected 50 each).
+    for (const size of sizes) expect(size).toBeGreaterThan(20);
+    // Nothing lands in the unpartitioned keys.
+    expect(await c.exists(queueKeys(name).schedule, queueKeys(name).jobs)).toBe(0);
+  });
+});
+
+describe('partitions: jobs', () => {
+  it('every job runs once and never before it is due', async () => {
+    const name = uniqueQueue('run');
+    await expectEachRunsOnce(
+      queue<number>(name),
+      (handler) => [worker(name, handler, { concurrency: 8 }), worker(name, handler, { concurrency: 8 })],
+      Array.from({ length: 400 }, (_, i) => ({ payload: i, opts: { delay: (i * 7) % 600 } })),
+      15_000,
+    );
+  });
+
+  it('get, cancel, reschedule and the dead set go to the id’s partition; counts and lists merge', async () => {
+    const name = uniqueQueue('byid');
+    const q = queue<string>(name);
+    const c = client();
+    const keys = partitionKeys(name, P);
+    const ids = [0, 1, 2, 3].map((p) => idIn(p, P, 'job-'));
+    await q.addBulk(ids.map((id, i) => ({ payload: id, opts: { id, delay: 60_000 * (4 - i) } })));
+    for (const [p, id] of ids.entries()) {
+      expect(await c.zscore(keys[p]!.schedule, id)).not.toBeNull();
+      for (const other of keys.filter((_, j) => j !== p))
+        expect(await c.zscore(other.schedule, id)).toBeNull();
+    }
+    expect((await q.get(ids[2]!))?.payload).toBe(ids[2]);
+    expect(await q.counts()).toEqual({ scheduled: 4, due: 0, active: 0, dead: 0 });
+    // Merged by due time across partitions: the last added is due first.
+    expect((await q.list('scheduled')).map((j) => j.id)).toEqual([...ids].reverse());
+    expect((await q.list('scheduled', { offset: 1, limit: 2 })).map((j) => j.id)).toEqual([ids[2], ids[1]]);
+
+    expect(await q.cancel(ids[0]!)).toBe(true);
+    expect(await q.get(ids[0]!)).toBeNull();
+    expect(await q.reschedule(ids[1]!, { delay: 0 })).toBe(true);
+    expect(await c.zscore(keys[1]!.schedule, ids[1]!)).not.toBeNull();
+    expect(await q.counts()).toEqual({ scheduled: 3, due: 1, active: 0, dead: 0 });
+
+    // A job that fails for good lands in its partition's dead set; retry and remove find it there.
+    const w = worker<string>(name, () => Promise.reject(new Error('boom')));
+    await waitFor(async () => (await q.counts()).dead === 1, { what: 'the dead job' });
+    expect(await c.zscore(keys[1]!.dead, ids[1]!)).not.toBeNull();
+    await w.close();
+    expect((await q.dead.list()).map((j) => j.id)).toEqual([ids[1]]);
+    expect(await q.dead.retry(ids[1]!)).toBe(1);
+    expect((await q.get(ids[1]!))?.state).toBe('scheduled');
+    expect(await q.cancel(ids[1]!)).toBe(true);
+    expect(await q.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+  });
+
+  it('a partition with a constant stream of due jobs does not starve a job due in another', async () => {
+    const name = uniqueQueue('fair');
+    const q = queue<string>(name);
+    // Partition 0: 1,500 jobs due now and more added all along, at 2 ms each far more than the
+    // test waits for. Partition 2: one job due in 300 ms. One worker, one slot.
+    const busy = idsIn(0, 3_000, 'busy-');
+    await q.addBulk(busy.slice(0, 1_500).map((id) => ({ payload: 'busy', opts: { id } })));
+    let streaming = true;
+    const stream = (async () => {
+      for (let i = 1_500; streaming && i < busy.length; i += 10) {
+        await q.addBulk(busy.slice(i, i + 10).map((id) => ({ payload: 'busy', opts: { id } })));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const other = idIn(2, P, 'other-');
+    let lateness: number | undefined;
+    let busyRuns = 0;
+    const w = worker<string>(name, async (job) => {
+      if (job.payload === 'other') lateness = job.claimedAt.getTime() - job.runAt.getTime();
+      else busyRuns++;
+      await new Promise((r) => setTimeout(r, 2));
+    });
+    await w.waitUntilReady();
+    await q.add('other', { id: other, delay: 300 });
+    await waitFor(() => lateness !== undefined, { timeoutMs: 5_000, what: 'the job of the quiet partition' });
+    streaming = false;
+    await stream;
+    expect(lateness).toBeGreaterThanOrEqual(0);
+    expect(lateness).toBeLessThan(500);
+    // The busy partition was being served meanwhile, and still had plenty waiting.
+    expect(busyRuns).toBeGreaterThan(10);
+    expect((await q.counts()).scheduled).toBeGreaterThan(500);
+  });
+
+  it('idle workers wake for a job added to any partition', async () => {
+    const name = uniqueQueue('wake');
+    await expectWakeFromEveryPartition(
+      queue<number>(name),
+      (handler, options) => worker(name, handler, options),
+      P,
+      500,
+    );
+  });
+});
+
+describe('partitions: agreement and limits', () => {
+  it('a Queue or Worker with another partition count fails fast, naming both', async () => {
+    const name = uniqueQueue('mismatch');
+    await queue<number>(name).add(1);
+    const w = new Worker(name, async () => {}, { connection: redis.url(), partitions: 2, autorun: false });
+    w.on('error', () => {});
+    closeAfter(() => w.close());
+    const err = await w.waitUntilReady().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PartitionMismatchError);
+    expect((err as Error).message).toMatch(/partitions: 4 but this client uses partitions: 2/);
+    const plain = new Queue<number>(name, { connection: redis.url() });
+    closeAfter(() => plain.close());
+    await expect(plain.add(1)).rejects.toThrow(/partitions: 4 but this client uses partitions: 1/);
+  });
+
+  it('a queue already used unpartitioned refuses partitions, and records nothing', async () => {
+    const name = uniqueQueue('was-one');
+    const plain = new Queue<number>(name, { connection: redis.url() });
+    closeAfter(() => plain.close());
+    await plain.add(1);
+    await expect(queue<number>(name).add(1)).rejects.toThrow(
+      /partitions: 1 but this client uses partitions: 4/,
+    );
+    expect(await client().exists(partitionCountKey(name))).toBe(0);
+  });
+
+  it('refuses what cannot work across partitions: the wheel, a rate limit, repeating schedules', async () => {
+    const name = uniqueQueue('refuse');
+    expect(() => new Queue(name, { partitions: 2, strategy: 'wheel', connection: redis.url() })).toThrow(
+      /strategy 'wheel'/,
+    );
+    expect(
+      () => new Worker(name, async () => {}, { partitions: 2, strategy: 'wheel', autorun: false }),
+    ).toThrow(/strategy 'wheel'/);
+    expect(
+      () => new Worker(name, async () => {}, { partitions: 2, limit: { max: 1, per: 1000 }, autorun: false }),
+    ).toThrow(/limit/);
+    for (const bad of [0, 1.5, 1025, '2']) {
+      expect(() => new Queue(name, { partitions: bad as number, connection: redis.url() })).toThrow(
+        ValidationError,
+      );
+    }
+    const q = queue<number>(name);
+    expect(() => q.schedule('s', { every: '1m' }, 1)).toThrow(/unpartitioned/);
+    expect(() => new Scheduler(q as Queue<unknown>)).toThrow(/unpartitioned/);
+  });
+
+  it('events are read per partition', async () => {
+    const name = uniqueQueue('events');
+    const q = queue<number>(name);
+    const id = idIn(3, P, 'ev-');
+    await q.add(1, { id, delay: '1h' });
+    await expect(q.events({ from: '0' }).next()).rejects.toThrow(/partition: 0 to 3/);
+    const events = q.events({ from: '0', partition: 3 });
+    const first = await events.next();
+    await events.return(undefined);
+    expect(first.value).toMatchObject({ type: 'added', jobId: id });
+  });
+});

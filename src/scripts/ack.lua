@@ -36,6 +36,7 @@ local results = {}
 -- The ids this call applies, in order. Their removal is one command per key for the whole batch
 -- (after the loop), not five per job: a batch of 50 acks costs about 3 commands per job, not 9.
 local acked = {}
+local started_at = {}
 local applied = {}
 
 for i = 6, #ARGV, 3 do
@@ -56,15 +57,17 @@ for i = 6, #ARGV, 3 do
         results[#results + 1] = 'LOST ' .. lost
       end
     else
-      local started = tonumber(string.match(lease, '^[^|]*|(%d+)'))
-      emit(K, 'completed', id, 'at', now, 'runMs', now - started)
       results[#results + 1] = 'OK'
       acked[#acked + 1] = id
+      started_at[#started_at + 1] = tonumber(string.match(lease, '^[^|]*|(%d+)'))
       applied[id] = true
     end
   end
 end
 
+-- The first write of the call must be one that frees memory: over maxmemory (noeviction) Redis
+-- refuses a script whose first write would grow the data, and a worker must be able to drain a
+-- full queue. So the removals come first and the events after them.
 if #acked > 0 then
   call_chunked('ZREM', K.active, acked, 1)
   call_chunked('HDEL', K.leases, acked, 1)
@@ -84,6 +87,10 @@ if #acked > 0 then
     call_chunked('HDEL', K.jobs, acked, 1)
     call_chunked('HDEL', K.meta, acked, 1)
   end
+end
+
+for n, id in ipairs(acked) do
+  emit(K, 'completed', id, 'at', now, 'runMs', now - started_at[n])
 end
 
 if remember_count > 0 and #acked > 0 then

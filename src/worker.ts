@@ -69,6 +69,8 @@ interface InFlight<T> {
   /** Handed back at shutdown: its result must not be applied, and its refusal is expected. */
   released: boolean;
   lossReported: boolean;
+  /** Its handler has finished (or never ran): the slot is free while its ack or fail is sent. */
+  slotFreed: boolean;
   done: Promise<void>;
 }
 
@@ -89,6 +91,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly sleeper = new Sleeper();
   /** Running jobs by lease token: the same job can be here twice (a lapsed lease re-claimed). */
   private readonly inFlight = new Map<string, InFlight<T>>();
+  /**
+   * Jobs whose handler has not finished: what `concurrency` bounds. A job whose handler is done
+   * but whose ack is still on its way stays in inFlight (its lease is still ours) without holding
+   * a slot, so the next claim can take as many jobs as handlers have finished.
+   */
+  private running = 0;
   private readonly keeper: LeaseKeeper;
   private readonly reaper: Reaper;
   private readonly acks: AckBatcher;
@@ -152,13 +160,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.reaper = new Reaper(
       o.reapIntervalMs,
       () => this.reapAll(),
-      () => this.inFlight.size >= o.concurrency,
+      () => this.running >= o.concurrency,
       (err) => this.report(err),
     );
     this.loop = new ClaimLoop({
       claim: (limit) => this.claim(limit),
       pause: (ms) => this.pause(ms),
-      freeSlots: () => o.concurrency - this.inFlight.size,
+      freeSlots: () => o.concurrency - this.running,
       waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
       start: (claimed) => this.start(claimed),
       clock: this.clock,
@@ -429,16 +437,26 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       controller: new AbortController(),
       released: false,
       lossReported: false,
+      slotFreed: false,
       done: Promise.resolve(),
     };
     this.inFlight.set(claimed.token, flight);
+    this.running++;
     this.keeper.track(flight.lease);
     flight.done = this.process(flight).finally(() => {
       this.keeper.untrack(flight.lease);
       this.inFlight.delete(claimed.token);
-      const waiter = this.slotWaiters.shift();
-      waiter?.();
+      this.freeSlot(flight);
     });
+  }
+
+  /** The handler of `flight` is done (or never ran): its slot goes to the next job. Idempotent. */
+  private freeSlot(flight: InFlight<T>): void {
+    if (flight.slotFreed) return;
+    flight.slotFreed = true;
+    this.running--;
+    const waiter = this.slotWaiters.shift();
+    waiter?.();
   }
 
   private async process(flight: InFlight<T>): Promise<void> {
@@ -493,12 +511,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           )
         : this.runHandler(flight, job));
     } catch (err) {
+      this.freeSlot(flight);
       if (flight.released) return;
       const error = toError(err);
       const backoff: BackoffSpec | typeof this.options.backoff = claimed.meta.b ?? this.options.backoff;
       await this.settleFailure(flight, job, error, backoffDelay(backoff, claimed.meta.a, error));
       return;
     }
+    this.freeSlot(flight);
     if (flight.released) return;
     // Stop renewing first: a renewal racing the ack would find the lease gone and cry wolf.
     this.keeper.untrack(flight.lease);

@@ -22,6 +22,9 @@ export interface ClaimLoopDeps {
   onError(err: unknown): void;
 }
 
+/** How much before a due time the loop wakes to claim it (see runOnce). */
+const WAKE_LEAD_MS = 1;
+
 /** Pause after a failed claim before the next try, so a broken server is not hammered. */
 const ERROR_PAUSE_MS = 1_000;
 
@@ -57,7 +60,11 @@ export class ClaimLoop {
     if (out.nextAt < 0) return this.deps.maxSleepMs;
     // At least 1 ms when nothing came: nextAt cannot be in the past then, but a spin must never be possible.
     const floor = out.jobs.length === 0 ? 1 : 0;
-    return Math.min(this.deps.maxSleepMs, Math.max(floor, out.nextAt - out.now));
+    // Counted from the server clock now, not from the claim's `now` (the reply took time to come
+    // back), and a little early: the claim still needs half a round trip to reach Redis, and a
+    // timer fires up to a millisecond late. Waking early is safe: the script never claims a job
+    // before it is due; it answers with nothing and the next due time, and the loop sleeps again.
+    return Math.min(this.deps.maxSleepMs, Math.max(floor, out.nextAt - this.deps.clock.now() - WAKE_LEAD_MS));
   }
 
   private async loop(): Promise<void> {

@@ -1,10 +1,18 @@
 /** The `add` operation: accept jobs into the schedule, or the wheel (add.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
+import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
 import type { JobMeta } from './meta.js';
 import { asArray, num } from './reply.js';
-import { guessAt, guessDelay, wheelTail, withBuckets, ZSET_LAYOUT, type Layout } from './wheel.js';
+import {
+  guessAt,
+  guessDelay,
+  runWheelAware,
+  wheelTail,
+  withBuckets,
+  ZSET_LAYOUT,
+  type Layout,
+} from './wheel.js';
 
 /** When a job is due: `delay` ms after the server's now, or at an absolute epoch ms. */
 export type When = { delay: number } | { at: number };
@@ -35,14 +43,9 @@ export async function add(
   eventsCap: number,
   layout: Layout = ZSET_LAYOUT,
 ): Promise<AddOutput[]> {
-  const reply = await withBuckets(layout, guessBuckets(jobs, layout), (starts) => {
-    const tail = wheelTail(keys, layout, starts);
-    return runScript(
-      client,
-      script('add'),
-      [...addKeys(keys), ...tail.keys],
-      [...addArgs(jobs, eventsCap), ...tail.args],
-    );
+  const reply = await runWheelAware(client, 'add', keys, layout, guessBuckets(jobs, layout), {
+    keys: addKeys(keys),
+    args: addArgs(jobs, eventsCap),
   });
   return parseAddReply(reply, jobs, layout);
 }

@@ -1,9 +1,8 @@
 /** The `fail` operation: an attempt failed; retry later or bury (fail.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript, script } from '../redis/scripts.js';
 import { asArray, num, str } from './reply.js';
-import { guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
+import { guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /** What a fail needs. */
 export interface FailInput {
@@ -40,35 +39,28 @@ export async function fail(client: RedisClient, keys: QueueKeys, input: FailInpu
   const guess =
     layout.kind === 'wheel' && input.retryDelayMs !== null ? guessDelay(layout, input.retryDelayMs) : [];
   const reply = asArray(
-    await withBuckets(layout, guess, (starts) => {
-      const tail = wheelTail(keys, layout, starts);
-      return runScript(
-        client,
-        script('fail'),
-        [
-          keys.schedule,
-          keys.jobs,
-          keys.meta,
-          keys.active,
-          keys.leases,
-          keys.dead,
-          keys.errors,
-          keys.wake,
-          keys.events,
-          ...tail.keys,
-        ],
-        [
-          input.id,
-          input.token,
-          input.retryDelayMs ?? -1,
-          JSON.stringify(input.error),
-          input.deadMaxCount,
-          input.deadMaxAgeMs,
-          input.eventsCap,
-          input.error.message.slice(0, 200),
-          ...tail.args,
-        ],
-      );
+    await runWheelAware(client, 'fail', keys, layout, guess, {
+      keys: [
+        keys.schedule,
+        keys.jobs,
+        keys.meta,
+        keys.active,
+        keys.leases,
+        keys.dead,
+        keys.errors,
+        keys.wake,
+        keys.events,
+      ],
+      args: [
+        input.id,
+        input.token,
+        input.retryDelayMs ?? -1,
+        JSON.stringify(input.error),
+        input.deadMaxCount,
+        input.deadMaxAgeMs,
+        input.eventsCap,
+        input.error.message.slice(0, 200),
+      ],
     }),
     'fail',
   );

@@ -3,15 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import type { When } from './add.js';
-import {
-  bucketStart,
-  guessAt,
-  guessDelay,
-  wheelTail,
-  withBuckets,
-  ZSET_LAYOUT,
-  type Layout,
-} from './wheel.js';
+import { bucketStart, guessAt, guessDelay, runWheelAware, ZSET_LAYOUT, type Layout } from './wheel.js';
 
 /**
  * The bucket a waiting job probably sits in, from its meta `r` read beforehand (the script checks
@@ -43,24 +35,18 @@ export async function cancel(
   layout: Layout = ZSET_LAYOUT,
 ): Promise<boolean> {
   const guess = await currentBucket(client, keys, id, layout);
-  const reply = await withBuckets(layout, guess, (starts) => {
-    const tail = wheelTail(keys, layout, starts);
-    return runScript(
-      client,
-      script('cancel'),
-      [
-        keys.schedule,
-        keys.jobs,
-        keys.meta,
-        keys.errors,
-        keys.events,
-        keys.active,
-        keys.dead,
-        keys.completed,
-        ...tail.keys,
-      ],
-      [id, eventsCap, ...tail.args],
-    );
+  const reply = await runWheelAware(client, 'cancel', keys, layout, guess, {
+    keys: [
+      keys.schedule,
+      keys.jobs,
+      keys.meta,
+      keys.errors,
+      keys.events,
+      keys.active,
+      keys.dead,
+      keys.completed,
+    ],
+    args: [id, eventsCap],
   });
   return reply === 1;
 }
@@ -78,24 +64,18 @@ export async function reschedule(
   if (layout.kind === 'wheel') {
     guess.push(...('delay' in when ? guessDelay(layout, when.delay) : guessAt(layout, when.at)));
   }
-  const reply = await withBuckets(layout, guess, (starts) => {
-    const tail = wheelTail(keys, layout, starts);
-    return runScript(
-      client,
-      script('reschedule'),
-      [
-        keys.schedule,
-        keys.meta,
-        keys.wake,
-        keys.events,
-        keys.jobs,
-        keys.active,
-        keys.dead,
-        keys.completed,
-        ...tail.keys,
-      ],
-      [input.id, kind, value, input.eventsCap, ...tail.args],
-    );
+  const reply = await runWheelAware(client, 'reschedule', keys, layout, guess, {
+    keys: [
+      keys.schedule,
+      keys.meta,
+      keys.wake,
+      keys.events,
+      keys.jobs,
+      keys.active,
+      keys.dead,
+      keys.completed,
+    ],
+    args: [input.id, kind, value, input.eventsCap],
   });
   return typeof reply === 'number' && reply >= 0 ? reply : null;
 }
@@ -107,13 +87,10 @@ export async function deadRetry(
   input: { id: string | null; batch: number; eventsCap: number; layout?: Layout },
 ): Promise<number> {
   // Due now: in the wheel they go to ready, so no bucket is ever needed.
-  const tail = wheelTail(keys, input.layout ?? ZSET_LAYOUT);
-  const reply = await runScript(
-    client,
-    script('dead-retry'),
-    [keys.dead, keys.schedule, keys.meta, keys.wake, keys.events, ...tail.keys],
-    [input.id ?? '', input.batch, input.eventsCap, ...tail.args],
-  );
+  const reply = await runWheelAware(client, 'dead-retry', keys, input.layout ?? ZSET_LAYOUT, [], {
+    keys: [keys.dead, keys.schedule, keys.meta, keys.wake, keys.events],
+    args: [input.id ?? '', input.batch, input.eventsCap],
+  });
   return typeof reply === 'number' ? reply : 0;
 }
 

@@ -1,8 +1,7 @@
 /** The `release` operation: give a held job back without charging the attempt (release.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript, script } from '../redis/scripts.js';
-import { guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
+import { guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /**
  * Hand job `id` back, due again after `delayMs`. True when released; false when the lease was no
@@ -15,14 +14,9 @@ export async function release(
 ): Promise<boolean> {
   const layout = input.layout ?? { kind: 'zset' };
   const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
-  const reply = await withBuckets(layout, guess, (starts) => {
-    const tail = wheelTail(keys, layout, starts);
-    return runScript(
-      client,
-      script('release'),
-      [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events, ...tail.keys],
-      [input.id, input.token, input.delayMs, input.eventsCap, ...tail.args],
-    );
+  const reply = await runWheelAware(client, 'release', keys, layout, guess, {
+    keys: [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events],
+    args: [input.id, input.token, input.delayMs, input.eventsCap],
   });
   return reply === 1;
 }

@@ -6,8 +6,10 @@
  */
 import type { ServerClock } from '../clock.js';
 import { ValidationError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
 import { ScriptWrongBucket } from '../redis/script-errors.js';
+import { runScript, script, type Reply } from '../redis/scripts.js';
 
 /** The wheel layout: bucket lists of `granularityMs`, and the estimate of the server clock to guess buckets with. */
 export interface WheelLayout {
@@ -105,4 +107,23 @@ export async function withBuckets<T>(
       }
     }
   }
+}
+
+/**
+ * Run script `name` with `head` KEYS and ARGV followed by the wheel tail (wheelTail) of the
+ * buckets it needs: `guess` first, then any the script names (withBuckets). In the zset layout the
+ * tail is empty and the script runs once.
+ */
+export function runWheelAware(
+  client: RedisClient,
+  name: string,
+  keys: QueueKeys,
+  layout: Layout,
+  guess: readonly number[],
+  head: { keys: readonly string[]; args: ReadonlyArray<string | number | Buffer> },
+): Promise<Reply> {
+  return withBuckets(layout, guess, (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(client, script(name), [...head.keys, ...tail.keys], [...head.args, ...tail.args]);
+  });
 }

@@ -8,10 +8,9 @@
 import type { Codec, Envelope } from '../codec/codec.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { runScript, script } from '../redis/scripts.js';
 import { asArray, num, str } from '../operations/reply.js';
 import { layoutRefusal } from '../operations/layout.js';
-import { guessAt, wheelTail, withBuckets, type Layout } from '../operations/wheel.js';
+import { guessAt, runWheelAware, type Layout } from '../operations/wheel.js';
 import { parseDefinition, type StoredDefinition } from './definition.js';
 import { decodeTemplate, encodeOccurrence, occurrenceId } from './occurrence.js';
 import type { ScheduleEntry } from './read.js';
@@ -165,27 +164,21 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
   const layout = await ctx.layout();
   const guess = layout.kind === 'wheel' ? input.due.flatMap((t) => guessAt(layout, t)) : [];
   const reply = asArray(
-    await withBuckets(layout, guess, (starts) => {
-      const tail = wheelTail(ctx.keys, layout, starts);
-      return runScript(
-        ctx.client,
-        script('schedule-tick'),
-        [
-          ctx.keys.schedules,
-          ctx.keys.scheduleLast,
-          ctx.keys.schedule,
-          ctx.keys.jobs,
-          ctx.keys.meta,
-          ctx.keys.wake,
-          ctx.keys.scheduleWake,
-          ctx.keys.layout,
-          ctx.keys.events,
-          ...tail.keys,
-        ],
-        [...args, ...tail.args],
-      ).catch((err: unknown) => {
-        throw layoutRefusal(err, ctx.queue, layout);
-      });
+    await runWheelAware(ctx.client, 'schedule-tick', ctx.keys, layout, guess, {
+      keys: [
+        ctx.keys.schedules,
+        ctx.keys.scheduleLast,
+        ctx.keys.schedule,
+        ctx.keys.jobs,
+        ctx.keys.meta,
+        ctx.keys.wake,
+        ctx.keys.scheduleWake,
+        ctx.keys.layout,
+        ctx.keys.events,
+      ],
+      args,
+    }).catch((err: unknown) => {
+      throw layoutRefusal(err, ctx.queue, layout);
     }),
     'schedule-tick',
   );

@@ -457,7 +457,8 @@ class Scanner {
     return n;
   }
 
-  private skip(n: number): void {
+  /** Step over `n` bytes whose value needs no check (a number's bytes, a binary's contents). */
+  private advance(n: number): void {
     this.need(n);
     this.pos += n;
   }
@@ -505,18 +506,18 @@ class Scanner {
       case 0xca:
       case 0xce:
       case 0xd2:
-        this.skip(4);
+        this.advance(4);
         return PLAIN;
       case 0xcb:
-        this.skip(8);
+        this.advance(8);
         return PLAIN;
       case 0xcc:
       case 0xd0:
-        this.skip(1);
+        this.advance(1);
         return PLAIN;
       case 0xcd:
       case 0xd1:
-        this.skip(2);
+        this.advance(2);
         return PLAIN;
       case 0xcf:
       case 0xd3: {
@@ -583,7 +584,7 @@ class Scanner {
   }
 
   private bin(length: number): Kind {
-    this.skip(length);
+    this.advance(length);
     this.walk = true;
     return PLAIN;
   }

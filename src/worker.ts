@@ -8,7 +8,7 @@ import { backoffDelay, type BackoffSpec } from './backoff.js';
 import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { decodeEnvelope, resolveCodec } from './codec/envelope.js';
-import { loadTracing } from './tracing.js';
+import { loadTracing, type Tracing } from './tracing.js';
 import {
   ClosedError,
   DelayqError,
@@ -97,6 +97,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * a slot, so the next claim can take as many jobs as handlers have finished.
    */
   private running = 0;
+  /** OpenTelemetry, when the application has it; loaded once at start-up, before any job runs. */
+  private tracing: Tracing | null = null;
   private readonly keeper: LeaseKeeper;
   private readonly reaper: Reaper;
   private readonly acks: AckBatcher;
@@ -239,6 +241,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.layout = layout;
     this.chosenStrategy = strategy;
     this.eventsCap = eventsCapFor(this.options.events, caps);
+    this.tracing = await loadTracing();
     this.options.logger.info?.(
       `worker ${this.id} on queue '${this.name}': strategy ${strategy}${strategy === 'wheel' ? ` (buckets of ${this.options.granularityMs} ms)` : ''}, Redis ${caps.version}`,
     );
@@ -496,7 +499,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     let result: unknown;
     try {
-      const tracing = await loadTracing();
+      const tracing = this.tracing;
       result = await (tracing
         ? tracing.process(
             {

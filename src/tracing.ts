@@ -10,6 +10,7 @@
  * Span names and attributes follow the OpenTelemetry messaging conventions (`send <queue>`,
  * `process <queue>`, `messaging.*`).
  */
+import { createRequire } from 'node:module';
 import type * as Otel from '@opentelemetry/api';
 
 type OtelApi = typeof Otel;
@@ -39,8 +40,11 @@ export interface Tracing {
   process<R>(info: ProcessSpanInfo, run: () => Promise<R>): Promise<R>;
 }
 
-// The package version of the instrumentation scope; kept by hand with package.json.
-const SCOPE = { name: 'delayq', version: '0.1.0' };
+/** The instrumentation scope: this package, at the version in its package.json (same path from src/ and dist/). */
+function scope(): { name: string; version: string } {
+  const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+  return { name: pkg.name, version: pkg.version };
+}
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 let loading: Promise<Tracing | null> | undefined;
@@ -58,7 +62,8 @@ export function loadTracing(): Promise<Tracing | null> {
 }
 
 function otelTracing(api: OtelApi): Tracing {
-  const tracer = (): Otel.Tracer => api.trace.getTracer(SCOPE.name, SCOPE.version);
+  const { name, version } = scope();
+  const tracer = (): Otel.Tracer => api.trace.getTracer(name, version);
   const ended = <R>(span: Otel.Span, run: Promise<R>): Promise<R> =>
     run.then(
       (value) => {

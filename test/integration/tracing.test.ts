@@ -6,6 +6,7 @@
  * The first test runs before any tracer provider is registered: the API is installed but does
  * nothing, and no traceparent is written.
  */
+import { readFileSync } from 'node:fs';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { Redis } from 'ioredis';
@@ -16,6 +17,9 @@ import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider | undefined;
 const closers: Array<() => Promise<void>> = [];
@@ -97,6 +101,7 @@ describe('tracing with @opentelemetry/api', () => {
     const [work] = spans('handler work');
     const traceId = request!.spanContext().traceId;
     expect(send!.kind).toBe(SpanKind.PRODUCER);
+    expect(send!.instrumentationScope).toMatchObject({ name: 'delayq', version: packageVersion });
     expect(send!.parentSpanContext?.spanId).toBe(request!.spanContext().spanId);
     expect(send!.attributes).toMatchObject({
       'messaging.system': 'delayq',

@@ -26,13 +26,12 @@ import { claim, type ClaimedJob, type ClaimOutput } from './operations/claim.js'
 import { extend, type ExtendOutput } from './operations/extend.js';
 import { fail, type RecordedError } from './operations/fail.js';
 import { reap, type ReapOutput } from './operations/reap.js';
-import { checkLayout } from './operations/layout.js';
 import { release } from './operations/release.js';
-import { layoutName, ZSET_LAYOUT, type Layout } from './operations/wheel.js';
-import { blockingMove, chooseStrategy, probeCapabilities, type Strategy } from './redis/capabilities.js';
+import { ZSET_LAYOUT, type Layout } from './operations/wheel.js';
+import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { partitionKeys, type QueueKeys } from './redis/keys.js';
-import { checkPartitionCount, mapByPartition, partitionOf } from './partition/index.js';
+import { mapByPartition, partitionOf } from './partition/index.js';
 import { PartitionPicker } from './worker/partition-picker.js';
 import { ScriptLeaseLost } from './redis/script-errors.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
@@ -41,6 +40,7 @@ import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker/options.js';
 import { Reaper } from './worker/reaper.js';
 import { ReadyWaiter } from './worker/ready-waiter.js';
+import { handshake } from './worker/startup.js';
 
 /** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
 export type Handler<T> = (job: Job<T>) => Promise<unknown>;
@@ -227,17 +227,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   private async startUp(): Promise<void> {
     const client = this.connection.client;
-    const caps = await probeCapabilities(client);
-    const strategy = chooseStrategy(this.options.strategy, caps);
-    const layout: Layout =
-      strategy === 'wheel'
-        ? { kind: 'wheel', granularityMs: this.options.granularityMs, clock: this.clock }
-        : ZSET_LAYOUT;
-    await checkPartitionCount(client, this.name, this.partitions.length);
-    const settled = await Promise.all(
-      this.partitions.map((keys) => checkLayout(client, keys, this.name, layoutName(layout))),
+    const { caps, strategy, layout } = await handshake(
+      client,
+      this.name,
+      this.options,
+      this.partitions,
+      this.clock,
     );
-    this.clock.observe(settled[0]!.now);
     this.layout = layout;
     this.chosenStrategy = strategy;
     this.eventsCap = eventsCapFor(this.options.events, caps);

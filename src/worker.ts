@@ -22,7 +22,7 @@ import { upgradePayload } from './worker/upgrade.js';
 import { Job } from './job.js';
 import { ackMany } from './operations/ack.js';
 import { AckBatcher } from './worker/ack-batcher.js';
-import { claim, type ClaimedJob, type ClaimOutput } from './operations/claim.js';
+import type { ClaimedJob } from './operations/claim.js';
 import { extend, type ExtendOutput } from './operations/extend.js';
 import { fail, type RecordedError } from './operations/fail.js';
 import { reap, type ReapOutput } from './operations/reap.js';
@@ -32,14 +32,14 @@ import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { partitionKeys, type QueueKeys } from './redis/keys.js';
 import { mapByPartition, partitionOf } from './partition/index.js';
-import { PartitionPicker } from './worker/partition-picker.js';
 import { ScriptLeaseLost } from './redis/script-errors.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { ClaimLoop } from './worker/claim-loop.js';
 import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker/options.js';
 import { Reaper } from './worker/reaper.js';
-import { ReadyWaiter } from './worker/ready-waiter.js';
+import type { ClaimSource } from './worker/claim-source.js';
+import { claimSourceFor } from './worker/sources.js';
 import { handshake } from './worker/startup.js';
 
 /** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
@@ -56,9 +56,6 @@ export interface WorkerEvents<T> {
   /** Something went wrong outside a handler (Redis errors, a lost lease, a refused late result). */
   error: [error: Error];
 }
-
-/** How long a partition whose claim failed is left alone (the loop pauses as long when all fail). */
-const PARTITION_ERROR_PAUSE_MS = 1_000;
 
 /** A job this worker holds and runs. */
 interface InFlight<T> {
@@ -83,8 +80,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** The keys of each partition (one entry unless `partitions` > 1); a job's lease lives in its own. */
   private readonly partitions: readonly QueueKeys[];
   private readonly keys: QueueKeys;
-  /** Partitioned queues only: which partitions to claim from next. */
-  private readonly picker: PartitionPicker | undefined;
   private readonly codec: Codec;
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
@@ -102,15 +97,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly keeper: LeaseKeeper;
   private readonly reaper: Reaper;
   private readonly acks: AckBatcher;
-  private readonly loop: ClaimLoop;
+  /** Where due jobs come from, and the loop claiming them: built at start-up, for the strategy chosen. */
+  private source: ClaimSource | undefined;
+  private loop: ClaimLoop | undefined;
   private readonly subscriber: WakeSubscriber;
   private chosenStrategy: Strategy | undefined;
   /** Where waiting jobs live: the schedule ZSET, or the wheel (strategy 'wheel'). Set at start-up. */
   private layout: Layout = ZSET_LAYOUT;
-  /** Wheel only: the blocking wait for the ready list, the buckets to pass to the next claim, and ready's length after the last. */
-  private waiter: ReadyWaiter | undefined;
-  private wheelHead: number[] = [];
-  private readyLeft = 0;
   private eventsCap = 0;
   private ready: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -126,9 +119,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.options = resolveWorkerOptions(options);
     this.partitions = partitionKeys(name, this.options.partitions);
     this.keys = this.partitions[0]!;
-    if (this.partitions.length > 1) {
-      this.picker = new PartitionPicker(this.partitions.length, this.options.maxSleepMs);
-    }
     this.id = this.options.workerId;
     this.codec = resolveCodec(options.codec);
     if (typeof handler !== 'function')
@@ -165,23 +155,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       () => this.running >= o.concurrency,
       (err) => this.report(err),
     );
-    this.loop = new ClaimLoop({
-      claim: (limit) => this.claim(limit),
-      pause: (ms) => this.pause(ms),
-      freeSlots: () => o.concurrency - this.running,
-      waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
-      start: (claimed) => this.start(claimed),
-      clock: this.clock,
-      sleeper: this.sleeper,
-      maxSleepMs: o.maxSleepMs,
-      onError: (err) => this.report(err),
-    });
     this.subscriber = new WakeSubscriber(
       client,
       this.partitions.map((keys) => keys.wake),
       (due, partition) => {
-        if (partition === null) this.picker?.wokenAll();
-        else this.picker?.woken(partition, due);
+        this.source?.woken(partition, due);
         // Before the first claim reply the clock has no reading to measure `due` against.
         if (due === null || !this.clock.observed) this.sleeper.wakeNow();
         else this.sleeper.wakeWithin(due - this.clock.now());
@@ -227,6 +205,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   private async startUp(): Promise<void> {
     const client = this.connection.client;
+    const o = this.options;
     const { caps, strategy, layout } = await handshake(
       client,
       this.name,
@@ -243,12 +222,40 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     );
     await this.warnIfEvicting();
     await this.subscriber.start();
-    const move = blockingMove(caps);
-    if (strategy === 'wheel' && move !== null) {
-      this.waiter = new ReadyWaiter(client, this.keys.ready, move, (err) => this.report(err));
-      await this.waiter.start();
-    }
     if (this.closing) return;
+    const source = claimSourceFor({
+      client,
+      partitions: this.partitions,
+      strategy,
+      layout,
+      settings: {
+        leaseMs: o.leaseMs,
+        workerId: this.id,
+        deadMaxCount: o.deadMaxCount,
+        deadMaxAgeMs: o.deadMaxAgeMs,
+        rate: o.rate,
+        eventsCap: this.eventsCap,
+      },
+      clock: this.clock,
+      sleeper: this.sleeper,
+      maxSleepMs: o.maxSleepMs,
+      blockingMove: blockingMove(caps),
+      onError: (err) => this.report(err),
+    });
+    this.source = source;
+    await source.start();
+    // A close() during start() may have stopped the source before it opened its connection.
+    if (this.closing) return source.stop();
+    this.loop = new ClaimLoop({
+      source,
+      freeSlots: () => o.concurrency - this.running,
+      waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
+      start: (claimed) => this.start(claimed),
+      clock: this.clock,
+      sleeper: this.sleeper,
+      maxSleepMs: o.maxSleepMs,
+      onError: (err) => this.report(err),
+    });
     this.keeper.start();
     this.reaper.start();
     this.loop.start();
@@ -266,84 +273,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     } catch {
       // CONFIG is often disabled on managed servers; the policy then cannot be checked from here.
     }
-  }
-
-  /** One claim with the strategy in use; the wheel's claim also promotes the buckets it was told are due. */
-  private async claim(limit: number): Promise<ClaimOutput> {
-    return this.picker ? this.claimPartitions(this.picker, limit) : this.claimFrom(this.keys, limit);
-  }
-
-  /**
-   * A partitioned queue's claim: one claim from each due partition with its share of the free
-   * slots, all at once (on a Cluster they go to their own masters). A partition whose claim fails is
-   * left alone for a while; the jobs the others gave are started all the same.
-   */
-  private async claimPartitions(picker: PartitionPicker, limit: number): Promise<ClaimOutput> {
-    const shares = picker.plan(limit, this.clock.now());
-    const settled = await Promise.allSettled(
-      shares.map((share) => this.claimFrom(this.partitions[share.partition]!, share.limit)),
-    );
-    const jobs: ClaimedJob[] = [];
-    let now = this.clock.now();
-    let failure: unknown;
-    settled.forEach((result, i) => {
-      const share = shares[i]!;
-      if (result.status === 'rejected') {
-        failure ??= result.reason;
-        picker.failed(share.partition, now, PARTITION_ERROR_PAUSE_MS);
-        return;
-      }
-      const out = result.value;
-      now = Math.max(now, out.now);
-      jobs.push(...out.jobs);
-      picker.claimed(share.partition, share.limit, out.jobs.length, out.now, out.nextAt);
-    });
-    if (failure !== undefined) {
-      // All failed: the loop reports it and pauses. Some failed: go on with the others.
-      if (settled.every((r) => r.status === 'rejected')) throw toError(failure);
-      this.report(failure);
-    }
-    return { now, nextAt: picker.nextAt(now), jobs };
-  }
-
-  private async claimFrom(keys: QueueKeys, limit: number): Promise<ClaimOutput> {
-    const o = this.options;
-    const out = await claim(this.connection.client, keys, {
-      strategy: this.chosenStrategy ?? 'range',
-      limit,
-      leaseMs: o.leaseMs,
-      workerId: this.id,
-      deadMaxCount: o.deadMaxCount,
-      deadMaxAgeMs: o.deadMaxAgeMs,
-      rate: o.rate,
-      eventsCap: this.eventsCap,
-      layout: this.layout,
-      buckets: this.wheelHead,
-    });
-    if (out.wheel) {
-      this.wheelHead = out.wheel.head;
-      this.readyLeft = out.wheel.readyLeft;
-      // Due buckets were left because this claim did not pass them: claim again at once, with them.
-      if (out.wheel.dueLeft) out.nextAt = out.now;
-    }
-    return out;
-  }
-
-  /**
-   * The pause between claims. With the wheel, also end it the moment the ready list holds a job
-   * (a promotion by another worker, a job added due now, a reaped or released job), unless ready
-   * still holds jobs this worker may not start yet (the rate limit), which would end it at once.
-   */
-  private async pause(ms: number): Promise<void> {
-    const waiter = this.waiter;
-    if (!waiter || this.readyLeft > 0) return this.sleeper.sleep(ms);
-    const sleep = this.sleeper.sleep(ms);
-    const blocked = waiter.wait(ms).then((ready) => {
-      if (ready) this.sleeper.interrupt();
-    });
-    await sleep;
-    await waiter.interrupt();
-    await blocked;
   }
 
   /** Reap every partition; what the Reaper learns is the sum, and the earliest deadline left. */
@@ -392,8 +321,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   private async shutDown(timeoutMs: number): Promise<void> {
-    await this.loop.stop();
-    await this.waiter?.stop();
+    await this.loop?.stop();
+    await this.source?.stop();
     this.slotWaiters = [];
     await this.subscriber.stop();
     const running = [...this.inFlight.values()];

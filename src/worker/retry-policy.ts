@@ -6,7 +6,7 @@
  * carry none. A worker that was given a backoff and meets a job whose stored one wins logs a
  * warning, so the choice is never silent.
  */
-import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type Backoff, type BackoffSpec } from '../backoff.js';
 import type { JobMeta } from '../operations/meta.js';
 import type { Logger } from './options.js';
 
@@ -28,17 +28,21 @@ export class RetryPolicy {
   delayMs(id: string, meta: JobMeta, error: unknown): number {
     const stored = meta.b;
     if (stored === undefined) return backoffDelay(this.workerBackoff ?? DEFAULT_BACKOFF, meta.a, error);
-    if (this.workerBackoff !== undefined) this.warnOverridden(id, JSON.stringify(stored));
+    if (this.workerBackoff !== undefined) this.warnOverridden(id, describe(stored), this.workerBackoff);
     return backoffDelay(stored, meta.a, error);
   }
 
-  private warnOverridden(id: string, stored: string): void {
+  private warnOverridden(id: string, stored: string, given: Backoff): void {
     if (this.warned.has(stored) || this.warned.size >= MAX_WARNINGS) return;
     this.warned.add(stored);
-    const given =
-      typeof this.workerBackoff === 'function' ? 'a backoff function' : JSON.stringify(this.workerBackoff);
+    const mine = typeof given === 'function' ? 'a backoff function' : describe(given);
     this.logger.warn(
-      `queue '${this.queue}': job ${id} carries its own backoff ${stored} (from its add options or the queue's defaultJobOptions), which wins over this worker's backoff (${given}); the worker's backoff applies only to jobs added without one. Warned once per distinct backoff`,
+      `queue '${this.queue}': job ${id} carries its own backoff ${stored} (from its add options or the queue's defaultJobOptions), which wins over this worker's backoff (${mine}); the worker's backoff applies only to jobs added without one. Warned once per distinct backoff`,
     );
   }
+}
+
+/** A spec in the order people write it (meta read back from Lua has its keys in any order). */
+function describe(spec: BackoffSpec): string {
+  return JSON.stringify(spec, ['type', 'delay', 'max', 'jitter']);
 }

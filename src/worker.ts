@@ -15,6 +15,7 @@ import type { ClaimedJob } from './operations/claim.js';
 import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { partitionKeys, type QueueKeys } from './redis/keys.js';
+import { warnIfEvicting } from './redis/eviction.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { loadTracing, type Tracing } from './tracing.js';
 import { Attempt, type AttemptHooks } from './worker/attempt.js';
@@ -25,6 +26,7 @@ import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } 
 import { Reaper } from './worker/reaper.js';
 import { RetryPolicy } from './worker/retry-policy.js';
 import { runAttempt, toError, type Handler } from './worker/run-attempt.js';
+import { Slots } from './worker/slots.js';
 import { claimSourceFor } from './worker/sources.js';
 import { handshake } from './worker/startup.js';
 import { WorkerStorage } from './worker/storage.js';
@@ -57,12 +59,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly sleeper = new Sleeper();
   /** Running attempts by lease token (the same job can be here twice: a lapsed lease re-claimed), and when each is done. */
   private readonly inFlight = new Map<string, { attempt: Attempt<T>; done: Promise<void> }>();
-  /**
-   * Jobs whose handler has not finished: what `concurrency` bounds. A job whose handler is done
-   * but whose ack is still on its way stays in inFlight (its lease is still ours) without holding
-   * a slot, so the next claim can take as many jobs as handlers have finished.
-   */
-  private running = 0;
+  /** What `concurrency` bounds: jobs whose handler has not finished. */
+  private readonly slots: Slots;
   /** OpenTelemetry, when the application has it; loaded once at start-up, before any job runs. */
   private tracing: Tracing | null = null;
   private readonly storage: WorkerStorage;
@@ -77,7 +75,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private chosenStrategy: Strategy | undefined;
   private ready: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
-  private slotWaiters: Array<() => void> = [];
 
   constructor(
     name: string,
@@ -96,7 +93,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.connection.owned) this.connection.client.on('error', (err: Error) => this.report(err));
     const client = this.connection.client;
     const o = this.options;
-
+    this.slots = new Slots(o.concurrency);
     this.storage = new WorkerStorage(client, this.partitions, o);
     // Only a backoff the user gave can be overridden by a job's; the default cannot be "silently lost".
     this.retry = new RetryPolicy(options.backoff === undefined ? undefined : o.backoff, o.logger, name);
@@ -118,7 +115,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.reaper = new Reaper(
       o.reapIntervalMs,
       () => this.storage.reap(),
-      () => this.running >= o.concurrency,
+      () => this.slots.full(),
       (err) => this.report(err),
     );
     this.subscriber = new WakeSubscriber(
@@ -186,7 +183,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.options.logger.info?.(
       `worker ${this.id} on queue '${this.name}': strategy ${strategy}${strategy === 'wheel' ? ` (buckets of ${this.options.granularityMs} ms)` : ''}, Redis ${caps.version}`,
     );
-    await this.warnIfEvicting();
+    await warnIfEvicting(client, (m) => o.logger.warn(m));
     await this.subscriber.start();
     if (this.closing) return;
     const source = claimSourceFor({
@@ -214,8 +211,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.closing) return source.stop();
     this.loop = new ClaimLoop({
       source,
-      freeSlots: () => o.concurrency - this.running,
-      waitForSlot: () => new Promise((resolve) => this.slotWaiters.push(resolve)),
+      freeSlots: () => this.slots.free(),
+      waitForSlot: () => this.slots.waitForSlot(),
       start: (claimed) => this.start(claimed),
       clock: this.clock,
       sleeper: this.sleeper,
@@ -227,24 +224,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.loop.start();
   }
 
-  private async warnIfEvicting(): Promise<void> {
-    try {
-      const reply = (await this.connection.client.call('CONFIG', 'GET', 'maxmemory-policy')) as string[];
-      const policy = reply[1];
-      if (policy !== undefined && policy !== 'noeviction') {
-        this.options.logger.warn(
-          `Redis maxmemory-policy is '${policy}': under memory pressure Redis may evict queue keys and lose jobs. Set maxmemory-policy noeviction`,
-        );
-      }
-    } catch {
-      // CONFIG is often disabled on managed servers; the policy then cannot be checked from here.
-    }
-  }
-
   private async shutDown(timeoutMs: number): Promise<void> {
     await this.loop?.stop();
     await this.source?.stop();
-    this.slotWaiters = [];
+    this.slots.dropWaiters();
     await this.subscriber.stop();
     const running = [...this.inFlight.values()];
     let timer: NodeJS.Timeout | undefined;
@@ -266,16 +249,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** Run a claimed job: its attempt holds the lease; its slot is freed when the handler is done. */
   private start(claimed: ClaimedJob): void {
     const attempt = new Attempt<T>(claimed, this.storage, this.hooks);
-    let slotFreed = false;
-    const freeSlot = (): void => {
-      if (slotFreed) return;
-      slotFreed = true;
-      this.running--;
-      this.slotWaiters.shift()?.();
-    };
+    const freeSlot = this.slots.take();
     const flight = { attempt, done: Promise.resolve() };
     this.inFlight.set(claimed.token, flight);
-    this.running++;
     this.keeper.track(attempt.lease);
     flight.done = runAttempt(attempt, {
       queue: this.name,

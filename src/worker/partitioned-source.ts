@@ -4,6 +4,7 @@
  * due, and their shares, come from the PartitionPicker. A partition whose claim fails is left
  * alone for a while; the jobs the others gave are started all the same.
  */
+import type { ServerClock } from '../clock.js';
 import type { ClaimedJob, ClaimOutput } from '../operations/claim.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
 import { PartitionPicker } from './partition-picker.js';
@@ -17,7 +18,9 @@ export class PartitionedSource implements ClaimSource {
 
   constructor(
     private readonly partitions: readonly ClaimSource[],
-    private readonly ctx: Pick<ClaimSourceContext, 'clock' | 'sleeper' | 'maxSleepMs' | 'onError'>,
+    private readonly ctx: Pick<ClaimSourceContext, 'sleeper' | 'maxSleepMs' | 'onError'> & {
+      clock: Pick<ServerClock, 'now'>;
+    },
   ) {
     this.picker = new PartitionPicker(partitions.length, ctx.maxSleepMs);
   }

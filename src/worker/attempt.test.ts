@@ -173,6 +173,15 @@ describe('Attempt', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a release that cannot be sent leaves the attempt unsettled; the late result is still dropped quietly', async () => {
+    const { attempt, job, store, errors } = setup();
+    store.releaseReply = new Error('connection is closed');
+    expect(await attempt.release('shutdown', 0)).toBe('unsettled');
+    expect(await attempt.complete(job, 'late')).toBe('unsettled');
+    expect(store.calls.map((c) => c[0])).toEqual(['release']);
+    expect(errors.map((e) => e.message)).toEqual(['connection is closed']);
+  });
+
   it('release for a newer payload version: hands the job back after the delay without aborting', async () => {
     const { attempt, store } = setup();
     expect(await attempt.release('newer-version', 60_000)).toBe('released');

@@ -104,6 +104,8 @@ export class Attempt<T> {
   private current: AttemptState = 'running';
   /** Why the lease was lost, for the report of a result refused after that. */
   private lossDetail = '';
+  /** A release was begun: the handler's late result is expected, and dropped quietly, whatever the release's outcome. */
+  private handedBack = false;
 
   constructor(
     readonly claimed: ClaimedJob,
@@ -161,6 +163,7 @@ export class Attempt<T> {
    */
   async release(reason: ReleaseReason, delayMs: number): Promise<AttemptState> {
     if (!this.begin('release', 'releasing')) return this.current;
+    this.handedBack = true;
     if (reason === 'shutdown') {
       this.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
     }
@@ -223,7 +226,7 @@ export class Attempt<T> {
     if (transition === 'loseLease' || transition === 'release') return false;
     if (this.current === 'lost') {
       this.report(`result refused: ${this.lossDetail}`);
-    } else if (this.current !== 'releasing' && this.current !== 'released') {
+    } else if (!this.handedBack) {
       this.hooks.error(
         new DelayqError(
           'DELAYQ_INTERNAL',

@@ -6,7 +6,8 @@
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet due
 -- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
 -- KEYS[4] j   HASH id -> record
--- KEYS[5] c   ZSET id -> completed at ms (recently completed jobs: a resent add writes nothing)
+-- KEYS[5] c   ZSET id -> completed at ms (recently completed jobs, whose completed record is
+--             still in j: a resent add finds it there and writes nothing)
 -- KEYS[6] w   channel: the head of s moved earlier
 -- KEYS[7] n   HASH of counters (`added`)
 -- ARGV[1] N, ARGV[2] ms between the add() call and the send (measured by the client, monotonic
@@ -14,7 +15,8 @@
 --         delay counted from the add() call, 'a' = value is an absolute epoch ms; 'D<prio>' and
 --         'A<prio>' the same for a job with a priority (its record's header says so too).
 -- Returns: { created_1, run_at_1, ... }: created 1; 0 when the id exists (nothing written; run_at
---          is -1 in this prototype); 2 when the id completed recently (run_at = completed at).
+--          is -1 in this prototype); 2 when the id completed recently (run_at = completed at; the
+--          design's reply has more states, HOT-PATH.md §4.1).
 -- Guarantee: the due time of a delayed job is counted from the server clock minus the time the
 --          call spent before it was sent: never earlier than the caller asked (HOT-PATH.md §6.3).
 
@@ -28,9 +30,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local ids = {}
 for i = 1, n do ids[i] = ARGV[(i - 1) * 4 + 3] end
--- One read per key for the whole batch (not an HSETNX per job): which ids exist, which completed.
+-- One read for the whole batch (not an HSETNX per job): which ids exist. A completed job's record
+-- is still there (a completed record), so the same read tells a resent add.
 local existing = redis.call('HMGET', K.j, unpack(ids))
-local completed = redis.call('ZMSCORE', K.c, unpack(ids))
 local head = redis.call('ZRANGE', K.s, 0, 0, 'WITHSCORES')
 local old_head = head[2] and tonumber(head[2]) or nil
 
@@ -42,10 +44,12 @@ for i = 1, n do
   local first = string.sub(kind, 1, 1)
   local run_at = value
   if first == 'd' or first == 'D' then run_at = now - elapsed + value end
-  if completed[i] then
+  local record = existing[i]
+  local flags = record and string.byte(record, 2) or 0
+  if record and flags >= 128 and bit.band(string.byte(record, 3), 0x08) ~= 0 then
     out[#out + 1] = 2
-    out[#out + 1] = tonumber(completed[i])
-  elseif existing[i] or written[id] then
+    out[#out + 1] = tonumber(redis.call('ZSCORE', K.c, id)) or -1
+  elseif record or written[id] then
     out[#out + 1] = 0
     out[#out + 1] = -1
   else

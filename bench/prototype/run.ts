@@ -135,15 +135,24 @@ interface NewClaimed {
   priority: number;
 }
 
-/** One combined call: ack `acks` (lease members), claim up to `limit`. */
-async function claimNew(
+interface ClaimReply {
+  now: number;
+  nextAt: number;
+  paused: boolean;
+  acks: string[];
+  jobs: NewClaimed[];
+}
+
+/** One combined call: ack `acks` (lease members), claim up to `limit`; the reply as it came. */
+async function claimRaw(
   client: Redis,
   keys: NewKeys,
   claimSha: string,
   acks: readonly string[],
   limit: number,
-): Promise<NewClaimed[]> {
-  const args: Array<string | number> = [limit, LEASE_MS, 7, acks.length];
+  leaseMs = LEASE_MS,
+): Promise<ClaimReply> {
+  const args: Array<string | number> = [limit, leaseMs, 7, acks.length];
   for (const member of acks) args.push(member, '0');
   const reply = (await client.callBuffer(
     'EVALSHA',
@@ -159,10 +168,7 @@ async function claimNew(
     keys.e,
     ...args,
   )) as Reply[];
-  for (let i = 0; i < acks.length; i++) {
-    const outcome = String(reply[3 + i]);
-    if (outcome !== 'OK') throw new Error(`new ack refused: ${outcome}`);
-  }
+  const outcomes = acks.map((_, i) => String(reply[3 + i]));
   const count = reply[3 + acks.length] as number;
   const jobs: NewClaimed[] = [];
   for (let i = 0; i < count; i++) {
@@ -176,7 +182,85 @@ async function claimNew(
     const priority = flags & 0x08 ? record.readInt16BE(22) : 0;
     jobs.push({ id, member: `${token}|${id}`, priority });
   }
-  return jobs;
+  return {
+    now: reply[0] as number,
+    nextAt: reply[1] as number,
+    paused: reply[2] === 1,
+    acks: outcomes,
+    jobs,
+  };
+}
+
+/** The same, throwing unless every ack was applied. */
+async function claimNew(
+  client: Redis,
+  keys: NewKeys,
+  claimSha: string,
+  acks: readonly string[],
+  limit: number,
+): Promise<NewClaimed[]> {
+  const reply = await claimRaw(client, keys, claimSha, acks, limit);
+  const refused = reply.acks.find((o) => o !== 'OK');
+  if (refused !== undefined) throw new Error(`new ack refused: ${refused}`);
+  return reply.jobs;
+}
+
+/**
+ * Before measuring, the prototype's guarantees, so figures never come from scripts that cut a
+ * corner: never early, pause, fencing (a foreign token, an expired lease), a resent ack.
+ */
+async function checkGuarantees(client: Redis, control: Redis): Promise<void> {
+  await control.flushall();
+  const keys = newKeys('check');
+  const addSha = (await load(client, readFileSync(new URL('./add.lua', import.meta.url), 'utf8'))).sha;
+  const claimSha = (await load(client, readFileSync(new URL('./claim.lua', import.meta.url), 'utf8'))).sha;
+  const fail = (what: string): never => {
+    throw new Error(`prototype check failed: ${what}`);
+  };
+  const record = newRecord(Buffer.from('{}'));
+
+  // Never early: a job due in 300 ms is not claimed now, and the reply says when to look again.
+  await addNew(client, keys, addSha, [{ id: 'later', record, delayMs: 300 }]);
+  const early = await claimRaw(client, keys, claimSha, [], 10);
+  if (early.jobs.length !== 0) fail('a job due in 300 ms was claimed at once');
+  if (early.nextAt < early.now + 250 || early.nextAt > early.now + 300)
+    fail(`next_at ${early.nextAt} vs now ${early.now}`);
+  const one = await claimRaw(client, keys, claimSha, [], 1);
+  if (one.jobs.length !== 0) fail('the ZPOPMIN path claimed a job before its time');
+  if ((await control.zcard(keys.s)) !== 1) fail('the ZPOPMIN path did not put the job back');
+
+  // Pause: nothing is leased while the flag is there; the job comes once it is gone.
+  await addNew(client, keys, addSha, [{ id: 'now', record, delayMs: 0 }]);
+  await control.set(keys.z, '1');
+  const paused = await claimRaw(client, keys, claimSha, [], 10);
+  if (!paused.paused || paused.jobs.length !== 0) fail('a paused queue leased a job');
+  await control.del(keys.z);
+  const resumed = await claimRaw(client, keys, claimSha, [], 10);
+  const job = resumed.jobs[0];
+  if (resumed.paused || resumed.jobs.length !== 1 || job?.id !== 'now') fail('no job after resume');
+
+  // Fencing: a member with another token is refused; the right one is applied once, then ALREADY.
+  const forged = job!.member.replace(/^\d+/, (claims) => String(Number(claims) + 1));
+  const refused = await claimRaw(client, keys, claimSha, [forged], 0);
+  if (refused.acks[0] !== 'LOST not held') fail(`a forged token got ${refused.acks[0]}`);
+  const applied = await claimRaw(client, keys, claimSha, [job!.member], 0);
+  if (applied.acks[0] !== 'OK') fail(`the holder's ack got ${applied.acks[0]}`);
+  const resent = await claimRaw(client, keys, claimSha, [job!.member], 0);
+  if (resent.acks[0] !== 'ALREADY') fail(`a resent ack got ${resent.acks[0]}`);
+
+  // An expired lease cannot ack: wait (bounded) until the server clock passes a 5 ms deadline.
+  await addNew(client, keys, addSha, [{ id: 'short', record, delayMs: 0 }]);
+  const short = await claimRaw(client, keys, claimSha, [], 1, 5);
+  const held = short.jobs[0] ?? fail('no job for the lease check');
+  const deadline = short.now + 5;
+  for (let i = 0; ; i++) {
+    const [sec = 0, usec = 0] = (await control.time()).map(Number);
+    if (sec * 1000 + Math.floor(usec / 1000) > deadline) break;
+    if (i > 1000) fail('the server clock did not pass the deadline');
+  }
+  const late = await claimRaw(client, keys, claimSha, [held.member], 0);
+  if (late.acks[0] !== 'LOST expired') fail(`an expired lease's ack got ${late.acks[0]}`);
+  console.log('prototype checks passed: never early, pause, foreign token, resent ack, expired lease\n');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -390,6 +474,7 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );
+    await checkGuarantees(client, control);
     console.log(
       `jobs per run: ${JOBS} (B = 1: ${JOBS_C1}); memory: ${MEMORY_JOBS} jobs delayed 1 h, 100 B payload\n`,
     );

@@ -1,7 +1,8 @@
 -- claim (prototype of layout 2, docs/design/HOT-PATH.md §4.2): ack the jobs a worker finished,
 -- then lease up to `limit` due jobs to it, in one call. Covers the fast path (default class),
--- priorities among due jobs and the pause flag; groups, the rate limit, reap-on-claim and the
--- missing-record path are left out of the prototype (the design note gives them).
+-- priorities among due jobs and the pause flag; groups, the rate limit, reap-on-claim, the
+-- missing-record path and the known-deadline rule for a resent ack are left out of the
+-- prototype (the design note gives them).
 --
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet promoted

@@ -1,8 +1,9 @@
 -- claim (prototype of layout 2, docs/design/HOT-PATH.md §4.2): ack the jobs a worker finished,
 -- then lease up to `limit` due jobs to it, in one call. Covers the fast path (default class),
--- priorities among due jobs and the pause flag; groups, the rate limit, reap-on-claim, the
--- missing-record path and the known-deadline rule for a resent ack are left out of the
--- prototype (the design note gives them).
+-- priorities among due jobs, the pause flag, and groups (per-group concurrency, turns among
+-- ready groups); per-group rate limits, the queue rate limit, reap-on-claim, the missing-record
+-- path and the known-deadline rule for a resent ack are left out of the prototype (the design
+-- note gives them).
 --
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet promoted
@@ -12,21 +13,30 @@
 -- KEYS[6] a   ZSET "<token>|<id>" -> lease deadline ms
 -- KEYS[7] c   ZSET id -> completed at ms
 -- KEYS[8] e   HASH id -> last error
+-- KEYS[9] gq  ZSET, all scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs
+-- KEYS[10] gw ZSET group -> due ms of its head: groups with a free slot, head not due
+-- KEYS[11] gr ZSET group -> turn: groups with a free slot and a due head, lowest turn first
+-- KEYS[12] gc HASH group -> running count
 -- ARGV[1] limit (0: ack only), ARGV[2] lease ms, ARGV[3] holder number (the worker's entry in the
---         worker registry), ARGV[4] M acks, then 2 per ack: lease member ("<token>|<id>", as the
---         claim returned it), '1' when the job had a last error (claim reply's header) else '0'
+--         worker registry), ARGV[4] group concurrency, ARGV[5] M acks, then 2 per ack: lease
+--         member ("<token>|<id>" or "<token>|<id>\0<group>", as the claim returned it), '1' when
+--         the job had a last error (claim reply's header) else '0'
 -- Returns: { now, next_at, paused, M results ('OK' | 'ALREADY' | 'LOST <why>'), n, then 4 per job:
---          id, token, record (new header + payload), due }
+--          lease member, token, record (new header + payload), due }
 -- Guarantee: acks are fenced by the lease member (token and id) and the deadline; a job is leased
 --          only when due by TIME; among due jobs the lower priority goes first, equal priorities
---          in due order (the default class is priority 0); nothing is leased while paused.
+--          in due order (the default class is priority 0); nothing is leased while paused; a
+--          group never has more than `group concurrency` jobs leased, and groups with due jobs
+--          take turns (each turn one job), half of a batch when other due jobs wait.
 
 if redis.replicate_commands then redis.replicate_commands() end
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], z = KEYS[4], j = KEYS[5], a = KEYS[6], c = KEYS[7], e = KEYS[8],
+  gq = KEYS[9], gw = KEYS[10], gr = KEYS[11], gc = KEYS[12],
 }
-local limit, lease_ms, holder, m = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local limit, lease_ms, holder = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local group_max, m = tonumber(ARGV[4]), tonumber(ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
@@ -50,23 +60,59 @@ local function flush_records()
   if #hset > 0 then redis.call('HSET', K.j, unpack(hset)) end
 end
 
+-- Groups. A group with waiting jobs and a free slot is in gw (head not due) or gr (head due);
+-- a full or empty group is in neither. Turns: gr's score; a group served goes to the back.
+local last_turn = nil
+local function next_turn()
+  if last_turn == nil then
+    local tail = redis.call('ZRANGE', K.gr, -1, -1, 'WITHSCORES')
+    last_turn = tail[2] and tonumber(tail[2]) or 0
+  end
+  last_turn = last_turn + 1
+  return last_turn
+end
+-- The head of group g's waiting jobs: member and due, or nil; and the one after it when asked.
+local function group_heads(g, count)
+  return redis.call('ZRANGEBYLEX', K.gq, '[' .. g .. '\0', '(' .. g .. '\1', 'LIMIT', 0, count)
+end
+local function member_due(g, member)
+  return (struct.unpack('>I6', member, #g + 2))
+end
+-- Put group g (not in gw or gr, with a free slot) where its head says.
+local function activate(g)
+  local head = group_heads(g, 1)[1]
+  if not head then return end
+  local due = member_due(g, head)
+  if due <= now then
+    redis.call('ZADD', K.gr, next_turn(), g)
+  else
+    redis.call('ZADD', K.gw, due, g)
+  end
+end
+
 -- 1. Acks first: the first write of a script must free memory, so a full Redis (noeviction) can
 -- still drain (today's rule, kept).
 if m > 0 then
   local members = {}
-  for i = 1, m do members[i] = ARGV[3 + 2 * i] end
+  for i = 1, m do members[i] = ARGV[4 + 2 * i] end
   local scores = redis.call('ZMSCORE', K.a, unpack(members))
-  local done_m, done_ids, done_c, err_ids = {}, {}, {}, {}
+  local done_m, done_ids, done_c, err_ids, freed = {}, {}, {}, {}, {}
   for i = 1, m do
     local member = members[i]
-    local id = string.sub(member, string.find(member, '|', 1, true) + 1)
+    local rest = string.sub(member, string.find(member, '|', 1, true) + 1)
+    local zero = string.find(rest, '\0', 1, true)
+    local id = zero and string.sub(rest, 1, zero - 1) or rest
     local deadline = scores[i] and tonumber(scores[i])
     if deadline and deadline > now then
       done_m[#done_m + 1] = member
       done_ids[#done_ids + 1] = id
       done_c[#done_c + 1] = now
       done_c[#done_c + 1] = id
-      if ARGV[4 + 2 * i] == '1' then err_ids[#err_ids + 1] = id end
+      if ARGV[5 + 2 * i] == '1' then err_ids[#err_ids + 1] = id end
+      if zero then
+        local g = string.sub(rest, zero + 1)
+        freed[g] = (freed[g] or 0) + 1
+      end
       out[#out + 1] = 'OK'
     elseif not deadline and redis.call('ZSCORE', K.c, id) then
       out[#out + 1] = 'ALREADY'
@@ -84,6 +130,12 @@ if m > 0 then
       hset[#hset + 1] = id
       hset[#hset + 1] = COMPLETED_RECORD
     end
+    -- Free the groups' slots; a group that was full has a slot again: back into gw or gr.
+    for g, k in pairs(freed) do
+      local running = redis.call('HINCRBY', K.gc, g, -k)
+      if running <= 0 then redis.call('HDEL', K.gc, g) end
+      if running + k >= group_max and running < group_max then activate(g) end
+    end
   end
 end
 
@@ -94,9 +146,9 @@ if limit <= 0 then
   return out
 end
 
--- 2. Anything but the fast path? One command answers for pause and priorities together (an empty
--- ZSET does not exist), so a queue that uses neither pays one EXISTS per call.
-local special = redis.call('EXISTS', K.z, K.p, K.r)
+-- 2. Anything but the fast path? One command answers for pause, priorities and groups together
+-- (an empty ZSET does not exist), so a queue that uses none of them pays one EXISTS per call.
+local special = redis.call('EXISTS', K.z, K.p, K.r, K.gw, K.gr)
 if special > 0 and redis.call('EXISTS', K.z) == 1 then
   out[3] = 1
   flush_records()
@@ -137,7 +189,7 @@ else
   end
 end
 
-local take_ids, take_due = {}, {}
+local take_ids, take_due, take_group = {}, {}, {}
 if special > 0 then
   -- Promote the due prioritized jobs (due order), then merge r's head with the default class's
   -- due jobs by (priority, due); the default class is priority 0.
@@ -156,10 +208,65 @@ if special > 0 then
   end
   local p_head = redis.call('ZRANGE', K.p, 0, 0, 'WITHSCORES')
   if p_head[2] and (next_at == -1 or tonumber(p_head[2]) < next_at) then next_at = tonumber(p_head[2]) end
-  local ready = redis.call('ZRANGE', K.r, 0, limit - 1, 'WITHSCORES')
+
+  -- Groups: promote the groups whose head fell due, then serve ready groups in turn, one job per
+  -- turn; half the batch when other due jobs wait (so neither side holds the other back).
+  local g_ids, g_due, g_groups = {}, {}, {}
+  if redis.call('EXISTS', K.gw, K.gr) > 0 then
+    local due_groups = redis.call('ZRANGEBYSCORE', K.gw, '-inf', now, 'LIMIT', 0, limit)
+    if #due_groups > 0 then
+      local zg = {}
+      for _, g in ipairs(due_groups) do
+        zg[#zg + 1] = next_turn()
+        zg[#zg + 1] = g
+      end
+      redis.call('ZADD', K.gr, unpack(zg))
+      redis.call('ZREM', K.gw, unpack(due_groups))
+    end
+    local others = #d_ids > 0 or redis.call('EXISTS', K.r) == 1
+    local budget = others and math.ceil(limit / 2) or limit
+    local taken_members = {}
+    while #g_ids < budget do
+      local g = redis.call('ZRANGE', K.gr, 0, 0)[1]
+      if not g then break end
+      local heads = group_heads(g, 2)
+      local head = heads[1]
+      local due = head and member_due(g, head)
+      if not head or due > now then
+        -- Not possible while every path keeps the group states; repaired rather than trusted.
+        redis.call('ZREM', K.gr, g)
+        if head then redis.call('ZADD', K.gw, due, g) end
+      else
+        taken_members[#taken_members + 1] = head
+        g_ids[#g_ids + 1] = string.sub(head, #g + 8)
+        g_due[#g_due + 1] = due
+        g_groups[#g_groups + 1] = g
+        local running = redis.call('HINCRBY', K.gc, g, 1)
+        local following = heads[2]
+        if running < group_max and following then
+          local next_due = member_due(g, following)
+          if next_due <= now then
+            redis.call('ZADD', K.gr, next_turn(), g)
+          else
+            redis.call('ZREM', K.gr, g)
+            redis.call('ZADD', K.gw, next_due, g)
+          end
+        else
+          redis.call('ZREM', K.gr, g)
+        end
+      end
+    end
+    if #taken_members > 0 then redis.call('ZREM', K.gq, unpack(taken_members)) end
+    local gw_head = redis.call('ZRANGE', K.gw, 0, 0, 'WITHSCORES')
+    if gw_head[2] and (next_at == -1 or tonumber(gw_head[2]) < next_at) then next_at = tonumber(gw_head[2]) end
+    if redis.call('EXISTS', K.gr) == 1 then next_at = now end
+  end
+
+  local room = limit - #g_ids
+  local ready = redis.call('ZRANGE', K.r, 0, room - 1, 'WITHSCORES')
   local di, ri = 1, 1
   local from_s, from_r = 0, {}
-  while #take_ids < limit and (di <= #d_ids or ri < #ready) do
+  while #take_ids < room and (di <= #d_ids or ri < #ready) do
     local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
     local r_score = ri < #ready and tonumber(ready[ri + 1]) or nil
     if r_score and (not d_score or r_score < d_score) then
@@ -179,6 +286,11 @@ if special > 0 then
   if from_s > 0 then redis.call('ZREM', K.s, unpack(d_ids, 1, from_s)) end
   -- Due jobs left in r or s: look again at once.
   if ri < #ready or redis.call('EXISTS', K.r) == 1 or di <= #d_ids then next_at = now end
+  for i, id in ipairs(g_ids) do
+    take_ids[#take_ids + 1] = id
+    take_due[#take_due + 1] = g_due[i]
+    take_group[#take_ids] = g_groups[i]
+  end
 else
   take_ids, take_due = d_ids, d_due
   if #take_ids > 0 and not popped then redis.call('ZREM', K.s, unpack(take_ids)) end
@@ -213,11 +325,15 @@ if #take_ids > 0 then
       local updated = struct.pack('>BB', format, flags) .. more
         .. struct.pack(CLAIM_BLOCK, attempts + 1, claims, now, due, holder) .. string.sub(record, rest)
       local token = claims .. '.' .. now
+      -- A grouped job's member names its group, so whatever ends the lease frees the slot
+      -- without reading the record.
+      local member = token .. '|' .. id
+      if take_group[i] then member = member .. '\0' .. take_group[i] end
       hset[#hset + 1] = id
       hset[#hset + 1] = updated
       zadd[#zadd + 1] = deadline
-      zadd[#zadd + 1] = token .. '|' .. id
-      out[#out + 1] = id
+      zadd[#zadd + 1] = member
+      out[#out + 1] = member
       out[#out + 1] = token
       out[#out + 1] = updated
       out[#out + 1] = due

@@ -14,6 +14,7 @@
  *   `events: { only: 'failures' }`. Claim and ack are two calls per batch, as the worker sends them.
  * - new: bench/prototype/add.lua and claim.lua; one call acks the last batch and claims the next.
  * - new, priorities: the same with priorities -50..49 (one in a hundred at the default 0).
+ * - new, groups: the same with every job in one of 100 groups, group concurrency 1.
  *
  * Indicative only: one client, no handler work, no network but loopback; on a shared machine the
  * µs move with the load (printed), the command counts and bytes do not.
@@ -45,6 +46,9 @@ const MEMORY_JOBS = arg('memory-jobs', 100_000);
 const BATCHES = [1, 25, 50];
 const ADD_CHUNK = 1_000;
 const LEASE_MS = 30_000;
+/** Group concurrency of the grouped variant (passed to every call, as the config would). */
+const GROUP_MAX = 1;
+const GROUPS = 100;
 const HOUR_MS = 3_600_000;
 
 /** A random id of `length` characters: 22 as delayq generates them today, 14 proposed (§3.3). */
@@ -74,16 +78,30 @@ function newKeys(q: string) {
     e: k('e'),
     w: k('w'),
     n: k('n'),
+    gq: k('gq'),
+    gw: k('gw'),
+    gr: k('gr'),
+    gc: k('gc'),
   };
 }
 type NewKeys = ReturnType<typeof newKeys>;
 
 /**
- * A record as a producer writes it (HOT-PATH.md §3): format 1, flags (0x08: a priority follows),
- * the priority when there is one; then the payload as the codec encodes it (plain JSON here).
- * Default options store nothing but the two bytes.
+ * A record as a producer writes it (HOT-PATH.md §3): format 1, flags (0x08: a priority follows;
+ * 0x10: a group block follows), the priority or the group block (length, name, due time left 0
+ * for the script to write); then the payload as the codec encodes it (plain JSON here). Default
+ * options store nothing but the two bytes.
  */
-function newRecord(payload: Buffer, priority?: number): Buffer {
+function newRecord(payload: Buffer, priority?: number, group?: string): Buffer {
+  if (group !== undefined) {
+    const name = Buffer.from(group);
+    const header = Buffer.alloc(3 + name.length + 6);
+    header.writeUInt8(1, 0);
+    header.writeUInt8(0x10, 1);
+    header.writeUInt8(name.length, 2);
+    name.copy(header, 3);
+    return Buffer.concat([header, payload]);
+  }
   const header = Buffer.alloc(2 + (priority === undefined ? 0 : 2));
   header.writeUInt8(1, 0);
   header.writeUInt8(priority === undefined ? 0 : 0x08, 1);
@@ -103,18 +121,24 @@ interface NewJob {
   record: Buffer;
   delayMs: number;
   priority?: number;
+  group?: string;
 }
 
 async function addNew(client: Redis, keys: NewKeys, addSha: string, jobs: readonly NewJob[]): Promise<void> {
-  const args: Array<string | number | Buffer> = [jobs.length, 0];
+  const args: Array<string | number | Buffer> = [jobs.length, 0, GROUP_MAX];
   for (const job of jobs) {
-    const kind = job.priority === undefined || job.priority === 0 ? 'd' : `D${job.priority}`;
+    const kind =
+      job.group !== undefined
+        ? `G${job.group}`
+        : job.priority === undefined || job.priority === 0
+          ? 'd'
+          : `D${job.priority}`;
     args.push(job.id, kind, job.delayMs, job.record);
   }
   const reply = (await client.callBuffer(
     'EVALSHA',
     addSha,
-    7,
+    11,
     keys.s,
     keys.p,
     keys.r,
@@ -122,6 +146,10 @@ async function addNew(client: Redis, keys: NewKeys, addSha: string, jobs: readon
     keys.c,
     keys.w,
     keys.n,
+    keys.gq,
+    keys.gw,
+    keys.gr,
+    keys.gc,
     ...args,
   )) as Reply[];
   for (let i = 0; i < jobs.length; i++) {
@@ -133,6 +161,8 @@ interface NewClaimed {
   id: string;
   member: string;
   priority: number;
+  group: string | undefined;
+  due: number;
 }
 
 interface ClaimReply {
@@ -152,12 +182,12 @@ async function claimRaw(
   limit: number,
   leaseMs = LEASE_MS,
 ): Promise<ClaimReply> {
-  const args: Array<string | number> = [limit, leaseMs, 7, acks.length];
+  const args: Array<string | number> = [limit, leaseMs, 7, GROUP_MAX, acks.length];
   for (const member of acks) args.push(member, '0');
   const reply = (await client.callBuffer(
     'EVALSHA',
     claimSha,
-    8,
+    12,
     keys.s,
     keys.p,
     keys.r,
@@ -166,6 +196,10 @@ async function claimRaw(
     keys.a,
     keys.c,
     keys.e,
+    keys.gq,
+    keys.gw,
+    keys.gr,
+    keys.gc,
     ...args,
   )) as Reply[];
   const outcomes = acks.map((_, i) => String(reply[3 + i]));
@@ -173,14 +207,18 @@ async function claimRaw(
   const jobs: NewClaimed[] = [];
   for (let i = 0; i < count; i++) {
     const at = 4 + acks.length + i * 4;
-    const id = String(reply[at]);
-    const token = String(reply[at + 1]);
+    // The lease member: "<token>|<id>", and "\0<group>" after it for a grouped job.
+    const member = String(reply[at]);
+    const afterToken = member.slice(member.indexOf('|') + 1);
+    const zero = afterToken.indexOf('\0');
+    const id = zero < 0 ? afterToken : afterToken.slice(0, zero);
+    const group = zero < 0 ? undefined : afterToken.slice(zero + 1);
     const record = reply[at + 2] as Buffer;
     const flags = record.readUInt8(1);
     if (record.readUInt8(0) !== 1 || (flags & 1) === 0) throw new Error(`new claim: bad header for ${id}`);
     // Format, flags (no second flags byte here), the 20-byte claim block, then the priority.
     const priority = flags & 0x08 ? record.readInt16BE(22) : 0;
-    jobs.push({ id, member: `${token}|${id}`, priority });
+    jobs.push({ id, member, priority, group, due: reply[at + 3] as number });
   }
   return {
     now: reply[0] as number,
@@ -290,8 +328,19 @@ function between(a: Snapshot, b: Snapshot, jobs: number): PhaseFigures {
   };
 }
 
-type Variant = 'today, events all' | "today, events 'failures'" | 'new' | 'new, 100 priorities';
-const VARIANTS: Variant[] = ['today, events all', "today, events 'failures'", 'new', 'new, 100 priorities'];
+type Variant =
+  | 'today, events all'
+  | "today, events 'failures'"
+  | 'new'
+  | 'new, 100 priorities'
+  | 'new, 100 groups (1 running each)';
+const VARIANTS: Variant[] = [
+  'today, events all',
+  "today, events 'failures'",
+  'new',
+  'new, 100 priorities',
+  'new, 100 groups (1 running each)',
+];
 
 interface Row {
   variant: Variant;
@@ -338,9 +387,12 @@ async function runVariant(
       const jobs: NewJob[] = [];
       for (let i = first; i < first + count; i++) {
         const priority = variant === 'new, 100 priorities' ? (i % 100) - 50 : undefined;
-        const record = newRecord(Buffer.from(JSON.stringify({ n: i })), priority);
-        const id = newId(14);
-        jobs.push(priority === undefined ? { id, record, delayMs: 0 } : { id, record, delayMs: 0, priority });
+        const group = variant.includes('groups') ? `tenant-${i % GROUPS}` : undefined;
+        const record = newRecord(Buffer.from(JSON.stringify({ n: i })), priority, group);
+        const job: NewJob = { id: newId(14), record, delayMs: 0 };
+        if (priority !== undefined) job.priority = priority;
+        if (group !== undefined) job.group = group;
+        jobs.push(job);
       }
       await addNew(client, keys, addSha, jobs);
     }
@@ -351,6 +403,11 @@ async function runVariant(
   let processed = 0;
   let lastPriority = -Infinity;
   let inversions = 0;
+  // Groups: each call acks the previous batch before it claims, so one batch may hold at most
+  // GROUP_MAX jobs of a group; and a group's jobs must come in due order.
+  let overGroupLimit = 0;
+  let outOfOrder = 0;
+  const lastDue = new Map<string, number>();
   if (today) {
     for (;;) {
       const out = await claimToday(client, oldKeys, {
@@ -377,9 +434,17 @@ async function runVariant(
     let acks: string[] = [];
     for (;;) {
       const jobs = await claimNew(client, keys, claimSha, acks, batch);
+      const inBatch = new Map<string, number>();
       for (const job of jobs) {
         if (job.priority < lastPriority) inversions++;
         lastPriority = job.priority;
+        if (job.group !== undefined) {
+          const running = (inBatch.get(job.group) ?? 0) + 1;
+          inBatch.set(job.group, running);
+          if (running > GROUP_MAX) overGroupLimit++;
+          if (job.due < (lastDue.get(job.group) ?? -Infinity)) outOfOrder++;
+          lastDue.set(job.group, job.due);
+        }
       }
       processed += jobs.length;
       acks = jobs.map((j) => j.member);
@@ -390,6 +455,17 @@ async function runVariant(
   if (processed !== n) throw new Error(`${variant} B=${batch}: processed ${processed} of ${n}`);
   if (inversions > 0)
     throw new Error(`${variant} B=${batch}: ${inversions} jobs claimed before a lower priority`);
+  if (overGroupLimit > 0)
+    throw new Error(`${variant} B=${batch}: a group ran more than ${GROUP_MAX} at once`);
+  if (outOfOrder > 0) throw new Error(`${variant} B=${batch}: ${outOfOrder} grouped jobs out of due order`);
+  if (variant.includes('groups')) {
+    const leftover =
+      (await control.hlen(keys.gc)) +
+      (await control.zcard(keys.gq)) +
+      (await control.zcard(keys.gw)) +
+      (await control.zcard(keys.gr));
+    if (leftover !== 0) throw new Error(`${variant} B=${batch}: group state left behind (${leftover})`);
+  }
   // Today an ack deletes the job; the new ack leaves a completed record (visible, trimmed by count
   // and age) in j and the id in c.
   const left = today

@@ -78,16 +78,25 @@ end
 local function member_due(g, member)
   return (struct.unpack('>I6', member, #g + 2))
 end
+-- Groups to put back in turn (gr) or in waiting (gw), written with one ZADD each at the end.
+local to_gr, to_gw = {}, {}
 -- Put group g (not in gw or gr, with a free slot) where its head says.
 local function activate(g)
   local head = group_heads(g, 1)[1]
   if not head then return end
   local due = member_due(g, head)
   if due <= now then
-    redis.call('ZADD', K.gr, next_turn(), g)
+    to_gr[#to_gr + 1] = next_turn()
+    to_gr[#to_gr + 1] = g
   else
-    redis.call('ZADD', K.gw, due, g)
+    to_gw[#to_gw + 1] = due
+    to_gw[#to_gw + 1] = g
   end
+end
+local function flush_groups()
+  if #to_gr > 0 then redis.call('ZADD', K.gr, unpack(to_gr)) end
+  if #to_gw > 0 then redis.call('ZADD', K.gw, unpack(to_gw)) end
+  to_gr, to_gw = {}, {}
 end
 
 -- 1. Acks first: the first write of a script must free memory, so a full Redis (noeviction) can
@@ -136,6 +145,7 @@ if m > 0 then
       if running <= 0 then redis.call('HDEL', K.gc, g) end
       if running + k >= group_max and running < group_max then activate(g) end
     end
+    flush_groups()
   end
 end
 
@@ -191,51 +201,74 @@ end
 
 local take_ids, take_due, take_group = {}, {}, {}
 if special > 0 then
-  -- Promote the due prioritized jobs (due order), then merge r's head with the default class's
-  -- due jobs by (priority, due); the default class is priority 0.
-  local promoted = redis.call('ZRANGEBYSCORE', K.p, '-inf', now, 'WITHSCORES', 'LIMIT', 0, PROMOTE)
-  if #promoted > 0 then
+  local function sooner(at)
+    if at ~= nil and (next_at == -1 or at < next_at) then next_at = at end
+  end
+
+  -- Priorities: p's heads by rank, one read: the due ones are promoted to r, the first one not
+  -- due is when to look again.
+  local p_heads = redis.call('ZRANGE', K.p, 0, PROMOTE, 'WITHSCORES')
+  if #p_heads > 0 then
     local zr, rm = {}, {}
-    for i = 1, #promoted, 2 do
-      local member = promoted[i]
+    for i = 1, #p_heads, 2 do
+      local member, due = p_heads[i], tonumber(p_heads[i + 1])
+      if due > now then
+        sooner(due)
+        break
+      end
+      if #rm == PROMOTE then
+        sooner(now)
+        break
+      end
       local prio = tonumber(string.match(member, '^(-?%d+):'))
-      zr[#zr + 1] = (prio + PRIO_BASE) * TWO42 + tonumber(promoted[i + 1])
+      zr[#zr + 1] = (prio + PRIO_BASE) * TWO42 + due
       zr[#zr + 1] = member
       rm[#rm + 1] = member
     end
-    redis.call('ZADD', K.r, unpack(zr))
-    redis.call('ZREM', K.p, unpack(rm))
-  end
-  local p_head = redis.call('ZRANGE', K.p, 0, 0, 'WITHSCORES')
-  if p_head[2] and (next_at == -1 or tonumber(p_head[2]) < next_at) then next_at = tonumber(p_head[2]) end
-
-  -- Groups: promote the groups whose head fell due, then serve ready groups in turn, one job per
-  -- turn; half the batch when other due jobs wait (so neither side holds the other back).
-  local g_ids, g_due, g_groups = {}, {}, {}
-  if redis.call('EXISTS', K.gw, K.gr) > 0 then
-    local due_groups = redis.call('ZRANGEBYSCORE', K.gw, '-inf', now, 'LIMIT', 0, limit)
-    if #due_groups > 0 then
-      local zg = {}
-      for _, g in ipairs(due_groups) do
-        zg[#zg + 1] = next_turn()
-        zg[#zg + 1] = g
-      end
-      redis.call('ZADD', K.gr, unpack(zg))
-      redis.call('ZREM', K.gw, unpack(due_groups))
+    if #rm > 0 then
+      redis.call('ZADD', K.r, unpack(zr))
+      redis.call('ZREM', K.p, unpack(rm))
     end
-    local others = #d_ids > 0 or redis.call('EXISTS', K.r) == 1
-    local budget = others and math.ceil(limit / 2) or limit
-    local taken_members = {}
-    while #g_ids < budget do
-      local g = redis.call('ZRANGE', K.gr, 0, 0)[1]
-      if not g then break end
+  end
+
+  -- Groups: gw's heads by rank (due groups move to gr, the first not due is when to look again),
+  -- then rounds over gr in turn order, one job per group per round; half the batch when other
+  -- due jobs wait, so neither side holds the other back.
+  local g_ids, g_due, g_groups = {}, {}, {}
+  local gw_heads = redis.call('ZRANGE', K.gw, 0, limit, 'WITHSCORES')
+  if #gw_heads > 0 then
+    local promoted = {}
+    for i = 1, #gw_heads, 2 do
+      local due = tonumber(gw_heads[i + 1])
+      if due > now then
+        sooner(due)
+        break
+      end
+      promoted[#promoted + 1] = gw_heads[i]
+      to_gr[#to_gr + 1] = next_turn()
+      to_gr[#to_gr + 1] = gw_heads[i]
+    end
+    if #promoted > 0 then redis.call('ZREM', K.gw, unpack(promoted)) end
+    if #promoted * 2 == #gw_heads and #gw_heads == 2 * (limit + 1) then sooner(now) end
+    flush_groups()
+  end
+  local others = #d_ids > 0 or redis.call('EXISTS', K.r) == 1
+  local budget = others and math.ceil(limit / 2) or limit
+  local taken_members, leaving = {}, {}
+  local ready = redis.call('ZRANGE', K.gr, 0, budget - 1)
+  while #ready > 0 do
+    for _, g in ipairs(ready) do
+      if #g_ids >= budget then break end
       local heads = group_heads(g, 2)
       local head = heads[1]
       local due = head and member_due(g, head)
       if not head or due > now then
         -- Not possible while every path keeps the group states; repaired rather than trusted.
-        redis.call('ZREM', K.gr, g)
-        if head then redis.call('ZADD', K.gw, due, g) end
+        leaving[#leaving + 1] = g
+        if head then
+          to_gw[#to_gw + 1] = due
+          to_gw[#to_gw + 1] = g
+        end
       else
         taken_members[#taken_members + 1] = head
         g_ids[#g_ids + 1] = string.sub(head, #g + 8)
@@ -243,34 +276,43 @@ if special > 0 then
         g_groups[#g_groups + 1] = g
         local running = redis.call('HINCRBY', K.gc, g, 1)
         local following = heads[2]
-        if running < group_max and following then
-          local next_due = member_due(g, following)
-          if next_due <= now then
-            redis.call('ZADD', K.gr, next_turn(), g)
-          else
-            redis.call('ZREM', K.gr, g)
-            redis.call('ZADD', K.gw, next_due, g)
-          end
+        local following_due = following and member_due(g, following)
+        if running < group_max and following and following_due <= now then
+          -- Back of the queue of turns: ZADD with a new turn moves it.
+          to_gr[#to_gr + 1] = next_turn()
+          to_gr[#to_gr + 1] = g
         else
-          redis.call('ZREM', K.gr, g)
+          leaving[#leaving + 1] = g
+          if running < group_max and following then
+            to_gw[#to_gw + 1] = following_due
+            to_gw[#to_gw + 1] = g
+          end
         end
       end
     end
-    if #taken_members > 0 then redis.call('ZREM', K.gq, unpack(taken_members)) end
-    local gw_head = redis.call('ZRANGE', K.gw, 0, 0, 'WITHSCORES')
-    if gw_head[2] and (next_at == -1 or tonumber(gw_head[2]) < next_at) then next_at = tonumber(gw_head[2]) end
-    if redis.call('EXISTS', K.gr) == 1 then next_at = now end
+    local requeued = #to_gr > 0
+    if #leaving > 0 then redis.call('ZREM', K.gr, unpack(leaving)) end
+    leaving = {}
+    flush_groups()
+    if #g_ids >= budget or not requeued then break end
+    ready = redis.call('ZRANGE', K.gr, 0, budget - #g_ids - 1)
+  end
+  if #taken_members > 0 then
+    redis.call('ZREM', K.gq, unpack(taken_members))
+    -- Groups still in turn mean due jobs left: look again at once.
+    if redis.call('EXISTS', K.gr) == 1 then sooner(now) end
   end
 
+  -- Merge r's head with the default class's due jobs by (priority, due); default is priority 0.
   local room = limit - #g_ids
-  local ready = redis.call('ZRANGE', K.r, 0, room - 1, 'WITHSCORES')
+  local r_heads = room > 0 and redis.call('ZRANGE', K.r, 0, room, 'WITHSCORES') or {}
   local di, ri = 1, 1
   local from_s, from_r = 0, {}
-  while #take_ids < room and (di <= #d_ids or ri < #ready) do
+  while #take_ids < room and (di <= #d_ids or ri < #r_heads) do
     local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
-    local r_score = ri < #ready and tonumber(ready[ri + 1]) or nil
+    local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
     if r_score and (not d_score or r_score < d_score) then
-      local member = ready[ri]
+      local member = r_heads[ri]
       take_ids[#take_ids + 1] = string.sub(member, string.find(member, ':', 1, true) + 1)
       take_due[#take_due + 1] = r_score % TWO42
       from_r[#from_r + 1] = member
@@ -284,8 +326,8 @@ if special > 0 then
   end
   if #from_r > 0 then redis.call('ZREM', K.r, unpack(from_r)) end
   if from_s > 0 then redis.call('ZREM', K.s, unpack(d_ids, 1, from_s)) end
-  -- Due jobs left in r or s: look again at once.
-  if ri < #ready or redis.call('EXISTS', K.r) == 1 or di <= #d_ids then next_at = now end
+  -- Due jobs left in r (all of r is due) or in s: look again at once.
+  if ri < #r_heads or di <= #d_ids then sooner(now) end
   for i, id in ipairs(g_ids) do
     take_ids[#take_ids + 1] = id
     take_due[#take_due + 1] = g_due[i]

@@ -337,7 +337,7 @@ describe('msgpackCodec encode refusals', () => {
     );
     expect(encodeError(1, { version: 0 }).message).toContain('envelope.version must be an integer >= 1');
     expect(encodeError(1, { createdAt: NaN }).message).toContain(
-      'envelope.createdAt must be a finite number',
+      'envelope.createdAt must be a whole number of epoch ms',
     );
   });
 });

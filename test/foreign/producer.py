@@ -1,6 +1,6 @@
 """A delayq producer in Python, written from docs/PROTOCOL.md alone (no delayq code).
 
-Usage: producer.py <redis port> <queue> <path of the expanded add.lua> <jobs>
+Usage: producer.py <redis port> <queue> <path of the expanded add.lua> <jobs> [<user> <password>]
 
 Adds <jobs> jobs with the json codec through add.lua, in batches, half with a delay and half
 with an absolute due time, then adds the first id once more (which must write nothing). Prints
@@ -59,7 +59,14 @@ def envelope(job_id, i, created_at):
 
 def main():
     port, queue, add_lua_path, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    r = redis.Redis(port=int(port))
+    user, password = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
+    r = redis.Redis(port=int(port), username=user, password=password)
+    # "First, learn the queue's shape": this producer writes the zset layout, one partition.
+    layout = r.get(f"dq:{{{queue}}}:layout")
+    if layout not in (None, b"zset"):
+        sys.exit(f"queue {queue} has layout {layout!r}; this producer writes only the zset layout")
+    if r.get(f"dq:{{{queue}}}:partitions") is not None:
+        sys.exit(f"queue {queue} is partitioned; this producer writes only one partition")
     with open(add_lua_path, encoding="utf-8") as f:
         add = r.register_script(f.read())  # EVALSHA, falling back to SCRIPT LOAD on NOSCRIPT
     seconds, micros = r.time()

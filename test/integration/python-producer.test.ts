@@ -2,10 +2,11 @@
  * The protocol checked from outside: test/foreign/producer.py, a producer in Python written from
  * docs/PROTOCOL.md alone, adds 100 jobs through add.lua; a Node Worker runs each exactly once,
  * none before its due time, every value as the producer meant it. Needs Debian's python3-redis
- * (the README's prerequisites); without it this test fails, naming the package.
+ * (the README's prerequisites); without it this test fails, naming the package. The producer
+ * connects as the ACL user PROTOCOL.md gives for it, so that rule is checked too.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { expandLua } from '../../src/redis/lua-source.js';
-import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const run = promisify(execFile);
 const redis = useRedis();
@@ -24,6 +25,17 @@ const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
+
+/** ACL SETUSER arguments of the producer user in docs/PROTOCOL.md, for queue `name`. */
+function documentedAdderRule(name: string): { user: string; password: string; args: string[] } {
+  const doc = readFileSync(join(import.meta.dirname, '../../docs/PROTOCOL.md'), 'utf8');
+  const line = /```acl\n(user delayq-adder [^\n]*)\n```/.exec(doc)?.[1];
+  if (line === undefined) throw new Error('docs/PROTOCOL.md has no ```acl block for delayq-adder');
+  const [, user, ...args] = line.replaceAll('{emails}', `{${name}}`).match(/\([^)]*\)|\S+/g) ?? [];
+  const password = args.find((a) => a.startsWith('>'))?.slice(1);
+  if (user === undefined || password === undefined) throw new Error(`not an ACL user line: ${line}`);
+  return { user, password, args };
+}
 
 /** What producer.py's payload(i) stands for, written here independently of it. */
 function expected(i: number): Record<string, unknown> {
@@ -87,8 +99,26 @@ it('jobs from a Python producer written from PROTOCOL.md run once each, none ear
   );
   await worker.waitUntilReady();
 
+  const rule = documentedAdderRule(name);
+  const admin = inspector(redis.url());
+  await admin.call('ACL', 'SETUSER', rule.user, 'reset', ...rule.args);
+  cleanups.push(async () => {
+    await admin.call('ACL', 'DELUSER', rule.user);
+    await admin.quit();
+  });
+  // Not yet in the server's script cache: the producer's EVALSHA gets NOSCRIPT and it loads it.
+  await admin.script('FLUSH');
+
   const script = join(import.meta.dirname, '../foreign/producer.py');
-  const { stdout } = await run(PYTHON, [script, String(redis.server().port), name, addLua, String(JOBS)]);
+  const { stdout } = await run(PYTHON, [
+    script,
+    String(redis.server().port),
+    name,
+    addLua,
+    String(JOBS),
+    rule.user,
+    rule.password,
+  ]);
   const adds = stdout
     .trim()
     .split('\n')

@@ -95,6 +95,11 @@ export function conformanceSuite(
     return w;
   }
 
+  /** Wait (bounded) until the server's clock has reached `ms`: a lease deadline or a due time. */
+  async function untilServerTime(r: Redis | Cluster, ms: number): Promise<void> {
+    await waitFor(async () => (await serverNow(r)) >= ms, { what: `server time ${ms}` });
+  }
+
   /** Keys of the queue that hold anything, with their sizes. */
   /**
    * What the queue holds, per key role. The `done` set of recently completed ids (bounded, for
@@ -398,7 +403,7 @@ export function conformanceSuite(
       const first = await claim(r, keys, claimInput(100, 'old'));
       expect(first.jobs.map((j) => j.id)).toEqual(['f1']);
       const old = first.jobs[0]!;
-      await new Promise((res) => setTimeout(res, 150));
+      await untilServerTime(r, old.deadline);
       const second = await claim(r, keys, claimInput(5_000, 'new'));
       expect(second.jobs.map((j) => [j.id, j.meta.a])).toEqual([['f1', 2]]);
       const current = second.jobs[0]!;
@@ -450,7 +455,7 @@ export function conformanceSuite(
       const r = at.inspector();
       await queue.add('x', { id: 'e1' });
       const [job] = (await claim(r, keys, claimInput(100))).jobs;
-      await new Promise((res) => setTimeout(res, 150));
+      await untilServerTime(r, job!.deadline);
       await expect(
         ack(r, keys, {
           id: 'e1',
@@ -554,14 +559,14 @@ export function conformanceSuite(
         { payload: 1, opts: { id: 'r1', attempts: 2 } },
         { payload: 2, opts: { id: 'r2', attempts: 1 } },
       ]);
-      await claim(r, keys, claimInput(100, 'crashed'));
+      const crashed = await claim(r, keys, claimInput(100, 'crashed'));
       expect(
         await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0, eventsCap: 1_000 }),
       ).toMatchObject({
         returned: 0,
         buried: 0,
       });
-      await new Promise((res) => setTimeout(res, 150));
+      await untilServerTime(r, Math.max(...crashed.jobs.map((j) => j.deadline)));
       expect(
         await reap(r, keys, { limit: 100, deadMaxCount: 10, deadMaxAgeMs: 0, eventsCap: 1_000 }),
       ).toEqual({

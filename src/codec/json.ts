@@ -54,13 +54,10 @@
 import { isUtf8 } from 'node:buffer';
 import { DecodeError, EncodeError } from '../errors.js';
 import type { Codec, Envelope } from './codec.js';
+import { wireWalker } from './walk.js';
 import {
   at,
-  assertNoCycle,
   checkEnvelopeFields,
-  classProblem,
-  functionProblem,
-  symbolProblem,
   describe,
   errorMessage,
   formatPath,
@@ -102,8 +99,8 @@ export function unescapeKey(wireKey: string): string | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Encoding: one walk that validates everything and copies only the containers on the path to a special
-// value, so a payload with nothing special is handed to the native JSON.stringify as is.
+// Encoding: the shared walk (walk.ts) validates everything and copies only the containers on the path to a
+// special value, so a payload with nothing special is handed to the native JSON.stringify as is.
 
 function encodeNumber(n: number): unknown {
   if (n - n === 0) {
@@ -115,160 +112,31 @@ function encodeNumber(n: number): unknown {
   return n !== n ? NAN_TAG : n > 0 ? INFINITY_TAG : NEG_INFINITY_TAG;
 }
 
-function encodeAny(value: unknown, ancestors: object[]): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return encodeNumber(value);
-    case 'object':
-      return value === null ? null : encodeObject(value, ancestors);
-    case 'undefined':
-      return UNDEFINED_TAG;
-    case 'bigint':
-      return { '~t': 'BigInt', v: value.toString() };
-    case 'function':
-      throw functionProblem(value as (...args: never[]) => unknown);
-    case 'symbol':
-      throw symbolProblem(value);
-  }
-}
-
-function encodeObject(o: object, ancestors: object[]): unknown {
-  assertNoCycle(o, ancestors, 'JSON');
-  const proto: unknown = Object.getPrototypeOf(o);
-  if (Array.isArray(o)) {
-    if (proto !== Array.prototype) throw classProblem(o, 'json', SUPPORTED);
-    return encodeArray(o, ancestors);
-  }
-  if (proto === Object.prototype || proto === null)
-    return encodePlain(o as Record<string, unknown>, ancestors);
-  if (proto === Date.prototype) {
-    const time = (o as Date).getTime();
-    if (time !== time) {
-      throw new Problem('is an Invalid Date; store a valid Date, or null if there is no date');
-    }
-    return { '~t': 'Date', v: (o as Date).toISOString() };
-  }
-  if (proto === Map.prototype) return encodeMap(o as Map<unknown, unknown>, ancestors);
-  if (proto === Set.prototype) return encodeSet(o as Set<unknown>, ancestors);
-  if (proto === Uint8Array.prototype) return { '~t': 'Uint8Array', v: base64(o as Uint8Array) };
-  if (proto === Buffer.prototype) return { '~t': 'Buffer', v: (o as Buffer).toString('base64') };
-  throw classProblem(o, 'json', SUPPORTED);
-}
-
 function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
-function encodePlain(o: Record<string, unknown>, ancestors: object[]): unknown {
-  const keys = Object.keys(o);
-  const symbols = Object.getOwnPropertySymbols(o);
-  for (const symbol of symbols) {
-    if (Object.prototype.propertyIsEnumerable.call(o, symbol)) {
-      throw new Problem(
-        `has a symbol-keyed property (${symbol.toString()}), which cannot be stored in a job; use a string key`,
-      );
-    }
-  }
-  let out: Record<string, unknown> | undefined;
-  let i = 0;
-  ancestors.push(o);
-  try {
-    for (; i < keys.length; i++) {
-      const key = keys[i]!;
-      let wireKey = key;
-      if (key.charCodeAt(0) === TILDE) wireKey = `~${key}`;
-      else if (key === '__proto__') {
-        throw new Problem(
-          'is an own property named "__proto__", which cannot be decoded safely; rename the key',
-        );
-      }
-      const item = o[key];
-      const wire =
-        typeof item === 'string' || typeof item === 'boolean' || item === null
-          ? item
-          : encodeAny(item, ancestors);
-      if (out === undefined) {
-        if (wire === item && wireKey === key) continue;
-        // Earlier keys had nothing to escape and values equal to their wire form.
-        out = {};
-        for (let j = 0; j < i; j++) {
-          const earlier = keys[j]!;
-          out[earlier] = o[earlier];
-        }
-      }
-      // Safe plain assignment: wireKey is never "__proto__" (refused above, and escaping only adds "~").
-      out[wireKey] = wire;
-    }
-  } catch (e) {
-    throw at(e, keySegment(keys[i] ?? ''), 'read');
-  }
-  ancestors.pop();
-  return out ?? o;
-}
-
-function encodeArray(a: readonly unknown[], ancestors: object[]): unknown {
-  const n = a.length;
-  let out: unknown[] | undefined;
-  let i = 0;
-  ancestors.push(a);
-  try {
-    for (; i < n; i++) {
-      const item = a[i];
-      const wire =
-        typeof item === 'string' || typeof item === 'boolean' || item === null
-          ? item
-          : encodeAny(item, ancestors);
-      if (out === undefined) {
-        if (wire === item) continue;
-        // No holes before i: a hole reads as undefined, which would have started the copy there.
-        out = [];
-        for (let j = 0; j < i; j++) out.push(a[j]);
-      }
-      out.push(wire);
-    }
-  } catch (e) {
-    throw at(e, `[${i}]`, 'read');
-  }
-  ancestors.pop();
-  return out ?? a;
-}
-
-function encodeMap(m: Map<unknown, unknown>, ancestors: object[]): unknown {
-  const entries: unknown[] = [];
-  let index = 0;
-  let key: unknown;
-  let inKey = true;
-  ancestors.push(m);
-  try {
-    for (const [k, value] of m) {
-      key = k;
-      inKey = true;
-      const wireKey = encodeAny(k, ancestors);
-      inKey = false;
-      entries.push([wireKey, encodeAny(value, ancestors)]);
-      index++;
-    }
-  } catch (e) {
-    throw at(e, inKey ? `[map key #${index}]` : mapValueSegment(key, index), 'read');
-  }
-  ancestors.pop();
-  return { '~t': 'Map', v: entries };
-}
-
-function encodeSet(s: Set<unknown>, ancestors: object[]): unknown {
-  const items: unknown[] = [];
-  ancestors.push(s);
-  try {
-    for (const item of s) items.push(encodeAny(item, ancestors));
-  } catch (e) {
-    throw at(e, `[set item #${items.length}]`, 'read');
-  }
-  ancestors.pop();
-  return { '~t': 'Set', v: items };
-}
+/** What JSON lacks, as tag objects (the table at the top of this file). */
+const walkToTagged = wireWalker({
+  codec: 'json',
+  format: 'JSON',
+  supported: SUPPORTED,
+  maxDepth: Number.POSITIVE_INFINITY,
+  string: (s) => s,
+  key: escapeKey,
+  number: encodeNumber,
+  bigint: (n) => ({ '~t': 'BigInt', v: n.toString() }),
+  undefined: UNDEFINED_TAG,
+  date: (d) => ({ '~t': 'Date', v: d.toISOString() }),
+  uint8Array: (u) => ({ '~t': 'Uint8Array', v: base64(u) }),
+  buffer: (b) => ({ '~t': 'Buffer', v: b.toString('base64') }),
+  map: (flat) => {
+    const entries: unknown[] = [];
+    for (let i = 0; i < flat.length; i += 2) entries.push([flat[i], flat[i + 1]]);
+    return { '~t': 'Map', v: entries };
+  },
+  set: (items) => ({ '~t': 'Set', v: items }),
+});
 
 /**
  * Returns the JSON-ready tagged form of `value` (sharing unchanged subtrees with it), or throws EncodeError
@@ -276,7 +144,7 @@ function encodeSet(s: Set<unknown>, ancestors: object[]): unknown {
  */
 export function toTagged(value: unknown, root = 'payload'): unknown {
   try {
-    return encodeAny(value, []);
+    return walkToTagged(value);
   } catch (e) {
     if (e instanceof Problem) {
       const path = formatPath(root, e.segments);

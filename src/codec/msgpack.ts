@@ -58,14 +58,11 @@ import { Packr, Unpackr, addExtension } from 'msgpackr';
 import { DecodeError, EncodeError } from '../errors.js';
 import type { Codec, Envelope } from './codec.js';
 import { MSGPACK_EXT, MSGPACK_MAX_DEPTH, Scanner } from './msgpack-scan.js';
+import { wireWalker } from './walk.js';
 import {
   Problem,
   at,
-  assertNoCycle,
   checkEnvelopeFields,
-  classProblem,
-  functionProblem,
-  symbolProblem,
   describe,
   describeLoneSurrogate,
   errorMessage,
@@ -187,167 +184,39 @@ function loneSurrogate(what: string, s: string): Problem {
 // Encoding: one walk that validates everything and copies only the containers on the path to a value that
 // needs an extension, so a payload with nothing special is handed to msgpackr as is.
 
-function wireAny(value: unknown, ancestors: object[]): unknown {
-  switch (typeof value) {
-    case 'string':
-      if (!isWellFormed(value)) throw loneSurrogate('is a string with', value);
-      return value;
-    case 'boolean':
-    case 'undefined':
-      return value;
-    case 'number':
-      return value === 0 && 1 / value < 0 ? NEGATIVE_ZERO : value;
-    case 'bigint':
-      return new BigIntExt(value);
-    case 'object':
-      return value === null ? null : wireObject(value, ancestors);
-    case 'function':
-      throw functionProblem(value as (...args: never[]) => unknown);
-    case 'symbol':
-      throw symbolProblem(value);
-  }
-}
-
-function wireObject(o: object, ancestors: object[]): unknown {
-  assertNoCycle(o, ancestors, 'MessagePack');
-  const proto: unknown = Object.getPrototypeOf(o);
-  if (Array.isArray(o)) {
-    if (proto !== Array.prototype) throw classProblem(o, 'msgpack', SUPPORTED);
-    return wireArray(o, enter(o, ancestors));
-  }
-  if (proto === Object.prototype || proto === null) {
-    return wirePlain(o as Record<string, unknown>, enter(o, ancestors));
-  }
-  if (proto === Date.prototype) {
-    const time = (o as Date).getTime();
-    if (time !== time) {
-      throw new Problem('is an Invalid Date; store a valid Date, or null if there is no date');
-    }
-    return o;
-  }
-  if (proto === Map.prototype) return wireMap(o as Map<unknown, unknown>, enter(o, ancestors));
-  if (proto === Set.prototype) return wireSet(o as Set<unknown>, enter(o, ancestors));
-  if (proto === Uint8Array.prototype) return o;
-  if (proto === Buffer.prototype) return new BufferExt(o as Buffer);
-  throw classProblem(o, 'msgpack', SUPPORTED);
-}
-
-function enter(o: object, ancestors: object[]): object[] {
-  if (ancestors.length >= MSGPACK_MAX_DEPTH) {
-    throw new Problem(
-      `is nested more than ${MSGPACK_MAX_DEPTH} containers deep, more than the msgpack codec reads; flatten the data`,
-    );
-  }
-  ancestors.push(o);
-  return ancestors;
-}
-
-function wirePlain(o: Record<string, unknown>, ancestors: object[]): unknown {
-  const keys = Object.keys(o);
-  for (const symbol of Object.getOwnPropertySymbols(o)) {
-    if (Object.prototype.propertyIsEnumerable.call(o, symbol)) {
-      throw new Problem(
-        `has a symbol-keyed property (${symbol.toString()}), which cannot be stored in a job; use a string key`,
-      );
-    }
-  }
-  let out: Record<string, unknown> | undefined;
-  let i = 0;
-  try {
-    for (; i < keys.length; i++) {
-      const key = keys[i]!;
-      if (key === '__proto__') {
-        throw new Problem(
-          'is an own property named "__proto__", which cannot be decoded safely; rename the key',
-        );
-      }
-      if (!isWellFormed(key)) throw loneSurrogate('has a key with', key);
-      const item = o[key];
-      const wire =
-        typeof item === 'boolean' || item === null
-          ? item
-          : typeof item === 'string' && isWellFormed(item)
-            ? item
-            : wireAny(item, ancestors);
-      if (out === undefined) {
-        if (wire === item) continue;
-        out = {};
-        for (let j = 0; j < i; j++) {
-          const earlier = keys[j]!;
-          out[earlier] = o[earlier];
-        }
-      }
-      // Safe plain assignment: key is never "__proto__" (refused above).
-      out[key] = wire;
-    }
-  } catch (e) {
-    throw at(e, keySegment(keys[i] ?? ''), 'read');
-  }
-  ancestors.pop();
-  return out ?? o;
-}
-
-function wireArray(a: readonly unknown[], ancestors: object[]): unknown {
-  const n = a.length;
-  let out: unknown[] | undefined;
-  let i = 0;
-  try {
-    for (; i < n; i++) {
-      const item = a[i];
-      const wire =
-        typeof item === 'boolean' || item === null
-          ? item
-          : typeof item === 'string' && isWellFormed(item)
-            ? item
-            : wireAny(item, ancestors);
-      if (out === undefined) {
-        if (wire === item) continue;
-        out = a.slice(0, i);
-      }
-      out.push(wire);
-    }
-  } catch (e) {
-    throw at(e, `[${i}]`, 'read');
-  }
-  ancestors.pop();
-  return out ?? a;
-}
-
-function wireMap(m: Map<unknown, unknown>, ancestors: object[]): unknown {
-  const out: unknown[] = [MAP_MARKER];
-  let index = 0;
-  let key: unknown;
-  let inKey = true;
-  try {
-    for (const [k, value] of m) {
-      key = k;
-      inKey = true;
-      const wireKey = wireAny(k, ancestors);
-      inKey = false;
-      out.push(wireKey, wireAny(value, ancestors));
-      index++;
-    }
-  } catch (e) {
-    throw at(e, inKey ? `[map key #${index}]` : mapValueSegment(key, index), 'read');
-  }
-  ancestors.pop();
-  return out;
-}
-
-function wireSet(s: Set<unknown>, ancestors: object[]): unknown {
-  const out: unknown[] = [SET_MARKER];
-  try {
-    for (const item of s) out.push(wireAny(item, ancestors));
-  } catch (e) {
-    throw at(e, `[set item #${out.length - 1}]`, 'read');
-  }
-  ancestors.pop();
-  return out;
-}
+/** What MessagePack lacks, as extension values (the table at the top of this file). */
+const walkToWire = wireWalker({
+  codec: 'msgpack',
+  format: 'MessagePack',
+  supported: SUPPORTED,
+  maxDepth: MSGPACK_MAX_DEPTH,
+  string: (s) => {
+    if (!isWellFormed(s)) throw loneSurrogate('is a string with', s);
+    return s;
+  },
+  key: (k) => {
+    if (!isWellFormed(k)) throw loneSurrogate('has a key with', k);
+    return k;
+  },
+  number: (n) => (n === 0 && 1 / n < 0 ? NEGATIVE_ZERO : n),
+  bigint: (n) => new BigIntExt(n),
+  undefined: undefined,
+  date: (d) => d,
+  uint8Array: (u) => u,
+  buffer: (b) => new BufferExt(b),
+  map: (flat) => {
+    flat.unshift(MAP_MARKER);
+    return flat;
+  },
+  set: (items) => {
+    items.unshift(SET_MARKER);
+    return items;
+  },
+});
 
 function toWire(value: unknown, root: string, id: string): unknown {
   try {
-    return wireAny(value, []);
+    return walkToWire(value);
   } catch (e) {
     if (e instanceof Problem) {
       const path = formatPath(root, e.segments);

@@ -53,6 +53,10 @@
  * The extension types are registered with msgpackr's addExtension (its registry is process-wide) the first
  * time this codec runs: values of delayq's private classes are written with them, and another msgpackr user
  * in the process reading types 80..84 would get delayq's values instead of an "unknown extension" error.
+ * A private registry is not possible with msgpackr 2.1: addExtension writes module-level tables (pack.js
+ * `extensions`, unpack.js `currentExtensions`) that every Packr and Unpackr reads, and neither takes
+ * extensions as an option. The classes are private, so no other code can make values that use delayq's
+ * types on encode; the exposure is on decode only, and ends only with a writer and reader of our own.
  */
 import { Packr, Unpackr, addExtension } from 'msgpackr';
 import { DecodeError, EncodeError } from '../errors.js';

@@ -17,6 +17,8 @@ const redis = useRedis();
 const SCRIPTS = join(import.meta.dirname, '../../src/scripts');
 const ADD_LUA = expandLua(SCRIPTS, 'add.lua');
 const RESCHEDULE_LUA = expandLua(SCRIPTS, 'reschedule.lua');
+const FAIL_LUA = expandLua(SCRIPTS, 'fail.lua');
+const RELEASE_LUA = expandLua(SCRIPTS, 'release.lua');
 let raw: Redis;
 beforeAll(() => {
   raw = inspector(redis.url());
@@ -115,6 +117,41 @@ describe('refused by add.lua, nothing written', () => {
       /DELAYQ_BAD_ARG delay -1 is not a whole number/,
     );
     expect(await raw.zscore(`dq:{${q}}:schedule`, 'j')).toBe(before);
+  });
+
+  it('checks the delays a worker in another language passes to fail.lua and release.lua', async () => {
+    const q = uniqueQueue('foreign');
+    await rawAdd(q, good);
+    const k = (name: string): string => `dq:{${q}}:${name}`;
+    const failKeys = ['schedule', 'jobs', 'meta', 'active', 'leases', 'dead', 'errors', 'wake', 'events'].map(
+      k,
+    );
+    const fail = (delay: string) =>
+      raw.eval(
+        FAIL_LUA,
+        9,
+        ...failKeys,
+        'j',
+        '1.1',
+        delay,
+        '{"name":"Error","message":"x"}',
+        '10',
+        '0',
+        '100',
+        'x',
+      );
+    await expect(fail('-5')).rejects.toThrow(
+      /DELAYQ_BAD_ARG retry delay -5 is not -1 or a whole number of ms/,
+    );
+    await expect(fail('2.5')).rejects.toThrow(/DELAYQ_BAD_ARG retry delay 2\.5/);
+    // A valid delay passes the check and meets the lease check: this token holds no lease.
+    await expect(fail('100')).rejects.toThrow(/DELAYQ_LEASE_LOST/);
+    const releaseKeys = ['schedule', 'meta', 'active', 'leases', 'wake', 'events'].map(k);
+    await expect(raw.eval(RELEASE_LUA, 6, ...releaseKeys, 'j', '1.1', '-1', '100')).rejects.toThrow(
+      /DELAYQ_BAD_ARG delay -1 is not a whole number of ms >= 0/,
+    );
+    expect(await raw.zscore(k('schedule'), 'j')).not.toBeNull();
+    expect(await raw.hlen(k('errors'))).toBe(0);
   });
 
   it('reaches a TypeScript caller as a ValidationError naming the script', async () => {

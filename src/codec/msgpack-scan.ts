@@ -1,6 +1,6 @@
 /**
- * The msgpack codec's byte scanner: one pass over an envelope's bytes, before msgpackr reads them, that
- * checks everything msgpackr would take on trust (docs/PROTOCOL.md, "Envelope (codec msgpack)"): valid
+ * The msgpack codec's byte scanner: one pass over an envelope's bytes, before the reader (msgpack-io.ts)
+ * builds anything, that checks everything the reader takes on trust (docs/PROTOCOL.md, "Envelope (codec msgpack)"): valid
  * UTF-8, string map keys, no "__proto__" key, known extension types with well-formed data, integers a
  * number holds exactly, timestamps a Date holds, the nesting limit, no trailing bytes. It allocates
  * nothing on the happy path and reports the path and byte offset of the first problem.
@@ -23,7 +23,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const PROTO_KEY = Buffer.from('__proto__');
 
 // ---------------------------------------------------------------------------------------------------------
-// Decoding, step 1: a scan of the bytes that checks everything msgpackr would take on trust. It allocates
+// Decoding, step 1: a scan of the bytes that checks everything the reader takes on trust. It allocates
 // nothing on the happy path and reports the path and byte offset of the first problem.
 
 /** What a scanned value was, as far as its array cares: Map and Set markers lead their arrays. */

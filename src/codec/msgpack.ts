@@ -1,5 +1,6 @@
 /**
- * The msgpack codec: the job envelope as MessagePack (written and read by msgpackr), with the payload
+ * The msgpack codec: the job envelope as MessagePack (written and read by msgpack-io.ts, byte for byte as
+ * msgpackr writes it), with the payload
  * values MessagePack has no type for written as extension values, so that they come back as the same types.
  *
  * WIRE FORMAT (envelope format 1). Other implementations must read and write exactly this.
@@ -44,23 +45,32 @@
  * as undefined), non-index array properties, non-enumerable properties, and the bytes around a Uint8Array
  * view. Accessor properties are read like data, possibly more than once.
  *
- * SAFETY. Before msgpackr sees them, the bytes are scanned once: every length is checked against the input,
- * every extension type must be one of the above (so msgpackr's own record definitions, structured clone
- * references, Error, RegExp and typed-array extensions never run), every string must be valid UTF-8 and no
- * map key may be "__proto__" (msgpackr would otherwise silently rename it to "__proto_"). msgpackr then
- * builds plain objects, arrays and strings; nothing in the bytes can define behaviour.
+ * SAFETY. Before the reader sees them, the bytes are scanned once (msgpack-scan.ts): every length is checked
+ * against the input, every extension type must be one of the above (so no record definitions, structured
+ * clone references, Error, RegExp or typed-array extensions of msgpackr's), every string must be valid UTF-8
+ * and no map key may be "__proto__". The reader then builds plain objects, arrays and strings; nothing in
+ * the bytes can define behaviour.
  *
- * The extension types are registered with msgpackr's addExtension (its registry is process-wide) the first
- * time this codec runs: values of delayq's private classes are written with them, and another msgpackr user
- * in the process reading types 80..84 would get delayq's values instead of an "unknown extension" error.
- * A private registry is not possible with msgpackr 2.1: addExtension writes module-level tables (pack.js
- * `extensions`, unpack.js `currentExtensions`) that every Packr and Unpackr reads, and neither takes
- * extensions as an option. The classes are private, so no other code can make values that use delayq's
- * types on encode; the exposure is on decode only, and ends only with a writer and reader of our own.
+ * delayq writes and reads the bytes itself (msgpack-io.ts) rather than through msgpackr, because msgpackr's
+ * extensions live in one process-wide registry (addExtension writes module-level tables every Packr and
+ * Unpackr reads, and neither takes extensions as an option): registering types 80..84 there made every other
+ * msgpackr user in the process read them as delayq's values, and let any of them replace delayq's. The
+ * writer follows msgpackr's choices byte for byte (test/codec/msgpack-differential.property.test.ts checks
+ * it against msgpackr), so the test vectors, made with msgpackr, are unchanged.
  */
-import { Packr, Unpackr, addExtension } from 'msgpackr';
 import { DecodeError, EncodeError } from '../errors.js';
 import type { Codec, Envelope } from './codec.js';
+import {
+  BigIntExt,
+  BufferExt,
+  MAP_MARKER,
+  NEGATIVE_ZERO,
+  SET_MARKER,
+  bigintFromBytes,
+  bigintToBytes,
+  readMsgpack,
+  writeMsgpack,
+} from './msgpack-io.js';
 import { MSGPACK_EXT, MSGPACK_MAX_DEPTH, Scanner } from './msgpack-scan.js';
 import { wireWalker } from './walk.js';
 import {
@@ -77,106 +87,10 @@ import {
   validateEnvelope,
 } from './validate.js';
 
-export { MSGPACK_EXT, MSGPACK_MAX_DEPTH };
-
-const ZERO_BYTE = Buffer.from([0]);
+export { MSGPACK_EXT, MSGPACK_MAX_DEPTH, bigintFromBytes, bigintToBytes };
 
 const SUPPORTED =
   'plain objects, arrays, strings, finite and non-finite numbers, booleans, null, undefined, bigint, Date, Map, Set, Uint8Array and Buffer';
-
-// ---------------------------------------------------------------------------------------------------------
-// The values msgpackr writes as delayq's extensions, and reads them back as. The classes are private, so no
-// other msgpackr user in the process ever hands one to its packer.
-
-class BigIntExt {
-  constructor(readonly value: bigint) {}
-}
-class BufferExt {
-  constructor(readonly bytes: Buffer) {}
-}
-class MapMarker {}
-class SetMarker {}
-class NegativeZero {}
-
-const MAP_MARKER = Object.freeze(new MapMarker());
-const SET_MARKER = Object.freeze(new SetMarker());
-const NEGATIVE_ZERO = Object.freeze(new NegativeZero());
-
-/** Minimal big-endian two's complement: the shortest byte string whose top bit is the sign. */
-export function bigintToBytes(n: bigint): Buffer {
-  const negative = n < 0n;
-  // For a negative n the bytes are those of ~n = -n - 1 (which is >= 0), each bit inverted.
-  let hex = (negative ? -n - 1n : n).toString(16);
-  if (hex.length % 2 === 1) hex = `0${hex}`;
-  if (hex.charCodeAt(0) >= 0x38 /* '8' */) hex = `00${hex}`;
-  const bytes = Buffer.from(hex, 'hex');
-  if (negative) for (let i = 0; i < bytes.length; i++) bytes[i] = ~bytes[i]! & 0xff;
-  return bytes;
-}
-
-/** Reads big-endian two's complement of any length >= 1. */
-export function bigintFromBytes(bytes: Uint8Array): bigint {
-  if (bytes.length <= 6) {
-    // Fits a double exactly: no hex round trip for the common small values.
-    let n = 0;
-    for (const byte of bytes) n = n * 256 + byte;
-    if ((bytes[0]! & 0x80) !== 0) n -= 2 ** (bytes.length * 8);
-    return BigInt(n);
-  }
-  const unsigned = BigInt(
-    `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`,
-  );
-  return (bytes[0]! & 0x80) === 0 ? unsigned : unsigned - (1n << BigInt(bytes.length * 8));
-}
-
-let registered = false;
-
-function registerExtensions(): void {
-  if (registered) return;
-  registered = true;
-  addExtension({
-    Class: BigIntExt,
-    type: MSGPACK_EXT.bigint,
-    pack: (ext: BigIntExt) => bigintToBytes(ext.value),
-    unpack: bigintFromBytes,
-  });
-  addExtension({ Class: MapMarker, type: MSGPACK_EXT.map, pack: () => ZERO_BYTE, unpack: () => MAP_MARKER });
-  addExtension({ Class: SetMarker, type: MSGPACK_EXT.set, pack: () => ZERO_BYTE, unpack: () => SET_MARKER });
-  addExtension({
-    Class: BufferExt,
-    type: MSGPACK_EXT.buffer,
-    pack: (ext: BufferExt) => ext.bytes,
-    // Copied, so the job does not keep the whole stored envelope alive.
-    unpack: (data: Uint8Array) => new BufferExt(Buffer.from(data)),
-  });
-  addExtension({
-    Class: NegativeZero,
-    type: MSGPACK_EXT.negativeZero,
-    pack: () => ZERO_BYTE,
-    unpack: () => -0,
-  });
-}
-
-// Records, structured clone and msgpackr's extra types stay off: they would let bytes define structures,
-// references and class instances. Plain objects use Object.keys (variableMapSize), never for-in, and the
-// smallest map header, so the bytes are the same on every run; toJSON is never called.
-const packr = new Packr({
-  useRecords: false,
-  structuredClone: false,
-  moreTypes: false,
-  variableMapSize: true,
-  useToJSON: false,
-  bundleStrings: false,
-});
-// int 64 arrives as a number: the scan below has already refused values a number cannot hold exactly.
-const unpackr = new Unpackr({
-  useRecords: false,
-  structuredClone: false,
-  moreTypes: false,
-  mapsAsObjects: true,
-  int64AsType: 'number',
-  copyBuffers: false,
-});
 
 function loneSurrogate(what: string, s: string): Problem {
   return new Problem(
@@ -186,7 +100,7 @@ function loneSurrogate(what: string, s: string): Problem {
 
 // ---------------------------------------------------------------------------------------------------------
 // Encoding: one walk that validates everything and copies only the containers on the path to a value that
-// needs an extension, so a payload with nothing special is handed to msgpackr as is.
+// needs an extension, so a payload with nothing special is handed to the writer as is.
 
 /** What MessagePack lacks, as extension values (the table at the top of this file). */
 const walkToWire = wireWalker({
@@ -252,11 +166,10 @@ function encodeEnvelope(envelope: Envelope): Buffer {
     traceparent === undefined
       ? { v, id, version, createdAt, payload }
       : { v, id, version, createdAt, traceparent, payload };
-  registerExtensions();
   try {
-    return packr.pack(wire);
+    return writeMsgpack(wire);
   } catch (e) {
-    throw new EncodeError(`cannot encode job ${id}: msgpackr could not write it (${errorMessage(e)})`, {
+    throw new EncodeError(`cannot encode job ${id}: the bytes could not be written (${errorMessage(e)})`, {
       cause: e,
     });
   }
@@ -269,8 +182,8 @@ function envelopeStringProblem(id: string, field: string, value: string): Encode
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Decoding, step 2: msgpackr builds the tree; where the scan saw bin, ext 83 or markers, a walk replaces them
-// in place. Assigning into msgpackr's objects is safe: each key is an existing own data property, never
+// Decoding, step 2: the reader builds the tree; where the scan saw bin, ext 83 or markers, a walk replaces them
+// in place. Assigning into the reader's objects is safe: each key is an existing own data property, never
 // "__proto__" (the scan refused it).
 
 function unwire(value: unknown): unknown {
@@ -391,13 +304,11 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
       { cause: e },
     );
   }
-  registerExtensions();
   let decoded: unknown;
   try {
-    // A view of our own: msgpackr caches a DataView on the object it reads, which must not be the caller's.
-    decoded = unpackr.unpack(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    decoded = readMsgpack(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   } catch (e) {
-    throw new DecodeError(`cannot decode job: msgpackr could not read the bytes (${errorMessage(e)})`, {
+    throw new DecodeError(`cannot decode job: the bytes could not be read (${errorMessage(e)})`, {
       cause: e,
     });
   }

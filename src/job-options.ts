@@ -150,11 +150,22 @@ function resolveDurability(value: unknown): { replicas: number; timeoutMs: numbe
   return { replicas, timeoutMs };
 }
 
+/** The earliest due time a script accepts (2000-01-01): see src/scripts/includes/args.lua. */
+const MIN_RUN_AT = Date.UTC(2000, 0, 1);
+/** The latest due time a script accepts (the end of 9999-12-31). */
+const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** Validate a runAt (Date or epoch ms) into epoch ms. */
 export function parseRunAt(value: unknown): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
     throw new ValidationError(`runAt must be a valid Date or epoch milliseconds, got ${describe(value)}`);
+  }
+  // A time before 2000 is almost always epoch seconds passed as ms; the scripts refuse it too.
+  if (ms < MIN_RUN_AT || ms > MAX_RUN_AT) {
+    throw new ValidationError(
+      `runAt must lie between 2000-01-01 and 9999-12-31 (epoch ms ${MIN_RUN_AT} to ${MAX_RUN_AT}), got ${describe(value)}; epoch seconds instead of ms?`,
+    );
   }
   return Math.round(ms);
 }

@@ -417,7 +417,7 @@ describe('jsonCodec encode refusals', () => {
       /envelope\.version must be an integer >= 1/,
     );
     expect(() => jsonCodec.encode({ ...envelope(1), createdAt: NaN })).toThrow(
-      /envelope\.createdAt must be a finite number/,
+      /envelope\.createdAt must be a whole number of epoch ms/,
     );
     expect(() => jsonCodec.encode({ ...envelope(1), id: 5 as unknown as string })).toThrow(EncodeError);
   });
@@ -527,7 +527,7 @@ describe('jsonCodec decode rejects malformed bytes', () => {
     [
       'createdAt string',
       '{"v":1,"id":"j","version":1,"createdAt":"1","payload":1}',
-      /envelope\.createdAt must be a finite number/,
+      /envelope\.createdAt must be a whole number of epoch ms/,
     ],
     [
       'traceparent number',
@@ -577,6 +577,38 @@ describe('jsonCodec decode rejects malformed bytes', () => {
       /"Date" tag/,
     ],
     ['a numeric Date', withPayload('{"~t":"Date","v":0}').toString(), /"Date" tag/],
+    [
+      'a Date with +00:00',
+      withPayload('{"~t":"Date","v":"2026-01-02T03:04:05.006+00:00"}').toString(),
+      /"Date" tag .* \(YYYY-MM-DDTHH:mm:ss\.sssZ: UTC "Z", three millisecond digits/,
+    ],
+    [
+      'a Date without milliseconds',
+      withPayload('{"~t":"Date","v":"2026-01-02T03:04:05Z"}').toString(),
+      /"Date" tag/,
+    ],
+    ['a fractional createdAt', '{"v":1,"id":"j","version":1,"createdAt":1.5,"payload":1}', /createdAt/],
+    [
+      'a raw integer beyond 2^53 - 1',
+      withPayload('{"n":9007199254740993}').toString(),
+      /integer literal 9007199254740993, beyond ±\(2\^53 - 1\).*\{"~t":"BigInt","v":"9007199254740993"\}/,
+    ],
+    ['a raw integer below -(2^53 - 1)', withPayload('[-9007199254740992]').toString(), /-9007199254740992/],
+    [
+      'a raw createdAt beyond 2^53 - 1',
+      '{"v":1,"id":"j","version":1,"createdAt":12345678901234567890,"payload":1}',
+      /integer literal 12345678901234567890/,
+    ],
+    [
+      'a number tag that is not the shortest decimal',
+      withPayload('{"~t":"number","v":"9007199254740993"}').toString(),
+      /"number" tag whose value/,
+    ],
+    [
+      'a number tag for a safe integer',
+      withPayload('{"~t":"number","v":"12"}').toString(),
+      /"number" tag whose value/,
+    ],
     ['non-canonical base64', withPayload('{"~t":"Uint8Array","v":"AQI"}').toString(), /not canonical base64/],
     ['base64url', withPayload('{"~t":"Buffer","v":"-_8="}').toString(), /not canonical base64/],
     ['base64 with junk', withPayload('{"~t":"Buffer","v":"AQID!"}').toString(), /not canonical base64/],
@@ -633,5 +665,42 @@ describe('jsonCodec decode rejects malformed bytes', () => {
     expect(decodeError(withPayload('{"~t":"Nope"}')).message).toMatch(
       /^cannot decode job job-1: payload has the unknown tag/,
     );
+  });
+});
+
+describe('integers beyond ±(2^53 - 1)', () => {
+  it('accepts integer literals up to the safe limit and floats written with a fraction or exponent', () => {
+    const bytes = withPayload(
+      '[9007199254740991,-9007199254740991,1e300,1.5e20,12345678901234567890.5,"12345678901234567890"]',
+    );
+    expect(jsonCodec.decode(bytes).payload).toEqual([
+      9007199254740991,
+      -9007199254740991,
+      1e300,
+      1.5e20,
+      Number('12345678901234567890.5'),
+      '12345678901234567890',
+    ]);
+  });
+
+  it('does not mistake digits inside strings, escaped quotes included, for numbers', () => {
+    const bytes = withPayload('{"a\\"99999999999999999":"\\"99999999999999999"}');
+    expect(jsonCodec.decode(bytes).payload).toEqual({ 'a"99999999999999999': '"99999999999999999' });
+  });
+
+  it('writes numbers JSON.stringify would print as unsafe integer literals as number tags, and reads them back', () => {
+    for (const n of [2 ** 53, -(2 ** 60), 1e20, 9.99e20]) {
+      const text = jsonCodec.encode(envelope({ n })).toString();
+      expect(text).toContain(`{"n":{"~t":"number","v":"${String(n)}"}}`);
+      expect(roundTrip(n)).toBe(n);
+    }
+    // From 1e21 on JSON.stringify writes an exponent, a double by its form.
+    expect(jsonCodec.encode(envelope(1e21)).toString()).toContain('"payload":1e+21');
+    expect(roundTrip(1e21)).toBe(1e21);
+  });
+
+  it('keeps BigInt tags exact where the raw literal would round', () => {
+    const bytes = withPayload('{"~t":"BigInt","v":"9007199254740993"}');
+    expect(jsonCodec.decode(bytes).payload).toBe(9007199254740993n);
   });
 });

@@ -16,15 +16,26 @@
  * a string) and, for every tag except "undefined", the key "v", and no other key:
  *
  *   {"~t":"undefined"}                            undefined (object member, array item, Map/Set entry, payload)
- *   {"~t":"number","v":"NaN"}                     v is one of "NaN", "Infinity", "-Infinity", "-0"
+ *   {"~t":"number","v":"NaN"}                     v is one of "NaN", "Infinity", "-Infinity", "-0", or the
+ *                                                 shortest decimal (JS String(n)) of a number n with
+ *                                                 2^53 <= |n| < 1e21, e.g. "1152921504606846976": JSON.stringify
+ *                                                 writes these as integer literals, which readers refuse (below)
  *   {"~t":"Date","v":"2026-01-01T00:00:00.000Z"}  v is exactly what Date.prototype.toISOString() prints:
- *                                                 YYYY-MM-DDTHH:mm:ss.sssZ, years outside 0..9999 as ±YYYYYY
+ *                                                 YYYY-MM-DDTHH:mm:ss.sssZ (always UTC "Z", always three
+ *                                                 millisecond digits), years outside 0..9999 as ±YYYYYY;
+ *                                                 "+00:00", a missing ".sss" or a date that does not exist
+ *                                                 (2026-02-30) is undecodable
  *   {"~t":"BigInt","v":"-1234567890123456789"}    v is canonical decimal: -?(0|[1-9][0-9]*), never "-0"
  *   {"~t":"Map","v":[[<key>,<value>],…]}          entries in insertion order, keys are <value>s of any kind
  *   {"~t":"Set","v":[<value>,…]}                  items in insertion order
  *   {"~t":"Uint8Array","v":"AAEC"}                bytes as canonical RFC 4648 base64, padded, no white space
  *   {"~t":"Buffer","v":"AAEC"}                    same bytes encoding; Node readers return a Buffer, other
  *                                                 languages may treat it exactly like Uint8Array
+ *
+ * NUMBERS. A number token with neither fraction nor exponent (an integer literal) must lie within
+ * ±(2^53 - 1): beyond it a JavaScript number would silently round it, so the whole envelope is undecodable
+ * (like an int 64 beyond that range in the msgpack codec). Write such integers as BigInt tags. Number
+ * tokens with a fraction or an exponent are doubles and read as IEEE 754 doubles do.
  *
  * Map keys and Set items must be pairwise distinct after decoding (SameValueZero, as JS Map/Set compare);
  * duplicates are undecodable rather than silently merged.
@@ -43,13 +54,10 @@
 import { isUtf8 } from 'node:buffer';
 import { DecodeError, EncodeError } from '../errors.js';
 import type { Codec, Envelope } from './codec.js';
+import { wireWalker } from './walk.js';
 import {
   at,
-  assertNoCycle,
   checkEnvelopeFields,
-  classProblem,
-  functionProblem,
-  symbolProblem,
   describe,
   errorMessage,
   formatPath,
@@ -64,6 +72,10 @@ export const TAG_KEY = '~t';
 
 const TILDE = 0x7e;
 const CANONICAL_BIGINT = /^-?(?:0|[1-9]\d*)$/;
+/** Below this magnitude JSON.stringify writes every integral number as an integer literal. */
+const EXPONENT_FROM = 1e21;
+/** What a Date tag's value must look like, before the calendar check (toISOString round trip). */
+const DATE_PATTERN = /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 // Frozen and shared: tags without a payload-specific value need no allocation per occurrence.
 const UNDEFINED_TAG = Object.freeze({ '~t': 'undefined' });
@@ -87,168 +99,44 @@ export function unescapeKey(wireKey: string): string | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Encoding: one walk that validates everything and copies only the containers on the path to a special
-// value, so a payload with nothing special is handed to the native JSON.stringify as is.
+// Encoding: the shared walk (walk.ts) validates everything and copies only the containers on the path to a
+// special value, so a payload with nothing special is handed to the native JSON.stringify as is.
 
 function encodeNumber(n: number): unknown {
-  if (n - n === 0) return n === 0 && 1 / n < 0 ? NEG_ZERO_TAG : n;
+  if (n - n === 0) {
+    if (n === 0) return 1 / n < 0 ? NEG_ZERO_TAG : n;
+    // JSON.stringify would write an integer literal beyond ±(2^53 - 1), which readers refuse.
+    const size = n < 0 ? -n : n;
+    return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM ? { '~t': 'number', v: String(n) } : n;
+  }
   return n !== n ? NAN_TAG : n > 0 ? INFINITY_TAG : NEG_INFINITY_TAG;
-}
-
-function encodeAny(value: unknown, ancestors: object[]): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return encodeNumber(value);
-    case 'object':
-      return value === null ? null : encodeObject(value, ancestors);
-    case 'undefined':
-      return UNDEFINED_TAG;
-    case 'bigint':
-      return { '~t': 'BigInt', v: value.toString() };
-    case 'function':
-      throw functionProblem(value as (...args: never[]) => unknown);
-    case 'symbol':
-      throw symbolProblem(value);
-  }
-}
-
-function encodeObject(o: object, ancestors: object[]): unknown {
-  assertNoCycle(o, ancestors, 'JSON');
-  const proto: unknown = Object.getPrototypeOf(o);
-  if (Array.isArray(o)) {
-    if (proto !== Array.prototype) throw classProblem(o, 'json', SUPPORTED);
-    return encodeArray(o, ancestors);
-  }
-  if (proto === Object.prototype || proto === null)
-    return encodePlain(o as Record<string, unknown>, ancestors);
-  if (proto === Date.prototype) {
-    const time = (o as Date).getTime();
-    if (time !== time) {
-      throw new Problem('is an Invalid Date; store a valid Date, or null if there is no date');
-    }
-    return { '~t': 'Date', v: (o as Date).toISOString() };
-  }
-  if (proto === Map.prototype) return encodeMap(o as Map<unknown, unknown>, ancestors);
-  if (proto === Set.prototype) return encodeSet(o as Set<unknown>, ancestors);
-  if (proto === Uint8Array.prototype) return { '~t': 'Uint8Array', v: base64(o as Uint8Array) };
-  if (proto === Buffer.prototype) return { '~t': 'Buffer', v: (o as Buffer).toString('base64') };
-  throw classProblem(o, 'json', SUPPORTED);
 }
 
 function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
-function encodePlain(o: Record<string, unknown>, ancestors: object[]): unknown {
-  const keys = Object.keys(o);
-  const symbols = Object.getOwnPropertySymbols(o);
-  for (const symbol of symbols) {
-    if (Object.prototype.propertyIsEnumerable.call(o, symbol)) {
-      throw new Problem(
-        `has a symbol-keyed property (${symbol.toString()}), which cannot be stored in a job; use a string key`,
-      );
-    }
-  }
-  let out: Record<string, unknown> | undefined;
-  let i = 0;
-  ancestors.push(o);
-  try {
-    for (; i < keys.length; i++) {
-      const key = keys[i]!;
-      let wireKey = key;
-      if (key.charCodeAt(0) === TILDE) wireKey = `~${key}`;
-      else if (key === '__proto__') {
-        throw new Problem(
-          'is an own property named "__proto__", which cannot be decoded safely; rename the key',
-        );
-      }
-      const item = o[key];
-      const wire =
-        typeof item === 'string' || typeof item === 'boolean' || item === null
-          ? item
-          : encodeAny(item, ancestors);
-      if (out === undefined) {
-        if (wire === item && wireKey === key) continue;
-        // Earlier keys had nothing to escape and values equal to their wire form.
-        out = {};
-        for (let j = 0; j < i; j++) {
-          const earlier = keys[j]!;
-          out[earlier] = o[earlier];
-        }
-      }
-      // Safe plain assignment: wireKey is never "__proto__" (refused above, and escaping only adds "~").
-      out[wireKey] = wire;
-    }
-  } catch (e) {
-    throw at(e, keySegment(keys[i] ?? ''), 'read');
-  }
-  ancestors.pop();
-  return out ?? o;
-}
-
-function encodeArray(a: readonly unknown[], ancestors: object[]): unknown {
-  const n = a.length;
-  let out: unknown[] | undefined;
-  let i = 0;
-  ancestors.push(a);
-  try {
-    for (; i < n; i++) {
-      const item = a[i];
-      const wire =
-        typeof item === 'string' || typeof item === 'boolean' || item === null
-          ? item
-          : encodeAny(item, ancestors);
-      if (out === undefined) {
-        if (wire === item) continue;
-        // No holes before i: a hole reads as undefined, which would have started the copy there.
-        out = [];
-        for (let j = 0; j < i; j++) out.push(a[j]);
-      }
-      out.push(wire);
-    }
-  } catch (e) {
-    throw at(e, `[${i}]`, 'read');
-  }
-  ancestors.pop();
-  return out ?? a;
-}
-
-function encodeMap(m: Map<unknown, unknown>, ancestors: object[]): unknown {
-  const entries: unknown[] = [];
-  let index = 0;
-  let key: unknown;
-  let inKey = true;
-  ancestors.push(m);
-  try {
-    for (const [k, value] of m) {
-      key = k;
-      inKey = true;
-      const wireKey = encodeAny(k, ancestors);
-      inKey = false;
-      entries.push([wireKey, encodeAny(value, ancestors)]);
-      index++;
-    }
-  } catch (e) {
-    throw at(e, inKey ? `[map key #${index}]` : mapValueSegment(key, index), 'read');
-  }
-  ancestors.pop();
-  return { '~t': 'Map', v: entries };
-}
-
-function encodeSet(s: Set<unknown>, ancestors: object[]): unknown {
-  const items: unknown[] = [];
-  ancestors.push(s);
-  try {
-    for (const item of s) items.push(encodeAny(item, ancestors));
-  } catch (e) {
-    throw at(e, `[set item #${items.length}]`, 'read');
-  }
-  ancestors.pop();
-  return { '~t': 'Set', v: items };
-}
+/** What JSON lacks, as tag objects (the table at the top of this file). */
+const walkToTagged = wireWalker({
+  codec: 'json',
+  format: 'JSON',
+  supported: SUPPORTED,
+  maxDepth: Number.POSITIVE_INFINITY,
+  string: (s) => s,
+  key: escapeKey,
+  number: encodeNumber,
+  bigint: (n) => ({ '~t': 'BigInt', v: n.toString() }),
+  undefined: UNDEFINED_TAG,
+  date: (d) => ({ '~t': 'Date', v: d.toISOString() }),
+  uint8Array: (u) => ({ '~t': 'Uint8Array', v: base64(u) }),
+  buffer: (b) => ({ '~t': 'Buffer', v: b.toString('base64') }),
+  map: (flat) => {
+    const entries: unknown[] = [];
+    for (let i = 0; i < flat.length; i += 2) entries.push([flat[i], flat[i + 1]]);
+    return { '~t': 'Map', v: entries };
+  },
+  set: (items) => ({ '~t': 'Set', v: items }),
+});
 
 /**
  * Returns the JSON-ready tagged form of `value` (sharing unchanged subtrees with it), or throws EncodeError
@@ -256,7 +144,7 @@ function encodeSet(s: Set<unknown>, ancestors: object[]): unknown {
  */
 export function toTagged(value: unknown, root = 'payload'): unknown {
   try {
-    return encodeAny(value, []);
+    return walkToTagged(value);
   } catch (e) {
     if (e instanceof Problem) {
       const path = formatPath(root, e.segments);
@@ -420,19 +308,24 @@ function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown
           return -Infinity;
         case '-0':
           return -0;
-        default:
+        default: {
+          const n = typeof v === 'string' ? largeIntegralNumber(v) : undefined;
+          if (n !== undefined) return n;
           throw new Problem(
-            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0"`,
+            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0", or the shortest decimal of a number n with 2^53 <= |n| < 1e21`,
           );
+        }
       }
     case 'Date': {
       need();
-      if (typeof v === 'string') {
+      if (typeof v === 'string' && DATE_PATTERN.test(v)) {
         const date = new Date(v);
         // The round trip admits only the canonical toISOString form, never the engine's lenient parsing.
         if (date.getTime() === date.getTime() && date.toISOString() === v) return date;
       }
-      throw new Problem(`is a "Date" tag whose value ${describe(v)} is not a valid toISOString() timestamp`);
+      throw new Problem(
+        `is a "Date" tag whose value ${describe(v)} is not a valid toISOString() timestamp (YYYY-MM-DDTHH:mm:ss.sssZ: UTC "Z", three millisecond digits, a date that exists)`,
+      );
     }
     case 'BigInt':
       need();
@@ -461,6 +354,13 @@ function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown
         `has the unknown tag ${JSON.stringify(tag)}; it was written by a newer or different codec, or is corrupt`,
       );
   }
+}
+
+/** The number a "number" tag's decimal stands for, when it is one the encoder writes; else undefined. */
+function largeIntegralNumber(v: string): number | undefined {
+  const n = Number(v);
+  const size = n < 0 ? -n : n;
+  return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM && String(n) === v ? n : undefined;
 }
 
 function decodeMap(v: unknown): Map<unknown, unknown> {
@@ -550,9 +450,51 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new DecodeError(`cannot decode job: the envelope must be a JSON object, got ${describe(parsed)}`);
   }
+  // 2^53 - 1 has 16 digits: without a run of 16 digits no integer literal can be out of range.
+  const unsafe = SIXTEEN_DIGITS.test(text) ? unsafeIntegerLiteral(text) : undefined;
+  if (unsafe !== undefined) {
+    const id = (parsed as Record<string, unknown>).id;
+    throw new DecodeError(
+      `cannot decode job${typeof id === 'string' ? ` ${id}` : ''}: it holds the integer literal ${unsafe}, beyond ±(2^53 - 1), which a JavaScript number would silently round; write such integers as {"~t":"BigInt","v":"${unsafe}"}`,
+    );
+  }
   return validateEnvelope(parsed as Record<string, unknown>, (payload, id) =>
     fromTagged(payload, 'payload', `cannot decode job ${id}`),
   );
+}
+
+const SIXTEEN_DIGITS = /\d{16}/;
+const NUMBER_TOKEN = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The first integer literal (a number token with neither fraction nor exponent) outside ±(2^53 - 1) in
+ * `text`, which JSON.parse has already accepted; strings are skipped, so digits inside them never count.
+ */
+export function unsafeIntegerLiteral(text: string): string | undefined {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: a backslash escapes the next character, so \" does not end it.
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      NUMBER_TOKEN.lastIndex = i;
+      const match = NUMBER_TOKEN.exec(text);
+      if (match === null) continue;
+      const token = match[0];
+      if (match[1] === undefined && match[2] === undefined) {
+        const size = BigInt(token);
+        if (size > MAX_SAFE || -size > MAX_SAFE) return token;
+      }
+      i += token.length - 1;
+    }
+  }
+  return undefined;
 }
 
 /** The default codec: UTF-8 JSON with tagged special values, as specified at the top of this file. */

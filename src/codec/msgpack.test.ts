@@ -1,4 +1,4 @@
-import { Packr, pack, unpack } from 'msgpackr';
+import { Packr, Unpackr, pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecodeError, EncodeError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Envelope } from './codec.js';
@@ -337,7 +337,7 @@ describe('msgpackCodec encode refusals', () => {
     );
     expect(encodeError(1, { version: 0 }).message).toContain('envelope.version must be an integer >= 1');
     expect(encodeError(1, { createdAt: NaN }).message).toContain(
-      'envelope.createdAt must be a finite number',
+      'envelope.createdAt must be a whole number of epoch ms',
     );
   });
 });
@@ -462,5 +462,22 @@ describe('msgpackCodec decode never pollutes prototypes', () => {
 describe('MSGPACK_EXT', () => {
   it('lists the extension types the header documents', () => {
     expect(MSGPACK_EXT).toStrictEqual({ bigint: 80, map: 81, set: 82, buffer: 83, negativeZero: 84 });
+  });
+});
+
+describe('msgpackr’s process-wide extension registry', () => {
+  it('is left alone: another msgpackr user still finds delayq’s types 80..84 unknown', () => {
+    const env: Envelope = {
+      v: 1,
+      id: 'j',
+      version: 1,
+      createdAt: 0,
+      payload: [1n, new Map([[1, 2]]), new Set([1]), Buffer.from([1]), -0],
+    };
+    expect(msgpackCodec.decode(msgpackCodec.encode(env))).toStrictEqual(env);
+    for (const type of Object.values(MSGPACK_EXT)) {
+      const bytes = Buffer.from([0xd4, type, 0]);
+      expect(() => void new Unpackr().unpack(bytes)).toThrow(`Unknown extension ${type}`);
+    }
   });
 });

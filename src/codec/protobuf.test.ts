@@ -232,7 +232,7 @@ describe('protobufCodec encode refusals', () => {
 
   it('refuses envelope fields protobuf cannot hold, and the shared envelope checks', () => {
     expect(encodeError(email(), { createdAt: 1.5 }).message).toBe(
-      'cannot encode job job-1: envelope.createdAt must be a whole number of ms within ±(2^53 - 1) for the protobuf codec (an int64), got number 1.5',
+      'cannot encode job job-1: envelope.createdAt must be a whole number of epoch ms within ±(2^53 - 1), got number 1.5',
     );
     expect(encodeError(email(), { version: 2 ** 32 }).message).toContain(
       'envelope.version must fit a uint32',

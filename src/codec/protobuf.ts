@@ -295,11 +295,7 @@ function encodeWith(schema: DescMessage, envelope: Envelope): Buffer {
       `cannot encode job ${id}: envelope.version must fit a uint32 for the protobuf codec, got ${version}`,
     );
   }
-  if (!Number.isSafeInteger(createdAt)) {
-    throw new EncodeError(
-      `cannot encode job ${id}: envelope.createdAt must be a whole number of ms within ±(2^53 - 1) for the protobuf codec (an int64), got ${describe(createdAt)}`,
-    );
-  }
+  // createdAt is a safe integer (checkEnvelopeFields), so it fits the int64 field.
   for (const [field, text] of [
     ['id', id],
     ['traceparent', traceparent],

@@ -45,9 +45,10 @@ export function checkEnvelopeFields(envelope: Envelope, codec: string): void {
       `cannot encode job ${id}: envelope.version must be an integer >= 1, got ${describe(version)}`,
     );
   }
-  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) {
+  // Whole ms, as every codec reads it back: a fraction would be dropped by protobuf and refused by readers.
+  if (!Number.isSafeInteger(createdAt)) {
     throw new EncodeError(
-      `cannot encode job ${id}: envelope.createdAt must be a finite number (epoch ms), got ${describe(createdAt)}`,
+      `cannot encode job ${id}: envelope.createdAt must be a whole number of epoch ms within ±(2^53 - 1), got ${describe(createdAt)}`,
     );
   }
   if (traceparent !== undefined && typeof traceparent !== 'string') {
@@ -111,9 +112,9 @@ export function validateEnvelope(
     );
   }
   const createdAt = own(o, 'createdAt');
-  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) {
+  if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt)) {
     throw new DecodeError(
-      `cannot decode job ${id}: envelope.createdAt must be a finite number, got ${describe(createdAt)}`,
+      `cannot decode job ${id}: envelope.createdAt must be a whole number of epoch ms within ±(2^53 - 1), got ${describe(createdAt)}`,
     );
   }
   const traceparent = own(o, 'traceparent');

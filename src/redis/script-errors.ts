@@ -2,14 +2,28 @@
  * The one table from named script errors (`redis.error_reply('DELAYQ_<NAME> detail')`) to error
  * classes. Scripts never return bare numeric error codes.
  */
-import { DelayqError } from '../errors.js';
+import { DelayqError, ValidationError } from '../errors.js';
 
 /** Error codes a script may raise, and the class each becomes. */
 const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => DelayqError> = {
   DELAYQ_LEASE_LOST: (detail) => new ScriptLeaseLost(detail),
   DELAYQ_WRONG_BUCKET: (detail) => new ScriptWrongBucket(detail),
   DELAYQ_LAYOUT_MISMATCH: (detail) => new ScriptLayoutMismatch(detail),
+  DELAYQ_BAD_ARG: (detail, scriptName) => new ScriptBadArg(detail, scriptName),
 };
+
+/**
+ * Raised (before anything is written) by a script whose arguments are malformed: the backstop for
+ * callers with no TypeScript validation in front of them, such as producers in other languages.
+ */
+export class ScriptBadArg extends ValidationError {
+  constructor(
+    readonly detail: string,
+    readonly scriptName: string,
+  ) {
+    super(`${scriptName}.lua refused its arguments (DELAYQ_BAD_ARG): ${detail}; nothing was written`);
+  }
+}
 
 /**
  * Raised by token-checked scripts; the caller knows the job id and turns it into a LeaseLostError.

@@ -15,7 +15,10 @@
 --          existed (run_at is then the existing job's due time), or 2 when a job of that id
 --          completed recently (run_at is then when it completed). The wheel layout appends now.
 --          Wheel layout: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when a job's
---          bucket was not passed.
+--          bucket was not passed. Error 'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written)
+--          when an argument is malformed (includes/args.lua): an id empty, over 1536 bytes or with a
+--          control character; a when-value not plain digits, or a due time outside
+--          [2000-01-01, 9999-12-31]; an empty envelope; meta not {a = 0, m >= 1, b?, o? >= 1}.
 -- Guarantee: all N jobs are checked and written in one atomic step; the due time of a
 --          delayed job is counted from the server's clock. An add that ioredis resends after a
 --          lost reply finds the job it wrote, or, if that job already ran, its id in `done`: it
@@ -24,8 +27,17 @@
 --!include prelude.lua
 --!include events.lua
 --!include wheel.lua
+--!include args.lua
 
+if not string.match(ARGV[1] or '', '^[1-9]%d?%d?%d?%d?%d?$') then
+  return bad_arg('N ' .. tostring(ARGV[1]) .. ' is not a whole number of jobs from 1 to 999999')
+end
 local n = tonumber(ARGV[1])
+if #ARGV < 2 + n * 5 then
+  return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. n .. ' jobs need ' .. (2 + n * 5))
+end
+local cap_problem = check_events_cap(ARGV[2 + n * 5])
+if cap_problem then return bad_arg(cap_problem) end
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], wake = KEYS[4], events = KEYS[5], done = KEYS[6],
   events_cap = tonumber(ARGV[2 + n * 5]),
@@ -35,12 +47,18 @@ local now = now_ms()
 local result = {}
 local earliest = nil
 
-local dues = {}
+-- Every job is checked before anything is written: one bad job refuses the whole call.
+local dues, metas = {}, {}
 for i = 0, n - 1 do
   local base = 2 + i * 5
-  local run_at = tonumber(ARGV[base + 2])
-  if ARGV[base + 1] == 'd' then run_at = now + run_at end
+  local problem = check_id(ARGV[base])
+  local run_at, meta
+  if not problem then run_at, problem = check_when(ARGV[base + 1], ARGV[base + 2], now) end
+  if not problem and #ARGV[base + 3] == 0 then problem = 'envelope is empty' end
+  if not problem then meta, problem = check_add_meta(ARGV[base + 4]) end
+  if problem then return bad_arg('job ' .. (i + 1) .. ' of ' .. n .. ': ' .. problem) end
   dues[i + 1] = run_at
+  metas[i + 1] = meta
 end
 local missing = missing_buckets(K, dues, {}, now)
 if missing then return missing end
@@ -59,7 +77,7 @@ for i = 0, n - 1 do
     result[#result + 1] = 2
     result[#result + 1] = tonumber(done_at)
   elseif redis.call('HSETNX', K.jobs, id, ARGV[base + 3]) == 1 then
-    local meta = cjson.decode(ARGV[base + 4])
+    local meta = metas[i + 1]
     meta.r = run_at
     meta_args[#meta_args + 1] = id
     meta_args[#meta_args + 1] = cjson.encode(meta)

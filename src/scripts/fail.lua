@@ -17,7 +17,8 @@
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; or { 'ALREADY', -1 } when this fail was
 --          already applied (a resent command); or error 'DELAYQ_LEASE_LOST <why>'; or, wheel
 --          layout, error 'DELAYQ_WRONG_BUCKET <start>' when the retry's bucket was not passed.
---          Either error means nothing was written.
+--          Error 'DELAYQ_BAD_ARG <reason>' when the retry delay is not -1 or plain digits.
+--          Any error means nothing was written.
 -- Guarantee (fencing): only the holder of a valid lease can fail the job.
 
 --!include prelude.lua
@@ -25,12 +26,16 @@
 --!include wheel.lua
 --!include bury.lua
 --!include lease-check.lua
+--!include args.lua
 
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
   dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[7]),
 }
 wheel_keys(K, 10, 9)
+if ARGV[3] ~= '-1' and not whole_ms(ARGV[3]) then
+  return bad_arg('retry delay ' .. tostring(ARGV[3]) .. ' is not -1 or a whole number of ms >= 0')
+end
 local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local dead_max_count, dead_max_age_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_ms()

@@ -13,19 +13,24 @@
 -- ARGV[5...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
 -- Returns: 1 when released, 0 when the lease was no longer held (then the reaper owns the job);
 --          wheel layout: error 'DELAYQ_WRONG_BUCKET <start>' (nothing written) when the bucket
---          of the new due time was not passed.
+--          of the new due time was not passed. Error 'DELAYQ_BAD_ARG <reason>' (nothing written)
+--          when the delay is not plain digits.
 -- Guarantee (fencing): only the holder of a valid lease can release it.
 
 --!include prelude.lua
 --!include events.lua
 --!include lease-check.lua
 --!include wheel.lua
+--!include args.lua
 
 local K = {
   schedule = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], wake = KEYS[5],
   events = KEYS[6], events_cap = tonumber(ARGV[4]),
 }
 wheel_keys(K, 7, 5)
+if not whole_ms(ARGV[3]) then
+  return bad_arg('delay ' .. tostring(ARGV[3]) .. ' is not a whole number of ms >= 0 (digits only)')
+end
 local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if check_lease(K, id, token, now) then return 0 end

@@ -165,7 +165,9 @@ describe('rate limit', () => {
       void starts.push({ n: job.payload, at: job.claimedAt.getTime() });
     worker<number>(name, handler, { concurrency: 10, limit: { max: 5, per: 200 } });
     worker<number>(name, handler, { concurrency: 10, limit: { max: 5, per: 200 } });
-    await q.addBulk(Array.from({ length: 20 }, (_, i) => ({ payload: i, opts: { runAt: 1_000 + i } })));
+    await q.addBulk(
+      Array.from({ length: 20 }, (_, i) => ({ payload: i, opts: { runAt: Date.UTC(2020, 0, 1) + i } })),
+    );
     await waitFor(() => starts.length === 20, { what: '20 starts' });
     const times = starts.map((s) => s.at).sort((a, b) => a - b);
     // Sliding window: any 5 + 1 consecutive starts span at least the window.

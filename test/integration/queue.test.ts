@@ -197,7 +197,7 @@ describe('get, cancel, reschedule, counts', () => {
     const queue = newQueue();
     await queue.addBulk([
       { payload: 1, opts: { delay: 0 } },
-      { payload: 2, opts: { runAt: 1 } },
+      { payload: 2, opts: { runAt: Date.UTC(2020, 0, 1) } },
       { payload: 3, opts: { delay: '1h' } },
     ]);
     expect(await queue.counts()).toEqual({ scheduled: 3, due: 2, active: 0, dead: 0 });

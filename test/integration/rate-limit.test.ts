@@ -26,7 +26,10 @@ it('two worker processes together start at most max jobs per window, in due orde
   ]);
   const jobs = 25;
   await queue.addBulk(
-    Array.from({ length: jobs }, (_, i) => ({ payload: i, opts: { id: `r${i}`, runAt: 1_000 + i } })),
+    Array.from({ length: jobs }, (_, i) => ({
+      payload: i,
+      opts: { id: `r${i}`, runAt: Date.UTC(2020, 0, 1) + i },
+    })),
   );
 
   // Read the stream as it stands (XRANGE) until every job has its 'claimed' entry.

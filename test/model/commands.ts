@@ -60,13 +60,17 @@ type WhenArg = { kind: 'delay'; ms: number } | { kind: 'at'; offset: number } | 
 function resolveWhen(when: WhenArg, now: number): ModelWhen {
   if (when.kind === 'delay') return { delay: when.ms };
   if (when.kind === 'at') return { at: now + when.offset };
-  return { at: 0 };
+  // The earliest due time the scripts accept: far in the past, like the epoch once was here.
+  return { at: EARLIEST_DUE };
 }
+
+/** 2000-01-01T00:00:00.000Z: add.lua refuses due times before it (includes/args.lua). */
+const EARLIEST_DUE = 946_684_800_000;
 
 function showWhen(when: WhenArg): string {
   if (when.kind === 'delay') return `delay ${when.ms}`;
   if (when.kind === 'at') return `at now${when.offset >= 0 ? '+' : ''}${when.offset}`;
-  return 'at 0';
+  return 'at 2000-01-01';
 }
 
 const whenArb: fc.Arbitrary<WhenArg> = fc.oneof(

@@ -130,9 +130,9 @@ const DEAD_RETRY_BATCH = 500;
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
   readonly name: string;
-  /** The keys this queue uses: those of its first partition (with one partition, all of them). */
+  /** @internal The keys this queue uses: those of its first partition (with one partition, all of them). */
   readonly keys: QueueKeys;
-  /** The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
+  /** @internal The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
   readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
@@ -204,7 +204,7 @@ export class Queue<T = unknown> {
     this.dead = new DeadLetters(this);
   }
 
-  /** The ioredis client this queue uses (shared with helpers such as the dashboard). */
+  /** @internal The ioredis client this queue uses (shared with helpers such as the dashboard). */
   get client(): Connection['client'] {
     return this.connection.client;
   }
@@ -369,7 +369,7 @@ export class Queue<T = unknown> {
     return sum;
   }
 
-  /** The keys of the partition job `id` lives in. */
+  /** @internal The keys of the partition job `id` lives in. */
   keysOf(id: string): QueueKeys {
     return this.partitions[partitionOf(id, this.partitions.length)]!;
   }
@@ -653,6 +653,7 @@ function checkDurability(
 
 /** The dead set of a queue: jobs that used up their attempts or could not be read, each with its reason. */
 export class DeadLetters<T> {
+  /** @internal Reached as `queue.dead`. */
   constructor(private readonly queue: Queue<T>) {}
 
   /** A page of dead jobs, most recent first. */
@@ -660,9 +661,25 @@ export class DeadLetters<T> {
     return this.queue.list('dead', page);
   }
 
-  /** Put one dead job (or every one, with id 'all') back in the schedule, due now, with attempts reset; returns how many moved. */
-  retry(id: string, opts: { onProgress?: (moved: number) => void } = {}): Promise<number> {
-    return this.queue.retryDead(id === 'all' ? null : id, opts.onProgress);
+  /**
+   * Put the dead job `id` back in the schedule, due now, with attempts reset; returns 1, or 0 when
+   * it is not dead. `retry('all')` is job 'all' only: when there is none, it throws and names
+   * retryAll() (in 0.1 'all' meant every dead job, which left a job with that id unreachable).
+   */
+  async retry(id: string): Promise<number> {
+    const moved = await this.queue.retryDead(id);
+    if (moved === 0 && id === 'all') {
+      throw new ValidationError(
+        "dead.retry('all') retries the job whose id is 'all', and no such job is dead; to retry every dead job call dead.retryAll()",
+        [{ path: 'id', message: 'no dead job has this id; use dead.retryAll() for every dead job' }],
+      );
+    }
+    return moved;
+  }
+
+  /** Put every dead job back in the schedule, due now, with attempts reset; returns how many moved. */
+  retryAll(opts: { onProgress?: (moved: number) => void } = {}): Promise<number> {
+    return this.queue.retryDead(null, opts.onProgress);
   }
 
   /** Delete a dead job for good; false when it is not dead. */

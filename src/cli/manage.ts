@@ -78,7 +78,7 @@ export function registerManage(program: Command): void {
         const bar = progress(`retrying dead jobs of ${name}`, total, out.json);
         let moved: number;
         try {
-          moved = await queue.dead.retry('all', { onProgress: (n) => bar.update(n) });
+          moved = await queue.dead.retryAll({ onProgress: (n) => bar.update(n) });
         } finally {
           bar.finish();
         }

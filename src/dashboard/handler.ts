@@ -250,7 +250,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     await readBody(req);
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
-      const moved = await (await queueOf(decode(m[1]!))).dead.retry('all');
+      const moved = await (await queueOf(decode(m[1]!))).dead.retryAll();
       return json(res, 200, { ok: true, moved });
     }
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|delete)$/.exec(path);

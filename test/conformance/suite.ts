@@ -347,7 +347,7 @@ export function conformanceSuite(
       expect(await queue.dead.retry('d1')).toBe(1);
       await waitFor(() => completed.length === 1);
       const progress: number[] = [];
-      expect(await queue.dead.retry('all', { onProgress: (n) => progress.push(n) })).toBe(1);
+      expect(await queue.dead.retryAll({ onProgress: (n) => progress.push(n) })).toBe(1);
       await waitFor(() => completed.length === 2);
       expect(completed.sort()).toEqual([1, 2]);
       expect(progress).toEqual([1]);

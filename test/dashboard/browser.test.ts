@@ -100,6 +100,17 @@ describe('dashboard in a browser', () => {
       .poll(() => page.locator('#table-dead').textContent())
       .toContain('card declined: insufficient funds');
 
+    // The lateness chart's y axis in milliseconds (its jobs started a few ms late at most), not
+    // uPlot's default '0,000 / 0,000 / 0'. Its labels are also its aria-label.
+    const axis = page.locator('#chart-lateness .uplot[aria-label^="lateness chart"]');
+    await axis.waitFor({ timeout: 15_000 });
+    const labels = (await axis.getAttribute('aria-label'))!
+      .replace(/^lateness chart, y axis: /, '')
+      .split(' / ');
+    expect(labels.length).toBeGreaterThan(1);
+    for (const label of labels) expect(label).toMatch(/^\d[\d,]*(\.\d+)? (ms|s)$/);
+    expect(new Set(labels).size, 'distinct ticks').toBe(labels.length);
+
     const firstDead = page.locator('#table-dead tbody tr[data-id]').first();
     const id = (await firstDead.getAttribute('data-id'))!;
     await firstDead.locator('button[data-action="retry"]').click();

@@ -1,7 +1,7 @@
 /**
  * The producer: add jobs, look at them, change waiting ones, manage the dead set.
  */
-import type { BackoffSpec } from './backoff.js';
+import type { BackoffSpec, ResolvedBackoff } from './backoff.js';
 import type { Codec } from './codec/codec.js';
 import {
   decodeEnvelope,
@@ -140,7 +140,7 @@ export class Queue<T = unknown> {
   private readonly codec: Codec;
   private readonly version: number;
   private readonly maxPayloadBytes: number;
-  private readonly jobDefaults: { attempts: number; backoff?: BackoffSpec };
+  private readonly jobDefaults: { attempts: number; backoff?: ResolvedBackoff };
   private closed = false;
   private readonly eventsOption: number | undefined;
   private readonly strategyOption: StrategyOption;

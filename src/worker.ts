@@ -4,7 +4,7 @@
  * are composed here.
  */
 import { EventEmitter } from 'node:events';
-import { backoffDelay, type BackoffSpec } from './backoff.js';
+import { backoffDelay, type ResolvedBackoff } from './backoff.js';
 import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { decodeEnvelope, resolveCodec } from './codec/envelope.js';
@@ -517,7 +517,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.freeSlot(flight);
       if (flight.released) return;
       const error = toError(err);
-      const backoff: BackoffSpec | typeof this.options.backoff = claimed.meta.b ?? this.options.backoff;
+      const backoff: ResolvedBackoff | typeof this.options.backoff = claimed.meta.b ?? this.options.backoff;
       await this.settleFailure(flight, job, error, backoffDelay(backoff, claimed.meta.a, error));
       return;
     }

@@ -231,7 +231,7 @@ export function conformanceSuite(
         name,
         async (job) => void ran.push({ runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() }),
         {
-          maxSleepMs: '1h',
+          maxSleepMs: 3_600_000,
         },
       );
       await w.waitUntilReady();

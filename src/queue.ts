@@ -160,12 +160,16 @@ export class Queue<T = unknown> {
     this.schema = options.schema;
     this.version = options.version ?? 1;
     if (!Number.isInteger(this.version) || this.version < 1) {
-      throw new ValidationError(`version must be a whole number >= 1, got ${String(options.version)}`);
+      throw new ValidationError(
+        `version must be a whole number >= 1, got ${String(options.version)}`,
+        'version',
+      );
     }
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
       throw new ValidationError(
         `maxPayloadBytes must be a whole number >= 1, got ${String(options.maxPayloadBytes)}`,
+        'maxPayloadBytes',
       );
     }
     const defaults = resolveAddOptions(
@@ -188,6 +192,7 @@ export class Queue<T = unknown> {
     if (!['auto', 'zpopmin', 'range', 'wheel'].includes(this.strategyOption)) {
       throw new ValidationError(
         `strategy must be 'auto', 'zpopmin', 'range' or 'wheel', got ${JSON.stringify(options.strategy)}`,
+        'strategy',
       );
     }
     this.granularityMs = resolveGranularity(options.wheel);
@@ -195,6 +200,7 @@ export class Queue<T = unknown> {
     if (this.partitions.length > 1 && this.strategyOption === 'wheel') {
       throw new ValidationError(
         "partitions > 1 does not work with strategy 'wheel'; use 'auto', 'zpopmin' or 'range'",
+        'partitions',
       );
     }
     this.connection = openConnection(options.connection, false);
@@ -344,7 +350,7 @@ export class Queue<T = unknown> {
   async reschedule(id: string, opts: { delay?: Duration; runAt?: Date | number }): Promise<boolean> {
     this.assertOpen();
     if ((opts.delay === undefined) === (opts.runAt === undefined)) {
-      throw new ValidationError('reschedule needs exactly one of delay or runAt');
+      throw new ValidationError('reschedule needs exactly one of delay or runAt', 'delay');
     }
     const when =
       opts.delay !== undefined
@@ -383,9 +389,9 @@ export class Queue<T = unknown> {
     const offset = page.offset ?? 0;
     const limit = page.limit ?? 50;
     if (!Number.isInteger(offset) || offset < 0)
-      throw new ValidationError(`offset must be a whole number >= 0`);
+      throw new ValidationError(`offset must be a whole number >= 0`, 'offset');
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-      throw new ValidationError(`limit must be a whole number from 1 to 10000`);
+      throw new ValidationError(`limit must be a whole number from 1 to 10000`, 'limit');
     }
     const { layout } = await this.ready();
     const newestFirst = state === 'dead';

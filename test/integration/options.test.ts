@@ -93,6 +93,29 @@ describe('Worker options', () => {
   });
 });
 
+describe('Queue options', () => {
+  it.each([
+    [{ version: 0 }, 'version'],
+    [{ maxPayloadBytes: 1.5 }, 'maxPayloadBytes'],
+    [{ strategy: 'fastest' }, 'strategy'],
+    [{ partitions: 2, strategy: 'wheel' }, 'partitions'],
+    [{ defaultJobOptions: { backoff: { type: 'fixed', delay: 'soon' } } }, 'backoff.delay'],
+  ])('%j: one issue at %s', async (options, path) => {
+    const err = await refusal(
+      () => new Queue(uniqueQueue('opts'), { connection: redis.url(), ...options } as never),
+    );
+    expect(err.issues).toEqual([{ path, message: err.message }]);
+  });
+
+  it('list and reschedule arguments name their field', async () => {
+    const queue = newQueue<string>();
+    const offset = await refusal(() => queue.list('scheduled', { offset: -1 }));
+    expect(offset.issues.map((i) => i.path)).toEqual(['offset']);
+    const when = await refusal(() => queue.reschedule('x', {}));
+    expect(when.issues.map((i) => i.path)).toEqual(['delay']);
+  });
+});
+
 describe('add options', () => {
   it('timeoutMs takes a number; delay and backoff take strings, stored as ms', async () => {
     const queue = newQueue<string>();

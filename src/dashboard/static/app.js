@@ -280,7 +280,7 @@
     if (!boot.canAct) return [];
     const b = (action, label, cls) =>
       el('button', { type: 'button', class: `small ${cls}`, 'data-action': action, 'data-id': id }, label);
-    if (state === 'dead') return [b('retry', 'Retry', 'primary'), b('delete', 'Delete', 'ghost')];
+    if (state === 'dead') return [b('retry', 'Retry', 'primary'), b('remove', 'Remove', 'ghost')];
     if (state === 'scheduled') return [b('cancel', 'Cancel', 'ghost')];
     return [];
   }
@@ -402,7 +402,7 @@
         toast(`${r.moved} dead job${r.moved === 1 ? '' : 's'} back in the schedule`);
       } else {
         await post(`/queues/${q}/jobs/${encodeURIComponent(id)}/${action}`);
-        toast(`${action === 'retry' ? 'retried' : action === 'cancel' ? 'cancelled' : 'deleted'} ${id}`);
+        toast(`${action === 'retry' ? 'retried' : action === 'cancel' ? 'cancelled' : 'removed'} ${id}`);
       }
     } catch (err) {
       toast(err.message, 'bad');

@@ -26,8 +26,9 @@ export interface DashboardOptions {
   /**
    * Enables the actions (retry, cancel, remove, retry all dead). When set, every page and API call
    * needs it too: a `?token=` login (sets a session cookie) or `Authorization: Bearer <token>`.
+   * Undefined counts as unset, so it can come straight from the environment.
    */
-  token?: string;
+  token?: string | undefined;
   /** Hide and refuse every action. */
   readOnly?: boolean;
   /** Serve `/metrics` and the throughput and lateness charts from these metrics. */

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Scheduler, ValidationError, Worker, type WorkerOptions } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
+import { drain } from '../../src/testing/index.js';
 import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -162,5 +163,13 @@ describe('schedule and Scheduler options', () => {
 
     const sleepy = await refusal(() => new Scheduler(queue, { maxSleepMs: '5s' as unknown as number }));
     expect(sleepy.issues).toEqual([{ path: 'maxSleepMs', message: sleepy.message }]);
+  });
+});
+
+describe('testing helpers', () => {
+  it('drain timeoutMs takes a number; a string is refused with its path', async () => {
+    const queue = newQueue<string>();
+    const err = await refusal(() => drain(queue, async () => {}, { timeoutMs: '10s' as unknown as number }));
+    expect(err.issues).toEqual([{ path: 'timeoutMs', message: err.message }]);
   });
 });

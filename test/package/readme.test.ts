@@ -223,6 +223,34 @@ describe("the README's imports, from the packed package", () => {
   });
 });
 
+describe('what the package does not publish', () => {
+  it('internals are absent from the .d.ts files; Job is a type, not a value', async () => {
+    const dist = join(consumer, 'node_modules/delayq/dist');
+    const queueTypes = readFileSync(join(dist, 'queue.d.ts'), 'utf8');
+    for (const internal of [
+      /\bkeysOf\(/,
+      /\bget client\(/,
+      /readonly keys:/,
+      /readonly partitions:/,
+      /\bretryDead\(/,
+      /\bremoveDead\(/,
+      /\bassertOpen\(/,
+      /\bassertUnpartitioned\(/,
+    ]) {
+      expect(queueTypes).not.toMatch(internal);
+    }
+    // Still there: the public surface the internals sit beside.
+    expect(queueTypes).toMatch(/retryAll\(opts\?/);
+    expect(readFileSync(join(dist, 'job.d.ts'), 'utf8')).not.toMatch(/constructor\(/);
+    const out = await mustRun(
+      process.execPath,
+      ['-e', "const d = require('delayq'); console.log(typeof d.Job, typeof d.Queue)"],
+      consumer,
+    );
+    expect(out.trim()).toBe('undefined function');
+  });
+});
+
 describe("the README's CLI commands, in the installed delayq", () => {
   const help = async (...args: string[]): Promise<string> =>
     mustRun(

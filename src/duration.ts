@@ -92,16 +92,3 @@ export function describe(value: unknown): string {
   }
   return typeof value;
 }
-
-/**
- * For an unknown option `key`: " (did you mean 'leaseMs'? ...)" when `key` is a known option's name
- * with or without the Ms suffix, else ''. Users guess `lease` or `timeout` for `leaseMs` and
- * `timeoutMs`; the message points at the rule instead of listing names only.
- */
-export function suggestOption(key: string, known: ReadonlySet<string>): string {
-  const hit = [`${key}Ms`, key.replace(/Ms$/, '')].find((name) => name !== key && known.has(name));
-  if (hit === undefined) return '';
-  return hit.endsWith('Ms')
-    ? ` (did you mean '${hit}'? options named ...Ms take a number of milliseconds)`
-    : ` (did you mean '${hit}'? it takes ms or a duration string such as '30s')`;
-}

@@ -3,7 +3,8 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { validateBackoffSpec, type BackoffSpec, type ResolvedBackoff } from './backoff.js';
-import { describe, parseDuration, parseMs, suggestOption, type Duration } from './duration.js';
+import { describe, parseDuration, parseMs, type Duration } from './duration.js';
+import { suggestOption } from './option-names.js';
 import { ValidationError } from './errors.js';
 import type { When } from './operations/add.js';
 

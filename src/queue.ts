@@ -13,6 +13,7 @@ import {
 import { loadTracing } from './tracing.js';
 import { parseDuration, type Duration } from './duration.js';
 import { ClosedError, DurabilityError, ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import { parseRunAt, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from './job-options.js';
 import { add, addReplicated, type AddInput, type AddOutput } from './operations/add.js';
 import { counts, getJob, listJobs, type Counts, type JobState, type RawJob } from './operations/inspect.js';
@@ -123,6 +124,19 @@ export interface JobInfo<T> {
 }
 
 const DEFAULT_ATTEMPTS = 3;
+const QUEUE_OPTIONS: ReadonlySet<string> = new Set([
+  'schema',
+  'connection',
+  'codec',
+  'version',
+  'maxPayloadBytes',
+  'events',
+  'defaultJobOptions',
+  'strategy',
+  'wheel',
+  'partitions',
+]);
+const DEFAULT_JOB_OPTIONS: ReadonlySet<string> = new Set(['attempts', 'backoff']);
 /** Jobs per add script call: large enough to amortise the round trip, small enough not to stall Redis. */
 const ADD_BATCH = 500;
 const DEAD_RETRY_BATCH = 500;
@@ -152,6 +166,10 @@ export class Queue<T = unknown> {
   private readonly schema: StandardSchemaV1<T, unknown> | undefined;
 
   constructor(name: string, options: QueueOptions<T> = {}) {
+    assertKnownOptions(options, QUEUE_OPTIONS, 'queue option');
+    if (options.defaultJobOptions !== undefined) {
+      assertKnownOptions(options.defaultJobOptions, DEFAULT_JOB_OPTIONS, 'defaultJobOptions option');
+    }
     this.partitions = partitionKeys(name, options.partitions ?? 1);
     this.keys = this.partitions[0]!;
     this.name = name;

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { validateBackoffSpec, type BackoffSpec, type ResolvedBackoff } from '../backoff.js';
-import { describe, parseDuration, parseMs, suggestOption, type Duration } from '../duration.js';
+import { describe, parseDuration, parseMs, type Duration } from '../duration.js';
+import { suggestOption } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { ResolvedSpec } from './spec.js';
 

@@ -11,7 +11,8 @@ import {
   type ResolvedBackoff,
 } from '../backoff.js';
 import type { CodecOption } from '../codec/envelope.js';
-import { parseDuration, parseMs, suggestOption, type Duration } from '../duration.js';
+import { parseDuration, parseMs, type Duration } from '../duration.js';
+import { suggestOption } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';

@@ -108,6 +108,17 @@ describe('Queue options', () => {
     expect(err.issues).toEqual([{ path, message: err.message }]);
   });
 
+  it('an unknown option is refused rather than ignored (a misspelled connection would mean localhost)', async () => {
+    const make = (options: object) => () => new Queue(uniqueQueue('opts'), options);
+    const typo = await refusal(make({ conection: redis.url() }));
+    expect(typo.message).toMatch(/^unknown queue option 'conection'; known: schema, connection, /);
+    expect(typo.issues).toEqual([{ path: 'conection', message: typo.message }]);
+    const workerOnly = await refusal(make({ connection: redis.url(), leaseMs: 1_000 }));
+    expect(workerOnly.issues.map((i) => i.path)).toEqual(['leaseMs']);
+    const jobDefault = await refusal(make({ connection: redis.url(), defaultJobOptions: { timeout: 5 } }));
+    expect(jobDefault.message).toMatch(/^unknown defaultJobOptions option 'timeout'/);
+  });
+
   it('list and reschedule arguments name their field', async () => {
     const queue = newQueue<string>();
     const offset = await refusal(() => queue.list('scheduled', { offset: -1 }));

@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Integration tests spawn their own redis-server processes; two cores, so keep the pool small.
+    // Stops the run at once, with one message, when redis-server, openssl or Chromium is missing.
+    globalSetup: ['./test/support/prerequisites.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,

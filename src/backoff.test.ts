@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_BACKOFF, validateBackoffSpec, type BackoffSpec } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, validateBackoffSpec, type ResolvedBackoff } from './backoff.js';
 import { ValidationError } from './errors.js';
 
 /** The largest value Math.random() returns. */
@@ -11,19 +11,19 @@ const never = (): number => {
 
 describe('backoffDelay', () => {
   it('fixed: the same delay after every attempt', () => {
-    const fixed: BackoffSpec = { type: 'fixed', delay: 750 };
+    const fixed: ResolvedBackoff = { type: 'fixed', delay: 750 };
     expect([1, 2, 3, 10].map((a) => backoffDelay(fixed, a, null, never))).toEqual([750, 750, 750, 750]);
   });
 
   it('exponential: delay doubles per attempt, starting at delay after the first', () => {
-    const exp: BackoffSpec = { type: 'exponential', delay: 100 };
+    const exp: ResolvedBackoff = { type: 'exponential', delay: 100 };
     expect([1, 2, 3, 4, 11].map((a) => backoffDelay(exp, a, null, never))).toEqual([
       100, 200, 400, 800, 102_400,
     ]);
   });
 
   it('exponential with max: capped at max, from the attempt that would pass it on', () => {
-    const exp: BackoffSpec = { type: 'exponential', delay: 100, max: 500 };
+    const exp: ResolvedBackoff = { type: 'exponential', delay: 100, max: 500 };
     expect([1, 2, 3, 4, 5, 60].map((a) => backoffDelay(exp, a, null, never))).toEqual([
       100, 200, 400, 500, 500, 500,
     ]);
@@ -32,14 +32,14 @@ describe('backoffDelay', () => {
   });
 
   it('jitter: 50% of the delay at random() = 0, all of it at the largest random(), linear between', () => {
-    const jittered: BackoffSpec = { type: 'fixed', delay: 1_000, jitter: true };
+    const jittered: ResolvedBackoff = { type: 'fixed', delay: 1_000, jitter: true };
     expect(backoffDelay(jittered, 1, null, () => 0)).toBe(500);
     expect(backoffDelay(jittered, 1, null, () => 0.5)).toBe(750);
     expect(backoffDelay(jittered, 1, null, () => ALMOST_ONE)).toBe(1_000);
   });
 
   it('jitter applies after the cap, so a capped delay never exceeds max', () => {
-    const spec: BackoffSpec = { type: 'exponential', delay: 1_000, max: 5_000, jitter: true };
+    const spec: ResolvedBackoff = { type: 'exponential', delay: 1_000, max: 5_000, jitter: true };
     for (const r of [0, 0.25, ALMOST_ONE]) {
       const d = backoffDelay(spec, 20, null, () => r);
       expect(d).toBeGreaterThanOrEqual(2_500);
@@ -81,7 +81,8 @@ describe('validateBackoffSpec', () => {
   it.each([
     [null, /backoff must be/],
     [{ type: 'linear', delay: 1 }, /backoff must be/],
-    [{ type: 'fixed', delay: -1 }, /backoff\.delay must be a number of milliseconds >= 0/],
+    [{ type: 'fixed', delay: -1 }, /backoff\.delay must be a finite number/],
+    [{ type: 'fixed', delay: '1 fortnight' }, /backoff\.delay/],
     [{ type: 'fixed', delay: Number.NaN }, /backoff\.delay/],
     [{ type: 'exponential', delay: 1, max: -1 }, /backoff\.max must be/],
     [{ type: 'exponential', delay: 1, max: Number.POSITIVE_INFINITY }, /backoff\.max must be/],
@@ -91,8 +92,12 @@ describe('validateBackoffSpec', () => {
     expect(() => validateBackoffSpec(spec, 'backoff')).toThrow(message);
   });
 
-  it('returns a valid spec as it is', () => {
+  it('returns a valid spec with its durations in ms', () => {
     const spec = { type: 'exponential', delay: 10, max: 100, jitter: false };
-    expect(validateBackoffSpec(spec, 'backoff')).toBe(spec);
+    expect(validateBackoffSpec(spec, 'backoff')).toStrictEqual(spec);
+    expect(validateBackoffSpec({ type: 'fixed', delay: '2s' }, 'backoff')).toStrictEqual({
+      type: 'fixed',
+      delay: 2_000,
+    });
   });
 });

@@ -1,10 +1,19 @@
 /**
  * How long a failed job waits before its next attempt.
  */
+import { parseDuration, type Duration } from './duration.js';
 import { ValidationError } from './errors.js';
 
-/** A backoff that can be stored with a job (plain data). */
+/**
+ * A backoff given as plain data (stored with each job). `delay` and `max` are durations: a number
+ * of ms or a string such as '30s'.
+ */
 export type BackoffSpec =
+  | { type: 'fixed'; delay: Duration; jitter?: boolean }
+  | { type: 'exponential'; delay: Duration; max?: Duration; jitter?: boolean };
+
+/** A BackoffSpec after validation, in ms: what is stored with a job (and read by other languages). */
+export type ResolvedBackoff =
   | { type: 'fixed'; delay: number; jitter?: boolean }
   | { type: 'exponential'; delay: number; max?: number; jitter?: boolean };
 
@@ -15,35 +24,40 @@ export type BackoffFunction = (attempt: number, error: unknown) => number;
 export type Backoff = BackoffSpec | BackoffFunction;
 
 /** Used when neither the job nor the worker sets one: 1 s, doubling, capped at 1 h, with jitter. */
-export const DEFAULT_BACKOFF: BackoffSpec = {
+export const DEFAULT_BACKOFF: ResolvedBackoff = {
   type: 'exponential',
   delay: 1_000,
   max: 3_600_000,
   jitter: true,
 };
 
-/** Throws ValidationError unless `value` is a valid BackoffSpec; `name` is the option's path. */
-export function validateBackoffSpec(value: unknown, name: string): BackoffSpec {
+/**
+ * Validate `value` as a BackoffSpec and return it with its durations in ms; throws
+ * ValidationError otherwise. `name` is the option's path.
+ */
+export function validateBackoffSpec(value: unknown, name: string, path = name): ResolvedBackoff {
   const spec = value as Partial<BackoffSpec> | null;
   if (typeof spec !== 'object' || spec === null || (spec.type !== 'fixed' && spec.type !== 'exponential')) {
-    throw new ValidationError(`${name} must be { type: 'fixed' | 'exponential', delay, max?, jitter? }`);
-  }
-  if (typeof spec.delay !== 'number' || !Number.isFinite(spec.delay) || spec.delay < 0) {
     throw new ValidationError(
-      `${name}.delay must be a number of milliseconds >= 0, got ${String(spec.delay)}`,
+      `${name} must be { type: 'fixed' | 'exponential', delay, max?, jitter? }`,
+      path,
     );
   }
-  if (
-    spec.type === 'exponential' &&
-    spec.max !== undefined &&
-    !(Number.isFinite(spec.max) && spec.max >= 0)
-  ) {
-    throw new ValidationError(`${name}.max must be a number of milliseconds >= 0, got ${String(spec.max)}`);
+  if (spec.delay === undefined) {
+    throw new ValidationError(
+      `${name}.delay is missing: a number of ms or a duration such as '30s'`,
+      `${path}.delay`,
+    );
   }
+  const delay = parseDuration(spec.delay, `${name}.delay`, `${path}.delay`);
   if (spec.jitter !== undefined && typeof spec.jitter !== 'boolean') {
-    throw new ValidationError(`${name}.jitter must be true or false`);
+    throw new ValidationError(`${name}.jitter must be true or false`, `${path}.jitter`);
   }
-  return spec as BackoffSpec;
+  const jitter = spec.jitter === undefined ? {} : { jitter: spec.jitter };
+  if (spec.type === 'fixed') return { type: 'fixed', delay, ...jitter };
+  const given = (spec as { max?: Duration }).max;
+  const max = given === undefined ? {} : { max: parseDuration(given, `${name}.max`, `${path}.max`) };
+  return { type: 'exponential', delay, ...max, ...jitter };
 }
 
 /**
@@ -51,7 +65,7 @@ export function validateBackoffSpec(value: unknown, name: string): BackoffSpec {
  * so jobs that failed together (a downstream outage) do not all come back in the same millisecond.
  */
 export function backoffDelay(
-  backoff: Backoff,
+  backoff: ResolvedBackoff | BackoffFunction,
   attempt: number,
   error: unknown,
   random = Math.random,

@@ -1,6 +1,8 @@
 /**
- * Durations as users write them: a number of milliseconds, or a string such as '500ms', '90s',
- * '10m', '1h30m', '2d'.
+ * Durations as users write them. One rule for every option: a name ending in `Ms` (`leaseMs`,
+ * `timeoutMs`) takes a number of milliseconds; any other duration (`delay`, `every`, `grace`,
+ * `backoff.delay`, `limit.per`, ...) takes a number of milliseconds or a string such as '500ms',
+ * '90s', '10m', '1h30m', '2d'.
  */
 import { ValidationError } from './errors.js';
 
@@ -18,17 +20,21 @@ const UNIT_MS: Record<string, number> = {
 
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
 
-/** Parse `value` into whole milliseconds (>= 0); `name` is the option's name for error messages. */
-export function parseDuration(value: unknown, name: string): number {
+/**
+ * Parse `value` into whole milliseconds (>= 0); `name` is the option's name for error messages,
+ * `path` its path in ValidationError.issues when the message puts more before it.
+ */
+export function parseDuration(value: unknown, name: string, path = name): number {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) {
-      throw new ValidationError(`${name} must be a finite number of milliseconds >= 0, got ${value}`);
+      throw new ValidationError(`${name} must be a finite number of milliseconds >= 0, got ${value}`, path);
     }
     return Math.round(value);
   }
   if (typeof value !== 'string') {
     throw new ValidationError(
       `${name} must be milliseconds or a duration string such as '90s' or '1h30m', got ${describe(value)}`,
+      path,
     );
   }
   const text = value.trim();
@@ -40,6 +46,7 @@ export function parseDuration(value: unknown, name: string): number {
     if (!match) {
       throw new ValidationError(
         `${name}: cannot read ${JSON.stringify(value)} at ${JSON.stringify(text.slice(start))}; use numbers with units ms, s, m, h, d, w, e.g. '1h30m'`,
+        path,
       );
     }
     total += Number(match[1]) * (UNIT_MS[match[2] ?? ''] ?? Number.NaN);
@@ -47,9 +54,31 @@ export function parseDuration(value: unknown, name: string): number {
   if (text.length === 0 || !Number.isFinite(total)) {
     throw new ValidationError(
       `${name}: ${JSON.stringify(value)} is not a duration; use e.g. '90s' or '1h30m'`,
+      path,
     );
   }
   return Math.round(total);
+}
+
+/**
+ * Read an option whose name ends in `Ms`: a finite number of milliseconds >= 0, rounded. A string
+ * is refused, naming the number to write instead, so `leaseMs: '15s'` is not taken as 15 ms nor
+ * silently as 15 s.
+ */
+export function parseMs(value: unknown, name: string, path = name): number {
+  if (typeof value === 'string') {
+    let hint = '';
+    try {
+      hint = `: write ${parseDuration(value, name, path)}`;
+    } catch {
+      // Not a duration string either; the message below says what is expected.
+    }
+    throw new ValidationError(
+      `${name} takes a number of milliseconds (options named ...Ms do), got ${JSON.stringify(value)}${hint}`,
+      path,
+    );
+  }
+  return parseDuration(value, name, path);
 }
 
 /** A short description of an unexpected value for error messages. */

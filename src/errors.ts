@@ -15,11 +15,15 @@ export class DelayqError extends Error {
 
 /** An option or argument was invalid; nothing was written. */
 export class ValidationError extends DelayqError {
-  /** Every problem found, each with the path of the offending field. */
+  /**
+   * Every problem found, each with the path of the offending field: a payload's schema issues, or
+   * for an option, one issue whose path is the option's name (`leaseMs`, `backoff.delay`).
+   */
   readonly issues: ReadonlyArray<{ path: string; message: string }>;
-  constructor(message: string, issues: ReadonlyArray<{ path: string; message: string }> = []) {
+  /** `issues`, or the path of the one option that was wrong (the issue's message is then `message`). */
+  constructor(message: string, issues: ReadonlyArray<{ path: string; message: string }> | string = []) {
     super('DELAYQ_VALIDATION', message);
-    this.issues = issues;
+    this.issues = typeof issues === 'string' ? [{ path: issues, message }] : issues;
   }
 }
 

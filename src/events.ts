@@ -56,6 +56,7 @@ export function validateEventsOption(option: EventsOption | undefined): number |
   ) {
     throw new ValidationError(
       `events must be false or { maxLen: a whole number >= 1, only?: 'all' | 'failures' }, got ${JSON.stringify(option)}`,
+      'events',
     );
   }
   return option.only === 'failures' ? -option.maxLen : option.maxLen;

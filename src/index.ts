@@ -4,7 +4,7 @@ export type { QueueOptions, AddResult, BulkJob, JobInfo } from './queue.js';
 export { Worker } from './worker.js';
 export type { Handler, WorkerEvents } from './worker.js';
 export type { WorkerOptions, Logger } from './worker/options.js';
-export { Job } from './job.js';
+export type { Job } from './job.js';
 export type { AddOptions } from './job-options.js';
 export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';
 export type { Duration } from './duration.js';

@@ -2,8 +2,9 @@
  * Options of one `add`, validated once into what the add script needs.
  */
 import { randomFillSync } from 'node:crypto';
-import { validateBackoffSpec, type BackoffSpec } from './backoff.js';
-import { describe, parseDuration, type Duration } from './duration.js';
+import { validateBackoffSpec, type BackoffSpec, type ResolvedBackoff } from './backoff.js';
+import { describe, parseDuration, parseMs, type Duration } from './duration.js';
+import { suggestOption } from './option-names.js';
 import { ValidationError } from './errors.js';
 import type { When } from './operations/add.js';
 
@@ -46,7 +47,7 @@ export interface AddOptions {
   /** Wait between attempts. */
   backoff?: BackoffSpec;
   /** Abort an attempt that runs longer than this (its signal aborts; it counts as failed, reason "timed out"). */
-  timeoutMs?: Duration;
+  timeoutMs?: number;
   /**
    * Resolve only once `replicas` replicas hold the job (WAIT after the write), within `timeoutMs`
    * (default 1 s); fewer in time throws DurabilityError. See docs/DURABILITY.md.
@@ -59,7 +60,7 @@ export interface ResolvedAddOptions {
   id: string;
   when: When;
   attempts: number;
-  backoff?: BackoffSpec;
+  backoff?: ResolvedBackoff;
   timeoutMs?: number;
   durability?: { replicas: number; timeoutMs: number };
 }
@@ -72,19 +73,22 @@ const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff', 'timeoutMs
 /** Validate `opts` (from `add`), filling defaults; throws ValidationError naming the wrong option. */
 export function resolveAddOptions(
   opts: AddOptions | undefined,
-  defaults: { attempts: number; backoff?: BackoffSpec },
+  defaults: { attempts: number; backoff?: ResolvedBackoff },
 ): ResolvedAddOptions {
   const o: AddOptions = opts ?? {};
   if (typeof o !== 'object' || o === null)
-    throw new ValidationError(`add options must be an object, got ${describe(o)}`);
+    throw new ValidationError(`add options must be an object, got ${describe(o)}`, 'opts');
   for (const key of Object.keys(o)) {
     if (!KNOWN.has(key)) {
-      throw new ValidationError(`unknown add option '${key}'; known options: ${[...KNOWN].join(', ')}`);
+      throw new ValidationError(
+        `unknown add option '${key}'${suggestOption(key, KNOWN)}; known options: ${[...KNOWN].join(', ')}`,
+        key,
+      );
     }
   }
   let when: When = { delay: 0 };
   if (o.delay !== undefined && o.runAt !== undefined) {
-    throw new ValidationError('give either delay or runAt, not both');
+    throw new ValidationError('give either delay or runAt, not both', 'runAt');
   }
   if (o.delay !== undefined) when = { delay: parseDuration(o.delay, 'delay') };
   if (o.runAt !== undefined) when = { at: parseRunAt(o.runAt) };
@@ -96,6 +100,7 @@ export function resolveAddOptions(
     if (typeof o.id !== 'string' || o.id.length === 0 || o.id.length > MAX_ID_LENGTH) {
       throw new ValidationError(
         `id must be a non-empty string of at most ${MAX_ID_LENGTH} characters, got ${describe(o.id)}`,
+        'id',
       );
     }
     // A lone surrogate is sent to Redis as U+FFFD: two different ids would be one job, and the
@@ -103,24 +108,25 @@ export function resolveAddOptions(
     if (/\p{Cs}/u.test(o.id)) {
       throw new ValidationError(
         `id ${JSON.stringify(o.id)} contains a lone surrogate (not well-formed Unicode)`,
+        'id',
       );
     }
     // Newlines, NUL and other control characters break every line-based view of the job (logs, CLI).
     if (/\p{Cc}/u.test(o.id)) {
-      throw new ValidationError(`id ${JSON.stringify(o.id)} may not contain control characters`);
+      throw new ValidationError(`id ${JSON.stringify(o.id)} may not contain control characters`, 'id');
     }
     id = o.id;
   }
   const attempts = o.attempts ?? defaults.attempts;
   if (!Number.isInteger(attempts) || attempts < 1) {
-    throw new ValidationError(`attempts must be a whole number >= 1, got ${describe(attempts)}`);
+    throw new ValidationError(`attempts must be a whole number >= 1, got ${describe(attempts)}`, 'attempts');
   }
   const backoff = o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, 'backoff');
   const resolved: ResolvedAddOptions = { id, when, attempts };
   if (backoff !== undefined) resolved.backoff = backoff;
   if (o.timeoutMs !== undefined) {
-    const timeoutMs = parseDuration(o.timeoutMs, 'timeoutMs');
-    if (timeoutMs < 1) throw new ValidationError('timeoutMs must be at least 1 ms');
+    const timeoutMs = parseMs(o.timeoutMs, 'timeoutMs');
+    if (timeoutMs < 1) throw new ValidationError('timeoutMs must be at least 1 ms', 'timeoutMs');
     resolved.timeoutMs = timeoutMs;
   }
   if (o.durability !== undefined) resolved.durability = resolveDurability(o.durability);
@@ -129,22 +135,32 @@ export function resolveAddOptions(
 
 function resolveDurability(value: unknown): { replicas: number; timeoutMs: number } {
   if (typeof value !== 'object' || value === null) {
-    throw new ValidationError(`durability must be { replicas, timeoutMs? }, got ${describe(value)}`);
+    throw new ValidationError(
+      `durability must be { replicas, timeoutMs? }, got ${describe(value)}`,
+      'durability',
+    );
   }
   const d = value as Record<string, unknown>;
   for (const key of Object.keys(d)) {
     if (key !== 'replicas' && key !== 'timeoutMs') {
-      throw new ValidationError(`unknown durability option '${key}'; known options: replicas, timeoutMs`);
+      throw new ValidationError(
+        `unknown durability option '${key}'; known options: replicas, timeoutMs`,
+        `durability.${key}`,
+      );
     }
   }
   const { replicas, timeoutMs = DEFAULT_DURABILITY_TIMEOUT_MS } = d;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1) {
-    throw new ValidationError(`durability.replicas must be a whole number >= 1, got ${describe(replicas)}`);
+    throw new ValidationError(
+      `durability.replicas must be a whole number >= 1, got ${describe(replicas)}`,
+      'durability.replicas',
+    );
   }
   // WAIT with timeout 0 would block forever.
   if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1) {
     throw new ValidationError(
       `durability.timeoutMs must be a whole number of ms >= 1, got ${describe(timeoutMs)}`,
+      'durability.timeoutMs',
     );
   }
   return { replicas, timeoutMs };
@@ -159,12 +175,16 @@ const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export function parseRunAt(value: unknown): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-    throw new ValidationError(`runAt must be a valid Date or epoch milliseconds, got ${describe(value)}`);
+    throw new ValidationError(
+      `runAt must be a valid Date or epoch milliseconds, got ${describe(value)}`,
+      'runAt',
+    );
   }
   // A time before 2000 is almost always epoch seconds passed as ms; the scripts refuse it too.
   if (ms < MIN_RUN_AT || ms > MAX_RUN_AT) {
     throw new ValidationError(
       `runAt must lie between 2000-01-01 and 9999-12-31 (epoch ms ${MIN_RUN_AT} to ${MAX_RUN_AT}), got ${describe(value)}; epoch seconds instead of ms?`,
+      'runAt',
     );
   }
   return Math.round(ms);

@@ -7,6 +7,7 @@ export class Job<T> {
   /** Aborted when the lease is lost or the worker shuts down; pass it to fetch() and friends. */
   readonly signal: AbortSignal;
 
+  /** @internal Jobs are made by the worker; handlers receive them. */
   constructor(
     /** The job's id. */
     readonly id: string,

@@ -1,7 +1,7 @@
 /**
  * The producer: add jobs, look at them, change waiting ones, manage the dead set.
  */
-import type { BackoffSpec } from './backoff.js';
+import type { BackoffSpec, ResolvedBackoff } from './backoff.js';
 import type { Codec } from './codec/codec.js';
 import {
   decodeEnvelope,
@@ -13,6 +13,7 @@ import {
 import { loadTracing } from './tracing.js';
 import { parseDuration, type Duration } from './duration.js';
 import { ClosedError, DurabilityError, ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import { parseRunAt, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from './job-options.js';
 import { add, addReplicated, type AddInput, type AddOutput } from './operations/add.js';
 import { counts, getJob, listJobs, type Counts, type JobState, type RawJob } from './operations/inspect.js';
@@ -123,6 +124,19 @@ export interface JobInfo<T> {
 }
 
 const DEFAULT_ATTEMPTS = 3;
+const QUEUE_OPTIONS: ReadonlySet<string> = new Set([
+  'schema',
+  'connection',
+  'codec',
+  'version',
+  'maxPayloadBytes',
+  'events',
+  'defaultJobOptions',
+  'strategy',
+  'wheel',
+  'partitions',
+]);
+const DEFAULT_JOB_OPTIONS: ReadonlySet<string> = new Set(['attempts', 'backoff']);
 /** Jobs per add script call: large enough to amortise the round trip, small enough not to stall Redis. */
 const ADD_BATCH = 500;
 const DEAD_RETRY_BATCH = 500;
@@ -130,9 +144,9 @@ const DEAD_RETRY_BATCH = 500;
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
   readonly name: string;
-  /** The keys this queue uses: those of its first partition (with one partition, all of them). */
+  /** @internal The keys this queue uses: those of its first partition (with one partition, all of them). */
   readonly keys: QueueKeys;
-  /** The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
+  /** @internal The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
   readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
@@ -140,7 +154,7 @@ export class Queue<T = unknown> {
   private readonly codec: Codec;
   private readonly version: number;
   private readonly maxPayloadBytes: number;
-  private readonly jobDefaults: { attempts: number; backoff?: BackoffSpec };
+  private readonly jobDefaults: { attempts: number; backoff?: ResolvedBackoff };
   private closed = false;
   private readonly eventsOption: number | undefined;
   private readonly strategyOption: StrategyOption;
@@ -152,6 +166,10 @@ export class Queue<T = unknown> {
   private readonly schema: StandardSchemaV1<T, unknown> | undefined;
 
   constructor(name: string, options: QueueOptions<T> = {}) {
+    assertKnownOptions(options, QUEUE_OPTIONS, 'queue option');
+    if (options.defaultJobOptions !== undefined) {
+      assertKnownOptions(options.defaultJobOptions, DEFAULT_JOB_OPTIONS, 'defaultJobOptions option');
+    }
     this.partitions = partitionKeys(name, options.partitions ?? 1);
     this.keys = this.partitions[0]!;
     this.name = name;
@@ -160,12 +178,16 @@ export class Queue<T = unknown> {
     this.schema = options.schema;
     this.version = options.version ?? 1;
     if (!Number.isInteger(this.version) || this.version < 1) {
-      throw new ValidationError(`version must be a whole number >= 1, got ${String(options.version)}`);
+      throw new ValidationError(
+        `version must be a whole number >= 1, got ${String(options.version)}`,
+        'version',
+      );
     }
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
       throw new ValidationError(
         `maxPayloadBytes must be a whole number >= 1, got ${String(options.maxPayloadBytes)}`,
+        'maxPayloadBytes',
       );
     }
     const defaults = resolveAddOptions(
@@ -188,6 +210,7 @@ export class Queue<T = unknown> {
     if (!['auto', 'zpopmin', 'range', 'wheel'].includes(this.strategyOption)) {
       throw new ValidationError(
         `strategy must be 'auto', 'zpopmin', 'range' or 'wheel', got ${JSON.stringify(options.strategy)}`,
+        'strategy',
       );
     }
     this.granularityMs = resolveGranularity(options.wheel);
@@ -195,6 +218,7 @@ export class Queue<T = unknown> {
     if (this.partitions.length > 1 && this.strategyOption === 'wheel') {
       throw new ValidationError(
         "partitions > 1 does not work with strategy 'wheel'; use 'auto', 'zpopmin' or 'range'",
+        'partitions',
       );
     }
     this.connection = openConnection(options.connection, false);
@@ -204,7 +228,7 @@ export class Queue<T = unknown> {
     this.dead = new DeadLetters(this);
   }
 
-  /** The ioredis client this queue uses (shared with helpers such as the dashboard). */
+  /** @internal The ioredis client this queue uses (shared with helpers such as the dashboard). */
   get client(): Connection['client'] {
     return this.connection.client;
   }
@@ -344,7 +368,7 @@ export class Queue<T = unknown> {
   async reschedule(id: string, opts: { delay?: Duration; runAt?: Date | number }): Promise<boolean> {
     this.assertOpen();
     if ((opts.delay === undefined) === (opts.runAt === undefined)) {
-      throw new ValidationError('reschedule needs exactly one of delay or runAt');
+      throw new ValidationError('reschedule needs exactly one of delay or runAt', 'delay');
     }
     const when =
       opts.delay !== undefined
@@ -369,7 +393,7 @@ export class Queue<T = unknown> {
     return sum;
   }
 
-  /** The keys of the partition job `id` lives in. */
+  /** @internal The keys of the partition job `id` lives in. */
   keysOf(id: string): QueueKeys {
     return this.partitions[partitionOf(id, this.partitions.length)]!;
   }
@@ -383,9 +407,9 @@ export class Queue<T = unknown> {
     const offset = page.offset ?? 0;
     const limit = page.limit ?? 50;
     if (!Number.isInteger(offset) || offset < 0)
-      throw new ValidationError(`offset must be a whole number >= 0`);
+      throw new ValidationError(`offset must be a whole number >= 0`, 'offset');
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-      throw new ValidationError(`limit must be a whole number from 1 to 10000`);
+      throw new ValidationError(`limit must be a whole number from 1 to 10000`, 'limit');
     }
     const { layout } = await this.ready();
     const newestFirst = state === 'dead';
@@ -653,6 +677,7 @@ function checkDurability(
 
 /** The dead set of a queue: jobs that used up their attempts or could not be read, each with its reason. */
 export class DeadLetters<T> {
+  /** @internal Reached as `queue.dead`. */
   constructor(private readonly queue: Queue<T>) {}
 
   /** A page of dead jobs, most recent first. */
@@ -660,9 +685,25 @@ export class DeadLetters<T> {
     return this.queue.list('dead', page);
   }
 
-  /** Put one dead job (or every one, with id 'all') back in the schedule, due now, with attempts reset; returns how many moved. */
-  retry(id: string, opts: { onProgress?: (moved: number) => void } = {}): Promise<number> {
-    return this.queue.retryDead(id === 'all' ? null : id, opts.onProgress);
+  /**
+   * Put the dead job `id` back in the schedule, due now, with attempts reset; returns 1, or 0 when
+   * it is not dead. `retry('all')` is job 'all' only: when there is none, it throws and names
+   * retryAll() (in 0.1 'all' meant every dead job, which left a job with that id unreachable).
+   */
+  async retry(id: string): Promise<number> {
+    const moved = await this.queue.retryDead(id);
+    if (moved === 0 && id === 'all') {
+      throw new ValidationError(
+        "dead.retry('all') retries the job whose id is 'all', and no such job is dead; to retry every dead job call dead.retryAll()",
+        [{ path: 'id', message: 'no dead job has this id; use dead.retryAll() for every dead job' }],
+      );
+    }
+    return moved;
+  }
+
+  /** Put every dead job back in the schedule, due now, with attempts reset; returns how many moved. */
+  retryAll(opts: { onProgress?: (moved: number) => void } = {}): Promise<number> {
+    return this.queue.retryDead(null, opts.onProgress);
   }
 
   /** Delete a dead job for good; false when it is not dead. */

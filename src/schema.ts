@@ -35,6 +35,7 @@ export function assertSchema(schema: unknown, name: string): asserts schema is S
   if (typeof std?.validate !== 'function') {
     throw new ValidationError(
       `${name} must be a Standard Schema validator (zod >= 3.24, valibot >= 1, arktype, ...): an object with ['~standard'].validate`,
+      name,
     );
   }
 }

@@ -10,6 +10,7 @@ type State = 'scheduled' | 'active' | 'dead';
 export function registerLs(program: Command): void {
   program
     .command('ls <queue>')
+    .alias('list') // as queue.list()
     .description('list a page of jobs: scheduled (earliest first), active, or dead (most recent first)')
     .addOption(
       new Option('--state <state>', 'which jobs')

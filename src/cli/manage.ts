@@ -1,5 +1,5 @@
-/** `delayq cancel`, `reschedule`, `retry` and `purge`: change waiting and dead jobs. */
-import { Option, type Command } from 'commander';
+/** `delayq cancel`, `reschedule`, `retry` and `remove`: change waiting and dead jobs. */
+import type { Command } from 'commander';
 import {
   dateArg,
   durationArg,
@@ -11,7 +11,7 @@ import {
 } from './context.js';
 import { progress } from './progress.js';
 
-/** Dead jobs removed per round of purge. */
+/** Dead jobs removed per round of `remove --all`. */
 const PURGE_BATCH = 500;
 
 export function registerManage(program: Command): void {
@@ -78,7 +78,7 @@ export function registerManage(program: Command): void {
         const bar = progress(`retrying dead jobs of ${name}`, total, out.json);
         let moved: number;
         try {
-          moved = await queue.dead.retry('all', { onProgress: (n) => bar.update(n) });
+          moved = await queue.dead.retryAll({ onProgress: (n) => bar.update(n) });
         } finally {
           bar.finish();
         }
@@ -88,15 +88,23 @@ export function registerManage(program: Command): void {
     });
 
   program
-    .command('purge <queue>')
-    .description('delete jobs for good; only the dead set can be purged')
-    .addOption(new Option('--state <state>', 'which jobs').choices(['dead']).makeOptionMandatory())
-    .action(async (name: string, _opts: { state: 'dead' }, command: Command) => {
+    .command('remove <queue> [id]')
+    .description('delete a dead job (or every one, --all) for good, as queue.dead.remove(id) does')
+    .option('--all', 'every dead job of the queue')
+    .action(async (name: string, id: string | undefined, opts: { all?: boolean }, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
+      if ((id === undefined) === (opts.all !== true)) throw new UsageError('give a job id or --all');
       await withQueue(globals, name, async (queue) => {
+        if (id !== undefined) {
+          if (!(await queue.dead.remove(id)))
+            throw new OperationalError(`job '${id}' is not dead in '${name}'; nothing changed`);
+          out.data({ queue: name, removed: 1, ids: [id] });
+          out.line(`${out.c.green('removed')} ${id}`);
+          return;
+        }
         const total = (await queue.counts()).dead;
-        const bar = progress(`purging dead jobs of ${name}`, total, out.json);
+        const bar = progress(`removing dead jobs of ${name}`, total, out.json);
         let removed = 0;
         try {
           for (const keys of queue.partitions) {
@@ -108,15 +116,26 @@ export function registerManage(program: Command): void {
               const n = gone.filter(Boolean).length;
               removed += n;
               bar.update(removed, Math.max(total, removed));
-              // Nothing removable on this page (raced with another purge): stop rather than spin.
+              // Nothing removable on this page (raced with another remove): stop rather than spin.
               if (n === 0) break;
             }
           }
         } finally {
           bar.finish();
         }
-        out.data({ queue: name, purged: removed, state: 'dead' });
-        out.line(`${out.c.green('purged')} ${removed} dead job${removed === 1 ? '' : 's'} of ${name}`);
+        out.data({ queue: name, removed });
+        out.line(`${out.c.green('removed')} ${removed} dead job${removed === 1 ? '' : 's'} of ${name}`);
       });
+    });
+
+  // The 0.1 name: one verb for removing a dead job everywhere (API, CLI, dashboard) is 'remove'.
+  program
+    .command('purge', { hidden: true })
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(() => {
+      throw new UsageError(
+        "'purge' is now 'remove': delayq remove <queue> --all removes every dead job, delayq remove <queue> <id> one",
+      );
     });
 }

@@ -7,6 +7,7 @@ import { detailLines, jobJson } from './jobs-view.js';
 export function registerShow(program: Command): void {
   program
     .command('show <queue> <id>')
+    .alias('get') // as queue.get(id)
     .description('everything known about one job: state, due time, attempts, lease, payload, last error')
     .action(async (name: string, id: string, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);

@@ -24,10 +24,11 @@ export interface DashboardOptions {
   /** Show only these queues. Default: every queue found with SCAN. */
   queues?: string[];
   /**
-   * Enables the actions (retry, cancel, delete, retry all dead). When set, every page and API call
+   * Enables the actions (retry, cancel, remove, retry all dead). When set, every page and API call
    * needs it too: a `?token=` login (sets a session cookie) or `Authorization: Bearer <token>`.
+   * Undefined counts as unset, so it can come straight from the environment.
    */
-  token?: string;
+  token?: string | undefined;
   /** Hide and refuse every action. */
   readOnly?: boolean;
   /** Serve `/metrics` and the throughput and lateness charts from these metrics. */
@@ -250,10 +251,10 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     await readBody(req);
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
-      const moved = await (await queueOf(decode(m[1]!))).dead.retry('all');
+      const moved = await (await queueOf(decode(m[1]!))).dead.retryAll();
       return json(res, 200, { ok: true, moved });
     }
-    m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|delete)$/.exec(path);
+    m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|remove)$/.exec(path);
     if (!m) throw new HttpError(404, 'no such action');
     const queue = await queueOf(decode(m[1]!));
     const id = decode(m[2]!);
@@ -268,7 +269,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         return json(res, 200, { ok: true });
       }
       default: {
-        // Delete removes a dead job for good, or a waiting one (a cancel); a running job is left alone.
+        // Remove deletes a dead job for good, or a waiting one (a cancel); a running job is left alone.
         if ((await queue.dead.remove(id)) || (await queue.cancel(id))) return json(res, 200, { ok: true });
         throw new HttpError(409, `job '${id}' is neither dead nor waiting`);
       }

@@ -1,7 +1,7 @@
 /**
  * The per-job bookkeeping scripts keep in the `meta` hash (JSON, read and written by Lua too).
  */
-import type { BackoffSpec } from '../backoff.js';
+import type { ResolvedBackoff } from '../backoff.js';
 
 /**
  * Bookkeeping of one job: a = attempts started, m = max attempts, r = due time, b = backoff,
@@ -11,7 +11,7 @@ export interface JobMeta {
   a: number;
   m: number;
   r?: number;
-  b?: BackoffSpec;
+  b?: ResolvedBackoff;
   o?: number;
   t?: string;
 }

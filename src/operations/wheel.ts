@@ -38,6 +38,7 @@ export function resolveGranularity(option: { granularityMs?: number } | undefine
   if (!Number.isInteger(g) || g < 10 || g > 3_600_000) {
     throw new ValidationError(
       `wheel.granularityMs must be a whole number from 10 to 3600000, got ${String(g)}`,
+      'wheel.granularityMs',
     );
   }
   return g;

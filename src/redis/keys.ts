@@ -140,6 +140,7 @@ export function assertPartitions(partitions: unknown): asserts partitions is num
   ) {
     throw new ValidationError(
       `partitions must be a whole number from 1 to ${MAX_PARTITIONS}, got ${String(partitions)}`,
+      'partitions',
     );
   }
 }

@@ -5,8 +5,9 @@
  * definition is refused.
  */
 import { createHash } from 'node:crypto';
-import { validateBackoffSpec, type BackoffSpec } from '../backoff.js';
-import { describe, parseDuration, type Duration } from '../duration.js';
+import { validateBackoffSpec, type BackoffSpec, type ResolvedBackoff } from '../backoff.js';
+import { describe, parseDuration, parseMs, type Duration } from '../duration.js';
+import { suggestOption } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { ResolvedSpec } from './spec.js';
 
@@ -20,7 +21,7 @@ export interface ScheduleOptions {
   /** Wait between attempts of an occurrence's job. Default: the queue's default. */
   backoff?: BackoffSpec;
   /** Abort each attempt of an occurrence's job after this long (as add's timeoutMs). Default: none. */
-  timeoutMs?: Duration;
+  timeoutMs?: number;
   /**
    * Occurrences due more than `grace` ago when a scheduler first gets to them: 'skip' (default)
    * adds none of them; 'runOnce' adds the latest of them, once, due at its own (past) time.
@@ -42,8 +43,8 @@ export interface StoredDefinition {
   grace: number;
   /** Max attempts of each job. */
   m: number;
-  /** Backoff of each job. */
-  b?: BackoffSpec;
+  /** Backoff of each job, in ms. */
+  b?: ResolvedBackoff;
   /** Timeout of each attempt of each job, ms. */
   o?: number;
 }
@@ -70,36 +71,45 @@ export function assertScheduleName(name: unknown): asserts name is string {
 export function resolveScheduleOptions(
   spec: ResolvedSpec,
   opts: ScheduleOptions | undefined,
-  defaults: { attempts: number; backoff?: BackoffSpec },
+  defaults: { attempts: number; backoff?: ResolvedBackoff },
   where: string,
 ): Omit<StoredDefinition, 'rev'> {
   const o: ScheduleOptions = opts ?? {};
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {
-    throw new ValidationError(`${where}: options must be an object, got ${describe(o)}`);
+    throw new ValidationError(`${where}: options must be an object, got ${describe(o)}`, 'opts');
   }
   for (const key of Object.keys(o)) {
     if (!KNOWN.has(key)) {
       throw new ValidationError(
-        `${where}: unknown schedule option '${key}'; known options: ${[...KNOWN].join(', ')}`,
+        `${where}: unknown schedule option '${key}'${suggestOption(key, KNOWN)}; known options: ${[...KNOWN].join(', ')}`,
+        key,
       );
     }
   }
   const attempts = o.attempts ?? defaults.attempts;
   if (!Number.isInteger(attempts) || attempts < 1) {
-    throw new ValidationError(`${where}: attempts must be a whole number >= 1, got ${describe(attempts)}`);
+    throw new ValidationError(
+      `${where}: attempts must be a whole number >= 1, got ${describe(attempts)}`,
+      'attempts',
+    );
   }
   const missed = o.missed ?? 'skip';
   if (missed !== 'skip' && missed !== 'runOnce') {
-    throw new ValidationError(`${where}: missed must be 'skip' or 'runOnce', got ${describe(missed)}`);
+    throw new ValidationError(
+      `${where}: missed must be 'skip' or 'runOnce', got ${describe(missed)}`,
+      'missed',
+    );
   }
-  const grace = o.grace === undefined ? DEFAULT_GRACE_MS : parseDuration(o.grace, `${where}: grace`);
+  const grace = o.grace === undefined ? DEFAULT_GRACE_MS : parseDuration(o.grace, `${where}: grace`, 'grace');
   const backoff =
-    o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, `${where}: backoff`);
+    o.backoff === undefined
+      ? defaults.backoff
+      : validateBackoffSpec(o.backoff, `${where}: backoff`, 'backoff');
   const definition: Omit<StoredDefinition, 'rev'> = { v: 1, spec, missed, grace, m: attempts };
   if (backoff !== undefined) definition.b = backoff;
   if (o.timeoutMs !== undefined) {
-    const timeoutMs = parseDuration(o.timeoutMs, `${where}: timeoutMs`);
-    if (timeoutMs < 1) throw new ValidationError(`${where}: timeoutMs must be at least 1 ms`);
+    const timeoutMs = parseMs(o.timeoutMs, `${where}: timeoutMs`, 'timeoutMs');
+    if (timeoutMs < 1) throw new ValidationError(`${where}: timeoutMs must be at least 1 ms`, 'timeoutMs');
     definition.o = timeoutMs;
   }
   return definition;

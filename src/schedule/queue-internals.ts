@@ -4,7 +4,7 @@
  * asking the user to pass them a second time, keeps a scheduler's jobs encoded exactly as the
  * queue's own adds are.
  */
-import type { BackoffSpec } from '../backoff.js';
+import type { ResolvedBackoff } from '../backoff.js';
 import type { Codec } from '../codec/codec.js';
 import type { Layout } from '../operations/wheel.js';
 import type { Queue } from '../queue.js';
@@ -17,7 +17,7 @@ export interface QueueInternals {
   version: number;
   maxPayloadBytes: number;
   schema: StandardSchemaV1<unknown, unknown> | undefined;
-  jobDefaults: { attempts: number; backoff?: BackoffSpec };
+  jobDefaults: { attempts: number; backoff?: ResolvedBackoff };
   /** The queue's events cap, once it knows the server (0: no events). */
   eventsCap: () => Promise<number>;
   /** Where the queue's waiting jobs live (the schedule ZSET, or the wheel), once it knows. */

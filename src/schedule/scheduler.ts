@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from '../clock.js';
-import { parseDuration, type Duration } from '../duration.js';
+import { parseMs } from '../duration.js';
 import { ValidationError } from '../errors.js';
 import type { Queue } from '../queue.js';
 import { WakeSubscriber } from '../redis/wake-subscriber.js';
@@ -18,7 +18,7 @@ import { advanceSchedule, type AddedOccurrence, type TickContext } from './tick.
 /** Options of a Scheduler. */
 export interface SchedulerOptions {
   /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 5 s. */
-  maxSleepMs?: Duration;
+  maxSleepMs?: number;
   /** Schedules advanced per round. Default 100. */
   batch?: number;
 }
@@ -66,14 +66,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     queue.assertUnpartitioned('repeating schedules (a Scheduler)');
     for (const key of Object.keys(options)) {
       if (key !== 'maxSleepMs' && key !== 'batch') {
-        throw new ValidationError(`unknown scheduler option '${key}'; known: maxSleepMs, batch`);
+        throw new ValidationError(`unknown scheduler option '${key}'; known: maxSleepMs, batch`, key);
       }
     }
-    this.maxSleepMs = parseDuration(options.maxSleepMs ?? 5_000, 'maxSleepMs');
-    if (this.maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms');
+    this.maxSleepMs = parseMs(options.maxSleepMs ?? 5_000, 'maxSleepMs');
+    if (this.maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
     this.batch = options.batch ?? 100;
     if (!Number.isInteger(this.batch) || this.batch < 1 || this.batch > 10_000) {
-      throw new ValidationError(`batch must be a whole number from 1 to 10000, got ${String(options.batch)}`);
+      throw new ValidationError(
+        `batch must be a whole number from 1 to 10000, got ${String(options.batch)}`,
+        'batch',
+      );
     }
     this.context = tickContextOf(queue);
     this.subscriber = new WakeSubscriber(

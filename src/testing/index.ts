@@ -54,7 +54,10 @@ export async function drain<T>(
 ): Promise<DrainResult<T>> {
   const { timeoutMs = 10_000, ...workerOptions } = opts;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new ValidationError(`timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
+    throw new ValidationError(
+      `timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`,
+      'timeoutMs',
+    );
   }
   const result: DrainResult<T> = { completed: [], failed: [], dead: [], errors: [] };
   const worker = new Worker<T>(queue.name, handler, {

@@ -3,9 +3,16 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_BACKOFF, validateBackoffSpec, type Backoff } from '../backoff.js';
+import {
+  DEFAULT_BACKOFF,
+  validateBackoffSpec,
+  type Backoff,
+  type BackoffFunction,
+  type ResolvedBackoff,
+} from '../backoff.js';
 import type { CodecOption } from '../codec/envelope.js';
-import { parseDuration, type Duration } from '../duration.js';
+import { parseDuration, parseMs, type Duration } from '../duration.js';
+import { suggestOption } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
@@ -48,7 +55,7 @@ export interface WorkerOptions<T = unknown> {
   /** Handlers running at once. Default 1. */
   concurrency?: number;
   /** How long a claim holds a job before others may take it back; renewed while the handler runs. Default 15 s. */
-  leaseMs?: Duration;
+  leaseMs?: number;
   /** 'auto' (default) probes the server for 'zpopmin', else 'range'; or force one, or ask for 'wheel' (coarser timing, list commands). */
   strategy?: StrategyOption;
   /** With strategy 'wheel': the bucket width, which is the timing precision. Must match the producers'. Default 1000 ms. */
@@ -56,9 +63,9 @@ export interface WorkerOptions<T = unknown> {
   /** Backoff between attempts of jobs added without one (neither the add nor the queue's defaultJobOptions gave one): a spec or a function. Default exponential from 1 s, capped at 1 h, with jitter. */
   backoff?: Backoff;
   /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 10 s. */
-  maxSleepMs?: Duration;
+  maxSleepMs?: number;
   /** How often this worker reaps expired leases when it is too busy to claim. Default 5 s. */
-  reapIntervalMs?: Duration;
+  reapIntervalMs?: number;
   /** Keep finished jobs for inspection: the last `count`, none older than `age`. Default: keep none. */
   keepCompleted?: { count: number; age?: Duration };
   /**
@@ -92,7 +99,7 @@ export interface ResolvedWorkerOptions<T> {
   strategy: StrategyOption;
   /** Bucket width of the wheel (used with strategy 'wheel'). */
   granularityMs: number;
-  backoff: Backoff;
+  backoff: ResolvedBackoff | BackoffFunction;
   maxSleepMs: number;
   reapIntervalMs: number;
   keepCompleted: Retention;
@@ -152,53 +159,68 @@ function logsAt(level: (typeof LOG_LEVELS)[number]): boolean {
 export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWorkerOptions<T> {
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key))
-      throw new ValidationError(`unknown worker option '${key}'; known: ${[...KNOWN].join(', ')}`);
+      throw new ValidationError(
+        `unknown worker option '${key}'${suggestOption(key, KNOWN)}; known: ${[...KNOWN].join(', ')}`,
+        key,
+      );
   }
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
     throw new ValidationError(
       `concurrency must be a whole number from 1 to 10000, got ${String(concurrency)}`,
+      'concurrency',
     );
   }
-  const leaseMs = parseDuration(options.leaseMs ?? 15_000, 'leaseMs');
-  if (leaseMs < 100) throw new ValidationError(`leaseMs must be at least 100 ms, got ${leaseMs}`);
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  if (typeof backoff !== 'function') validateBackoffSpec(backoff, 'backoff');
-  const maxSleepMs = parseDuration(options.maxSleepMs ?? 10_000, 'maxSleepMs');
-  const reapIntervalMs = parseDuration(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
-  if (maxSleepMs < 1 || reapIntervalMs < 1)
-    throw new ValidationError('maxSleepMs and reapIntervalMs must be at least 1 ms');
+  const leaseMs = parseMs(options.leaseMs ?? 15_000, 'leaseMs');
+  if (leaseMs < 100) throw new ValidationError(`leaseMs must be at least 100 ms, got ${leaseMs}`, 'leaseMs');
+  const given = options.backoff ?? DEFAULT_BACKOFF;
+  const backoff = typeof given === 'function' ? given : validateBackoffSpec(given, 'backoff');
+  const maxSleepMs = parseMs(options.maxSleepMs ?? 10_000, 'maxSleepMs');
+  const reapIntervalMs = parseMs(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
+  if (maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
+  if (reapIntervalMs < 1) throw new ValidationError('reapIntervalMs must be at least 1 ms', 'reapIntervalMs');
   let keepCompleted: Retention = { count: 0, ageMs: 0 };
   if (options.keepCompleted !== undefined) {
     const { count, age } = options.keepCompleted;
     if (!Number.isInteger(count) || count < 0) {
-      throw new ValidationError(`keepCompleted.count must be a whole number >= 0, got ${String(count)}`);
+      throw new ValidationError(
+        `keepCompleted.count must be a whole number >= 0, got ${String(count)}`,
+        'keepCompleted.count',
+      );
     }
     keepCompleted = { count, ageMs: age === undefined ? 0 : parseDuration(age, 'keepCompleted.age') };
   }
   const rememberCompleted = resolveRememberCompleted(options.rememberCompleted);
   const deadMaxCount = options.dead?.count ?? 100_000;
   if (!Number.isInteger(deadMaxCount) || deadMaxCount < 1) {
-    throw new ValidationError(`dead.count must be a whole number >= 1, got ${String(deadMaxCount)}`);
+    throw new ValidationError(
+      `dead.count must be a whole number >= 1, got ${String(deadMaxCount)}`,
+      'dead.count',
+    );
   }
   const deadMaxAgeMs = parseDuration(options.dead?.age ?? '30d', 'dead.age');
   const strategy = options.strategy ?? 'auto';
   if (!['auto', 'zpopmin', 'range', 'wheel'].includes(strategy)) {
     throw new ValidationError(
       `strategy must be 'auto', 'zpopmin', 'range' or 'wheel', got ${JSON.stringify(strategy)}`,
+      'strategy',
     );
   }
   const granularityMs = resolveGranularity(options.wheel);
   if (options.schema !== undefined) assertSchema(options.schema, 'schema');
   const version = options.version ?? 1;
   if (!Number.isInteger(version) || version < 1) {
-    throw new ValidationError(`version must be a whole number >= 1, got ${String(options.version)}`);
+    throw new ValidationError(
+      `version must be a whole number >= 1, got ${String(options.version)}`,
+      'version',
+    );
   }
   const migrate = options.migrate ?? {};
   for (const [from, step] of Object.entries(migrate)) {
     if (!/^[1-9]\d*$/.test(from) || typeof step !== 'function') {
       throw new ValidationError(
         `migrate must map payload versions (1, 2, ...) to functions; migrate[${from}] is not one`,
+        `migrate.${from}`,
       );
     }
   }
@@ -207,19 +229,20 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
   if (partitions > 1 && strategy === 'wheel') {
     throw new ValidationError(
       "partitions > 1 does not work with strategy 'wheel'; use 'auto', 'zpopmin' or 'range'",
+      'partitions',
     );
   }
   // The claim script counts starts in its partition's limiter: P partitions would allow P times max.
   if (partitions > 1 && options.limit !== undefined) {
-    throw new ValidationError('limit (a rate limit) does not work with partitions > 1');
+    throw new ValidationError('limit (a rate limit) does not work with partitions > 1', 'limit');
   }
   let rate = { max: 0, perMs: 0 };
   if (options.limit !== undefined) {
     const { max, per } = options.limit;
     if (!Number.isInteger(max) || max < 1)
-      throw new ValidationError(`limit.max must be a whole number >= 1, got ${String(max)}`);
+      throw new ValidationError(`limit.max must be a whole number >= 1, got ${String(max)}`, 'limit.max');
     const perMs = parseDuration(per, 'limit.per');
-    if (perMs < 1) throw new ValidationError('limit.per must be at least 1 ms');
+    if (perMs < 1) throw new ValidationError('limit.per must be at least 1 ms', 'limit.per');
     rate = { max, perMs };
   }
   return {
@@ -251,10 +274,17 @@ function resolveRememberCompleted(option: WorkerOptions<unknown>['rememberComple
   if (option === false) return { count: 0, ageMs: 0 };
   const count = option?.count ?? 100_000;
   if (!Number.isInteger(count) || count < 0) {
-    throw new ValidationError(`rememberCompleted.count must be a whole number >= 0, got ${String(count)}`);
+    throw new ValidationError(
+      `rememberCompleted.count must be a whole number >= 0, got ${String(count)}`,
+      'rememberCompleted.count',
+    );
   }
   const ageMs = parseDuration(option?.age ?? '5m', 'rememberCompleted.age');
   // A resend comes after a reconnect: an age shorter than a second would not cover one.
-  if (ageMs < 1_000) throw new ValidationError(`rememberCompleted.age must be at least 1 s, got ${ageMs} ms`);
+  if (ageMs < 1_000)
+    throw new ValidationError(
+      `rememberCompleted.age must be at least 1 s, got ${ageMs} ms`,
+      'rememberCompleted.age',
+    );
   return { count, ageMs };
 }

@@ -6,7 +6,7 @@
  * carry none. A worker that was given a backoff and meets a job whose stored one wins logs a
  * warning, so the choice is never silent.
  */
-import { backoffDelay, DEFAULT_BACKOFF, type Backoff, type BackoffSpec } from '../backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffFunction, type ResolvedBackoff } from '../backoff.js';
 import type { JobMeta } from '../operations/meta.js';
 import type { Logger } from './options.js';
 
@@ -19,7 +19,7 @@ export class RetryPolicy {
 
   constructor(
     /** The worker's `backoff` option as given; undefined when the worker was given none. */
-    private readonly workerBackoff: Backoff | undefined,
+    private readonly workerBackoff: ResolvedBackoff | BackoffFunction | undefined,
     private readonly logger: Logger,
     private readonly queue: string,
   ) {}
@@ -32,7 +32,7 @@ export class RetryPolicy {
     return backoffDelay(stored, meta.a, error);
   }
 
-  private warnOverridden(id: string, stored: string, given: Backoff): void {
+  private warnOverridden(id: string, stored: string, given: ResolvedBackoff | BackoffFunction): void {
     if (this.warned.has(stored) || this.warned.size >= MAX_WARNINGS) return;
     this.warned.add(stored);
     const mine = typeof given === 'function' ? 'a backoff function' : describe(given);
@@ -43,6 +43,6 @@ export class RetryPolicy {
 }
 
 /** A spec in the order people write it (meta read back from Lua has its keys in any order). */
-function describe(spec: BackoffSpec): string {
+function describe(spec: ResolvedBackoff): string {
   return JSON.stringify(spec, ['type', 'delay', 'max', 'jitter']);
 }

@@ -187,13 +187,18 @@ describe('delayq cancel / reschedule / retry / purge', () => {
     expect((await cli(['reschedule', q, 'a'])).code).toBe(2);
   });
 
-  it('retries one dead job, then all, then purges the dead set', async () => {
+  it('retries one dead job, then all, then removes dead jobs', async () => {
     const q = uniqueQueue('cli');
     await makeDead(q, ['d1', 'd2', 'd3']);
     const shown = await cli(['--json', 'show', q, 'd1']);
     expect(json(shown.stdout)).toMatchObject({ state: 'dead', lastError: { message: 'broken on purpose' } });
     const dead = await cli(['ls', q, '--state', 'dead']);
     expect(dead.stdout).toContain('Error: broken on purpose');
+    // The API's verbs work as well: get for show, list for ls.
+    expect(json((await cli(['--json', 'get', q, 'd1'])).stdout)).toEqual(json(shown.stdout));
+    expect((await cli(['--json', 'list', q, '--state', 'dead'])).stdout).toBe(
+      (await cli(['--json', 'ls', q, '--state', 'dead'])).stdout,
+    );
 
     const one = await cli(['--json', 'retry', q, 'd1']);
     expect(json(one.stdout)).toEqual({ queue: q, retried: 1, ids: ['d1'] });
@@ -212,11 +217,23 @@ describe('delayq cancel / reschedule / retry / purge', () => {
 
     const q2 = uniqueQueue('cli');
     await makeDead(q2, ['p1', 'p2']);
-    expect((await cli(['purge', q2])).code).toBe(2);
-    expect((await cli(['purge', q2, '--state', 'scheduled'])).code).toBe(2);
-    const purged = await cli(['--json', 'purge', q2, '--state', 'dead']);
-    expect(json(purged.stdout)).toEqual({ queue: q2, purged: 2, state: 'dead' });
+    expect((await cli(['remove', q2])).code).toBe(2);
+    // The 0.1 verb is refused, naming the new one; nothing is removed.
+    const old = await cli(['purge', q2, '--state', 'dead']);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toBe(
+      "delayq: 'purge' is now 'remove': delayq remove <queue> --all removes every dead job, delayq remove <queue> <id> one\n",
+    );
     const k2 = queueKeys(q2);
+    expect(await r.zcard(k2.dead)).toBe(2);
+    expect(json((await cli(['--json', 'remove', q2, 'p1'])).stdout)).toEqual({
+      queue: q2,
+      removed: 1,
+      ids: ['p1'],
+    });
+    expect((await cli(['remove', q2, 'p1'])).code).toBe(1);
+    const removed = await cli(['--json', 'remove', q2, '--all']);
+    expect(json(removed.stdout)).toEqual({ queue: q2, removed: 1 });
     expect(await r.exists(k2.dead, k2.jobs, k2.meta, k2.errors)).toBe(0);
     await r.quit();
   });
@@ -296,10 +313,10 @@ describe('terminal output', () => {
     );
     const plain = await cli(['ls', q, '--state', 'dead', '--limit', '1']);
     expect(plain.stdout).not.toContain('\u001b[');
-    const tty = await runCliOnTty(['purge', q, '--state', 'dead'], redis.url());
+    const tty = await runCliOnTty(['remove', q, '--all'], redis.url());
     expect(tty.code).toBe(0);
-    expect(tty.stdout).toMatch(/purging dead jobs of \S+ █+ 100% 40\/40/);
-    expect(tty.stdout).toContain('\u001b[32mpurged\u001b[39m 40 dead jobs');
+    expect(tty.stdout).toMatch(/removing dead jobs of \S+ █+ 100% 40\/40/);
+    expect(tty.stdout).toContain('\u001b[32mremoved\u001b[39m 40 dead jobs');
   });
 });
 

@@ -63,7 +63,7 @@ describe('cluster: wake-ups', () => {
         new Worker<string>(
           name,
           async (job) => void ran.push({ runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() }),
-          { connection: redis.connection(), maxSleepMs: '1h' },
+          { connection: redis.connection(), maxSleepMs: 3_600_000 },
         ),
     );
     const producers = queues.map((name) => new Queue<string>(name, { connection: redis.connection() }));

@@ -28,7 +28,7 @@ describe('cluster: master failover', () => {
       const idle = new Worker<string>(
         idleName,
         async (job) => void woken.push({ runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() }),
-        { connection: redis.connection(), maxSleepMs: '1h' },
+        { connection: redis.connection(), maxSleepMs: 3_600_000 },
       );
       idle.on('error', () => {}); // Redis errors while the master is down are expected here
       const idleQueue = new Queue<string>(idleName, { connection: redis.connection() });

@@ -240,7 +240,7 @@ export function conformanceSuite(
         name,
         async (job) => void ran.push({ runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() }),
         {
-          maxSleepMs: '1h',
+          maxSleepMs: 3_600_000,
         },
       );
       await w.waitUntilReady();
@@ -359,7 +359,7 @@ export function conformanceSuite(
       expect(await queue.dead.retry('d1')).toBe(1);
       await waitFor(() => completed.length === 1);
       const progress: number[] = [];
-      expect(await queue.dead.retry('all', { onProgress: (n) => progress.push(n) })).toBe(1);
+      expect(await queue.dead.retryAll({ onProgress: (n) => progress.push(n) })).toBe(1);
       await waitFor(() => completed.length === 2);
       expect(completed.sort()).toEqual([1, 2]);
       expect(progress).toEqual([1]);

@@ -330,7 +330,7 @@ describe('wheel on a server without BLMOVE', () => {
       {
         connection: old.url(),
         strategy: 'wheel',
-        maxSleepMs: '1h',
+        maxSleepMs: 3_600_000,
       },
     );
     closers.push(() => w.close({ timeoutMs: 2_000 }));

@@ -179,7 +179,7 @@ describe('dashboard over HTTP', () => {
     expect(await r.zrange(keys.dead, 0, -1)).toEqual(['y2']);
     expect(await r.zscore(keys.schedule, 'y1')).not.toBeNull();
     // A script with the bearer token needs no CSRF token (no ambient credentials to abuse).
-    const del = await fetch(`${d.url}api/queues/${name}/jobs/y2/delete`, {
+    const del = await fetch(`${d.url}api/queues/${name}/jobs/y2/remove`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}` },
     });

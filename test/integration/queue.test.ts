@@ -4,10 +4,11 @@ import {
   Queue,
   ValidationError,
   EncodeError,
+  Worker,
   type QueueOptions,
 } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
-import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
 const open: Array<Queue<unknown>> = [];
@@ -207,5 +208,37 @@ describe('get, cancel, reschedule, counts', () => {
     const queue = newQueue();
     await queue.close();
     await expect(queue.add(1)).rejects.toThrow(/is closed/);
+  });
+});
+
+describe('dead letters', () => {
+  it("retry('all') is the job whose id is 'all'; retryAll() retries every dead job", async () => {
+    const queue = newQueue<number>();
+    await queue.addBulk(['all', 'b', 'c'].map((id, n) => ({ payload: n, opts: { id, attempts: 1 } })));
+    const worker = new Worker<number>(
+      queue.name,
+      async () => {
+        throw new Error('down');
+      },
+      { connection: redis.url(), autorun: false },
+    );
+    await worker.run();
+    await waitFor(async () => (await queue.counts()).dead === 3, { what: '3 dead jobs' });
+    await worker.close();
+
+    expect(await queue.dead.retry('all')).toBe(1);
+    expect((await queue.get('all'))?.state).toBe('scheduled');
+    expect((await queue.get('b'))?.state).toBe('dead');
+    // No dead job 'all' now: the old meaning ("every dead job") is refused, naming the new call.
+    const refused = await queue.dead.retry('all').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).message).toMatch(/dead\.retryAll\(\)/);
+    expect(await queue.dead.retry('b')).toBe(1);
+    expect(await queue.dead.retry('b')).toBe(0);
+
+    const progress: number[] = [];
+    expect(await queue.dead.retryAll({ onProgress: (n) => progress.push(n) })).toBe(1);
+    expect(progress).toEqual([1]);
+    expect(await queue.counts()).toMatchObject({ scheduled: 3, dead: 0 });
   });
 });

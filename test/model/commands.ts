@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import type { BackoffSpec } from '../../src/backoff.js';
+import type { ResolvedBackoff } from '../../src/backoff.js';
 import { ack } from '../../src/operations/ack.js';
 import { add } from '../../src/operations/add.js';
 import { claim } from '../../src/operations/claim.js';
@@ -110,8 +110,8 @@ const rememberArb: fc.Arbitrary<Retention> = fc.constantFrom(
   { count: 100_000, ageMs: 300_000 },
 );
 const leaseArb = fc.constantFrom(300, 1_000, 2_500);
-const backoffArb: fc.Arbitrary<BackoffSpec | undefined> = fc.option(
-  fc.constantFrom<BackoffSpec>(
+const backoffArb: fc.Arbitrary<ResolvedBackoff | undefined> = fc.option(
+  fc.constantFrom<ResolvedBackoff>(
     { type: 'fixed', delay: 500 },
     { type: 'exponential', delay: 1_000, max: 60_000, jitter: true },
   ),
@@ -271,7 +271,7 @@ export class AddCommand extends Base {
       id: number;
       when: WhenArg;
       attempts: number;
-      backoff: BackoffSpec | undefined;
+      backoff: ResolvedBackoff | undefined;
     }>,
   ) {
     super();

@@ -5,14 +5,14 @@
  *
  * Orders follow Redis sorted sets: by score, then by member bytes (memcmp of the UTF-8 form).
  */
-import type { BackoffSpec } from '../../src/backoff.js';
+import type { ResolvedBackoff } from '../../src/backoff.js';
 
 /** Bookkeeping of one job, as the meta hash must hold it. */
 export interface ModelMeta {
   a: number;
   m: number;
   r: number;
-  b?: BackoffSpec;
+  b?: ResolvedBackoff;
   t?: string;
 }
 
@@ -189,7 +189,7 @@ export class QueueModel {
 
   /** add.lua: one atomic batch; an existing id (in any state) is left untouched. */
   add(
-    batch: ReadonlyArray<{ id: string; when: ModelWhen; envelope: string; m: number; b?: BackoffSpec }>,
+    batch: ReadonlyArray<{ id: string; when: ModelWhen; envelope: string; m: number; b?: ResolvedBackoff }>,
   ): Array<{ created: boolean; runAt: number; completedAt?: number }> {
     let earliest: number | undefined;
     const out = batch.map((job) => {

@@ -114,14 +114,15 @@ describe('queue.schedule', () => {
     const r = newInspector();
     await queue.schedule('slow', { every: '1m' }, 'x', {
       attempts: 2,
-      backoff: { type: 'fixed', delay: 5 },
-      timeoutMs: '30s',
+      // A duration string is stored as ms: other languages read the meta record too.
+      backoff: { type: 'fixed', delay: '5s' },
+      timeoutMs: 30_000,
     });
     const [id] = Object.keys(await waiting(r, queue));
     expect(JSON.parse((await r.hget(queue.keys.meta, id!))!)).toMatchObject({
       a: 0,
       m: 2,
-      b: { type: 'fixed', delay: 5 },
+      b: { type: 'fixed', delay: 5_000 },
       o: 30_000,
     });
     expect(await queue.schedules()).toMatchObject([{ name: 'slow', attempts: 2, timeoutMs: 30_000 }]);

@@ -97,7 +97,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect((await q.dead.list()).map((j) => j.id)).toEqual(['c']);
     expect(await q.dead.retry('c')).toBe(1);
     expect((await q.get('c'))?.state).toBe('scheduled');
-    expect(await q.dead.retry('all')).toBe(0);
+    expect(await q.dead.retryAll()).toBe(0);
     expect(await q.dead.remove('c')).toBe(false);
   });
 
@@ -215,7 +215,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
       eventsCap: 0,
     });
     expect((await board.dead.list()).map((j) => j.id)).toEqual(['gone']);
-    await refused(board.dead.retry('all'));
+    await refused(board.dead.retryAll());
     await refused(board.dead.remove('gone'));
     await refused(c.del(keys.schedule));
     expect(await producer.counts()).toMatchObject({ scheduled: 2, dead: 1 });

@@ -84,14 +84,14 @@ export async function expectWakeFromEveryPartition(
   queue: Queue<number>,
   startWorker: (
     handler: (job: Job<number>) => Promise<void>,
-    options: { maxSleepMs: string },
+    options: { maxSleepMs: number },
   ) => Worker<number>,
   partitions: number,
   maxLateMs: number,
 ): Promise<void> {
   const late: number[] = [];
   const worker = startWorker(async (job) => void late.push(job.claimedAt.getTime() - job.runAt.getTime()), {
-    maxSleepMs: '1h',
+    maxSleepMs: 3_600_000,
   });
   await worker.waitUntilReady();
   await queue.add(-1, { delay: '1h' });

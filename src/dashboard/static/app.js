@@ -30,6 +30,11 @@
     return node;
   };
   const fmtInt = (n) => Number(n).toLocaleString('en-US');
+  // Lateness is in ms and often below 1: uPlot's default tick labels read '0,000' there.
+  const fmtMs = (ms) => {
+    if (ms >= 1000) return `${(ms / 1000).toLocaleString('en-US', { maximumFractionDigits: 2 })} s`;
+    return `${ms.toLocaleString('en-US', { maximumFractionDigits: ms >= 10 ? 0 : 2 })} ms`;
+  };
   const fmtTime = (ms) =>
     new Date(ms).toLocaleTimeString('en-GB', { hour12: false }) +
     '.' +
@@ -176,7 +181,21 @@
         width: chartWidth('#chart-lateness'),
         height: 170,
         legend: { show: true, live: false },
-        axes: [axis, { ...axis, size: 48 }],
+        // At least 0-1 ms, so jobs that all start within a millisecond still get distinct ticks.
+        scales: { y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [
+          axis,
+          {
+            ...axis,
+            size: 60,
+            values: (u, splits) => {
+              const labels = splits.map(fmtMs);
+              // Canvas text is invisible to screen readers (and to tests): say the scale in words.
+              u.root.setAttribute('aria-label', `lateness chart, y axis: ${labels.join(' / ')}`);
+              return labels;
+            },
+          },
+        ],
         series: [
           {},
           { label: 'avg', stroke: '#2563eb', width: 2, spanGaps: true, points: { show: true, size: 5 } },
@@ -261,7 +280,7 @@
     if (!boot.canAct) return [];
     const b = (action, label, cls) =>
       el('button', { type: 'button', class: `small ${cls}`, 'data-action': action, 'data-id': id }, label);
-    if (state === 'dead') return [b('retry', 'Retry', 'primary'), b('delete', 'Delete', 'ghost')];
+    if (state === 'dead') return [b('retry', 'Retry', 'primary'), b('remove', 'Remove', 'ghost')];
     if (state === 'scheduled') return [b('cancel', 'Cancel', 'ghost')];
     return [];
   }
@@ -383,7 +402,7 @@
         toast(`${r.moved} dead job${r.moved === 1 ? '' : 's'} back in the schedule`);
       } else {
         await post(`/queues/${q}/jobs/${encodeURIComponent(id)}/${action}`);
-        toast(`${action === 'retry' ? 'retried' : action === 'cancel' ? 'cancelled' : 'deleted'} ${id}`);
+        toast(`${action === 'retry' ? 'retried' : action === 'cancel' ? 'cancelled' : 'removed'} ${id}`);
       }
     } catch (err) {
       toast(err.message, 'bad');

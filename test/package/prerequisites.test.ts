@@ -1,0 +1,99 @@
+/**
+ * The prerequisite check (test/support/prerequisites.ts) itself: run with a PATH and a Chromium path
+ * that lack tools, `vitest run` stops before any test with one message naming each missing tool and
+ * the apt-get line that installs it; the check passes only when every tool is there.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH } from '../support/prerequisites.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const VITEST = join(ROOT, 'node_modules/vitest/vitest.mjs');
+const CHECK = join(ROOT, 'test/support/prerequisites.ts');
+const dir = mkdtempSync(join(tmpdir(), 'delayq-prereq-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A directory holding links to the real `tools` (found on this process's PATH) and nothing else. */
+function binWith(name: string, tools: string[]): string {
+  const bin = join(dir, name);
+  const realPath = (process.env['PATH'] ?? '').split(delimiter);
+  mkdirSync(bin);
+  for (const tool of tools) {
+    const from = realPath.map((d) => join(d, tool)).find((p) => existsSync(p));
+    if (from === undefined)
+      throw new Error(`${tool} not on this PATH (the global check should have said so)`);
+    symlinkSync(from, join(bin, tool));
+  }
+  return bin;
+}
+
+function run(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env: { HOME: process.env['HOME'] ?? tmpdir(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+      killSignal: 'SIGKILL',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('prerequisite check', () => {
+  it('stops `vitest run` before any test, with one message naming every missing tool', async () => {
+    const empty = binWith('empty', []);
+    const { code, stdout, stderr } = await run([VITEST, 'run', 'src/worker/partition-picker.test.ts'], {
+      PATH: empty,
+      DELAYQ_CHROMIUM: join(dir, 'no-chromium'),
+    });
+    expect(code).toBe(1);
+    const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^delayq tests: missing redis-server \(.*\), redis-cli \(.*\), openssl \(.*\), .*no-chromium \(.*\)\./,
+    );
+    expect(lines[0]).toContain('Install with: apt-get install redis-server openssl chromium ');
+    // Nothing ran: the check comes before the test files.
+    expect(stdout).not.toMatch(/passed|failed/);
+  });
+
+  it('names only what is missing: redis-server alone', async () => {
+    const bin = binWith('no-redis-server', ['redis-cli', 'openssl']);
+    const { code, stderr } = await run(['--import', 'tsx', CHECK], {
+      PATH: bin,
+      DELAYQ_CHROMIUM: CHROMIUM_PATH,
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(
+      'delayq tests: missing redis-server (every integration test). Install with: apt-get install redis-server (see README, Set-up; DELAYQ_CHROMIUM names another Chromium binary)',
+    );
+  });
+
+  it('names a missing Chromium, and passes once every tool is there', async () => {
+    const bin = binWith('all-but-chromium', ['redis-server', 'redis-cli', 'openssl']);
+    const missing = await run(['--import', 'tsx', CHECK], { PATH: bin, DELAYQ_CHROMIUM: join(dir, 'nope') });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('apt-get install chromium ');
+    // A Chromium that is present but not executable does not count either.
+    const notExecutable = join(dir, 'chromium-not-executable');
+    writeFileSync(notExecutable, '');
+    expect((await run(['--import', 'tsx', CHECK], { PATH: bin, DELAYQ_CHROMIUM: notExecutable })).code).toBe(
+      1,
+    );
+    const ok = await run(['--import', 'tsx', CHECK], { PATH: bin, DELAYQ_CHROMIUM: CHROMIUM_PATH });
+    expect(ok).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+});

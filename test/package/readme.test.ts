@@ -1,0 +1,286 @@
+/**
+ * What the README shows a user, checked against the package as npm would install it: the current
+ * sources are built in a staging copy (the repo's own dist/ is left alone, other tests run it),
+ * packed with `npm pack`, and the tarball installed into a fresh project (`npm init -y`: CommonJS
+ * by default). Then every import the README's code blocks take from 'delayq' or 'delayq/...' must
+ * resolve through the exports map: with ESM `import`, with CommonJS `require`, and for TypeScript in
+ * both kinds of file; and every `delayq <command> --flag` of its shell blocks must exist in the
+ * installed CLI's --help. The lists are parsed from README.md, so a README change is checked as is.
+ */
+import { spawn } from 'node:child_process';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+/** A name no entry point exports: each check must report it, or the check itself is broken. */
+const CANARY = 'notExportedByDelayq';
+
+interface ReadmeImport {
+  specifier: string;
+  values: string[];
+  types: string[];
+}
+
+interface ReadmeCommand {
+  line: string;
+  command: string;
+  flags: string[];
+}
+
+/** The fenced code blocks of a Markdown text, with their info string. */
+function codeBlocks(markdown: string): Array<{ lang: string; code: string }> {
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
+}
+
+/** Every `import { ... } from 'delayq...'` of the README's TypeScript and JavaScript blocks. */
+function readmeImports(markdown: string): ReadmeImport[] {
+  const out: ReadmeImport[] = [];
+  for (const { lang, code } of codeBlocks(markdown)) {
+    if (!['ts', 'js', 'typescript', 'javascript', 'mjs', 'cjs'].includes(lang)) continue;
+    for (const m of code.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s*from\s*['"](delayq(?:\/[\w-]+)?)['"]/g)) {
+      const typeOnly = m[1] !== undefined;
+      const entry: ReadmeImport = { specifier: m[3]!, values: [], types: [] };
+      for (const raw of m[2]!.split(',')) {
+        const part = raw.trim();
+        if (part === '') continue;
+        const [, typeKeyword, name] = /^(type\s+)?([\w$]+)/.exec(part) ?? [];
+        if (name === undefined) throw new Error(`cannot read the import ${JSON.stringify(part)}`);
+        (typeOnly || typeKeyword ? entry.types : entry.values).push(name);
+      }
+      out.push(entry);
+    }
+  }
+  return out;
+}
+
+/** Every `delayq <command> ...` line of the README's shell blocks, with the flags it uses. */
+function readmeCommands(markdown: string): ReadmeCommand[] {
+  const out: ReadmeCommand[] = [];
+  for (const { lang, code } of codeBlocks(markdown)) {
+    if (!['sh', 'bash', 'shell', 'console'].includes(lang)) continue;
+    for (const raw of code.split('\n')) {
+      const line = raw.replace(/\s+#.*$/, '').trim();
+      const m = /^delayq\s+([a-z][\w-]*)(.*)$/.exec(line);
+      if (!m) continue;
+      const flags = [...m[2]!.matchAll(/(?:^|\s)(--[a-z][\w-]*)/g)].map((f) => f[1]!);
+      out.push({ line, command: m[1]!, flags });
+    }
+  }
+  return out;
+}
+
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = 180_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function mustRun(command: string, args: string[], cwd: string): Promise<string> {
+  const r = await run(command, args, cwd);
+  if (r.code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const imports = readmeImports(readme);
+const commands = readmeCommands(readme);
+const work = mkdtempSync(join(tmpdir(), 'delayq-package-'));
+const consumer = join(work, 'consumer');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+beforeAll(async () => {
+  // A copy of what the build reads, so the build does not rewrite dist/ under the CLI tests' feet.
+  const staging = join(work, 'staging');
+  for (const entry of [
+    'package.json',
+    'README.md',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src',
+    'scripts',
+  ]) {
+    cpSync(join(ROOT, entry), join(staging, entry), { recursive: true });
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(staging, 'node_modules'), 'dir');
+  await mustRun('npm', ['run', '--silent', 'build'], staging);
+  await mustRun('npm', ['pack', '--silent', '--pack-destination', work], staging);
+  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  if (tarball === undefined) throw new Error('npm pack wrote no tarball');
+
+  mkdirSync(consumer);
+  await mustRun('npm', ['init', '-y'], consumer);
+  await mustRun(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)],
+    consumer,
+  );
+}, 300_000);
+
+/** Source of a script that loads each entry point and prints the names it lacks, as JSON. */
+function checkScript(load: (specifier: string) => string): string {
+  const lines = imports.map(
+    (imp, i) =>
+      `const m${i} = ${load(imp.specifier)};\n` +
+      `for (const name of ${JSON.stringify(imp.values)}) if (m${i}[name] === undefined) missing.push(name + ' from ${imp.specifier}');`,
+  );
+  return [
+    'const missing = [];',
+    ...lines,
+    `if (${load('delayq')}[${JSON.stringify(CANARY)}] === undefined) missing.push('${CANARY} from delayq');`,
+    'console.log(JSON.stringify(missing));',
+  ].join('\n');
+}
+
+describe("the README's imports, from the packed package", () => {
+  it('the parser finds every import from delayq in the code blocks', () => {
+    const mentioned = codeBlocks(readme).flatMap(({ code }) => [...code.matchAll(/from\s+['"]delayq/g)]);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports).toHaveLength(mentioned.length);
+    expect(commands.length).toBeGreaterThan(0);
+  });
+
+  it('ESM import: every named value export exists', async () => {
+    writeFileSync(
+      join(consumer, 'check.mjs'),
+      checkScript((s) => `await import('${s}')`),
+    );
+    const out = await mustRun(process.execPath, ['check.mjs'], consumer);
+    // The canary alone: the check can fail, and nothing the README names is missing.
+    expect(JSON.parse(out)).toEqual([`${CANARY} from delayq`]);
+  });
+
+  it('CommonJS require: every named value export exists', async () => {
+    writeFileSync(
+      join(consumer, 'check.cjs'),
+      checkScript((s) => `require('${s}')`),
+    );
+    const out = await mustRun(process.execPath, ['check.cjs'], consumer);
+    expect(JSON.parse(out)).toEqual([`${CANARY} from delayq`]);
+  });
+
+  it('TypeScript (module nodenext): every name resolves, in an ES module and in a CommonJS file', async () => {
+    const source =
+      imports
+        .map((imp, i) => {
+          // Aliased: the README imports some names in several blocks.
+          const names = [...imp.values, ...imp.types].map((name) => `${name} as ${name}_${i}`);
+          return `import type { ${names.join(', ')} } from '${imp.specifier}';`;
+        })
+        .join('\n') + '\nexport {};\n';
+    writeFileSync(join(consumer, 'types.mts'), source);
+    writeFileSync(join(consumer, 'types.cts'), source);
+    writeFileSync(join(consumer, 'canary.mts'), `import type { ${CANARY} } from 'delayq';\nexport {};\n`);
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          // Types of delayq's own dependencies (node:http, ioredis) are not what is checked here.
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['types.mts', 'types.cts', 'canary.mts'],
+      }),
+    );
+    const r = await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--pretty', 'false'], consumer);
+    const errors = r.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
+    expect(errors.filter((l) => !l.startsWith('canary.mts'))).toEqual([]);
+    // The canary's error: the check can fail.
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^canary\\.mts.*'${CANARY}'`))]);
+  });
+});
+
+describe('what the package does not publish', () => {
+  it('internals are absent from the .d.ts files; Job is a type, not a value', async () => {
+    const dist = join(consumer, 'node_modules/delayq/dist');
+    const queueTypes = readFileSync(join(dist, 'queue.d.ts'), 'utf8');
+    for (const internal of [
+      /\bkeysOf\(/,
+      /\bget client\(/,
+      /readonly keys:/,
+      /readonly partitions:/,
+      /\bretryDead\(/,
+      /\bremoveDead\(/,
+      /\bassertOpen\(/,
+      /\bassertUnpartitioned\(/,
+    ]) {
+      expect(queueTypes).not.toMatch(internal);
+    }
+    // Still there: the public surface the internals sit beside.
+    expect(queueTypes).toMatch(/retryAll\(opts\?/);
+    expect(readFileSync(join(dist, 'job.d.ts'), 'utf8')).not.toMatch(/constructor\(/);
+    const out = await mustRun(
+      process.execPath,
+      ['-e', "const d = require('delayq'); console.log(typeof d.Job, typeof d.Queue)"],
+      consumer,
+    );
+    expect(out.trim()).toBe('undefined function');
+  });
+});
+
+describe("the README's CLI commands, in the installed delayq", () => {
+  const help = async (...args: string[]): Promise<string> =>
+    mustRun(
+      process.execPath,
+      [join(consumer, 'node_modules/delayq/dist/cli/main.js'), ...args, '--help'],
+      consumer,
+    );
+
+  it('the bin is installed', async () => {
+    const r = await run(join(consumer, 'node_modules/.bin/delayq'), ['--help'], consumer);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: delayq/m);
+  });
+
+  it('every command and flag the README shows exists', async () => {
+    const top = await help();
+    const problems: string[] = [];
+    for (const { line, command, flags } of commands) {
+      if (!new RegExp(`^\\s+${command}\\b`, 'm').test(top)) {
+        problems.push(`${line}: no command '${command}'`);
+        continue;
+      }
+      const own = await help(command);
+      for (const flag of flags) {
+        const known = new RegExp(`(^|[\\s,])${flag}\\b`, 'm');
+        if (!known.test(own) && !known.test(top)) problems.push(`${line}: '${command}' has no ${flag}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // The same check on a line the CLI does not have must complain.
+    expect(new RegExp(`^\\s+frobnicate\\b`, 'm').test(top)).toBe(false);
+  });
+});

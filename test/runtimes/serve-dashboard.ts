@@ -50,13 +50,14 @@ if (runtimes.Bun) {
   served = { port: server.port, stop: async () => void (await server.stop(true)) };
 } else if (runtimes.Deno) {
   const deno = runtimes.Deno;
-  served = await new Promise<Served>((resolve) => {
-    const server = deno.serve(
-      { port: 0, hostname: '127.0.0.1', onListen: ({ port }) => resolve({ port, stop }) },
-      handle,
-    );
-    const stop = (): Promise<void> => server.shutdown();
-  });
+  let listening!: (port: number) => void;
+  const port = new Promise<number>((resolve) => (listening = resolve));
+  // onListen runs inside serve(), before serve() returns.
+  const server = deno.serve(
+    { port: 0, hostname: '127.0.0.1', onListen: ({ port: p }) => listening(p) },
+    handle,
+  );
+  served = { port: await port, stop: () => server.shutdown() };
 } else {
   throw new Error('run this under Bun or Deno');
 }

@@ -14,7 +14,7 @@ import { startRedis } from '../src/testing/index.js';
 // Bun's global, declared here so that tsc checks this file without Bun's type package.
 declare const Bun: {
   version: string;
-  serve(options: { port: number; fetch(request: Request): Response | Promise<Response> }): {
+  serve(options: { hostname: string; port: number; fetch(request: Request): Response | Promise<Response> }): {
     port: number;
     stop(): Promise<void>;
   };
@@ -25,8 +25,11 @@ interface Email {
 }
 
 const redis = await startRedis();
+const REDIS_URL = redis.url;
+const DASHBOARD_TOKEN = 'example-dashboard-token-0123';
+const PORT = Number(process.env['PORT'] ?? 0); // 0: any free port
 try {
-  const queue = new Queue<Email>('emails', { connection: redis.url });
+  const queue = new Queue<Email>('emails', { connection: REDIS_URL });
   const sent: string[] = [];
   const worker = new Worker<Email>(
     'emails',
@@ -34,18 +37,19 @@ try {
       if (job.attempt === 1 && job.payload.to.startsWith('flaky')) throw new Error('smtp 451');
       sent.push(`${job.payload.to} (attempt ${job.attempt})`);
     },
-    { connection: redis.url, backoff: () => 50 },
+    { connection: REDIS_URL, backoff: () => 50 },
   );
   await queue.add({ to: 'ada@example.com' }, { delay: '100ms' });
   await queue.add({ to: 'flaky@example.com' }, { attempts: 3 });
 
   const dashboard = createDashboard({
-    connection: redis.url,
+    connection: REDIS_URL,
     basePath: '/admin/queues',
-    token: 'example-dashboard-token-0123',
+    token: DASHBOARD_TOKEN,
   });
   const server = Bun.serve({
-    port: 0,
+    hostname: '127.0.0.1',
+    port: PORT,
     fetch: (request) =>
       new URL(request.url).pathname.startsWith('/admin/queues')
         ? dashboard.fetch(request)
@@ -58,7 +62,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const api = await fetch(`http://127.0.0.1:${server.port}/admin/queues/api/queues/emails`, {
-    headers: { authorization: 'Bearer example-dashboard-token-0123' },
+    headers: { authorization: `Bearer ${DASHBOARD_TOKEN}` },
   });
   console.log(`bun ${Bun.version}: sent ${sent.join(', ')}; dashboard API ${api.status}`);
   if (api.status !== 200) throw new Error(await api.text());

@@ -18,7 +18,7 @@ import { startRedis } from '../src/testing/index.js';
 declare const Deno: {
   version: { deno: string };
   serve(
-    options: { port: number; onListen(addr: { port: number }): void },
+    options: { hostname: string; port: number },
     handler: (request: Request) => Response | Promise<Response>,
   ): { addr: { port: number }; shutdown(): Promise<void> };
 };
@@ -28,8 +28,11 @@ interface Email {
 }
 
 const redis = await startRedis();
+const REDIS_URL = redis.url;
+const DASHBOARD_TOKEN = 'example-dashboard-token-0123';
+const PORT = Number(process.env['PORT'] ?? 0); // 0: any free port
 try {
-  const queue = new Queue<Email>('emails', { connection: redis.url });
+  const queue = new Queue<Email>('emails', { connection: REDIS_URL });
   const sent: string[] = [];
   const worker = new Worker<Email>(
     'emails',
@@ -37,17 +40,17 @@ try {
       if (job.attempt === 1 && job.payload.to.startsWith('flaky')) throw new Error('smtp 451');
       sent.push(`${job.payload.to} (attempt ${job.attempt})`);
     },
-    { connection: redis.url, backoff: () => 50 },
+    { connection: REDIS_URL, backoff: () => 50 },
   );
   await queue.add({ to: 'ada@example.com' }, { delay: '100ms' });
   await queue.add({ to: 'flaky@example.com' }, { attempts: 3 });
 
   const dashboard = createDashboard({
-    connection: redis.url,
+    connection: REDIS_URL,
     basePath: '/admin/queues',
-    token: 'example-dashboard-token-0123',
+    token: DASHBOARD_TOKEN,
   });
-  const server = Deno.serve({ port: 0, onListen: () => {} }, (request) =>
+  const server = Deno.serve({ hostname: '127.0.0.1', port: PORT }, (request) =>
     new URL(request.url).pathname.startsWith('/admin/queues')
       ? dashboard.fetch(request)
       : new Response('app'),
@@ -59,7 +62,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const api = await fetch(`http://127.0.0.1:${server.addr.port}/admin/queues/api/queues/emails`, {
-    headers: { authorization: 'Bearer example-dashboard-token-0123' },
+    headers: { authorization: `Bearer ${DASHBOARD_TOKEN}` },
   });
   console.log(`deno ${Deno.version.deno}: sent ${sent.join(', ')}; dashboard API ${api.status}`);
   if (api.status !== 200) throw new Error(await api.text());

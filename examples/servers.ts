@@ -1,7 +1,7 @@
 /**
  * The dashboard and the metrics mounted in the servers users run, each at /admin/queues:
  * Express and Fastify through `dashboard.handler` (node:http), Hono and a Next.js route handler
- * through `dashboard.fetch` (Request -> Response). Each mount is then asked for a page, an API read
+ * (examples/next-route.ts) through `dashboard.fetch` (Request -> Response). Each mount is then asked for a page, an API read
  * and an unauthenticated POST (refused). Starts a throwaway redis-server of its own (never
  * 127.0.0.1:6379) and ends by itself.
  *
@@ -18,7 +18,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { Registry } from 'prom-client';
 import { Queue } from '../src/index.js';
-import { createDashboard, type Dashboard } from '../src/dashboard/index.js';
+import { createDashboard } from '../src/dashboard/index.js';
 import { metricsFetch, metricsHandler, registerMetrics } from '../src/metrics/index.js';
 import { startRedis } from '../src/testing/index.js';
 
@@ -33,19 +33,17 @@ interface Email {
 
 // --- Express ------------------------------------------------------------------------------
 async function withExpress(queue: Queue<Email>): Promise<string> {
+  const app = express();
   const dashboard = createDashboard({
     connection: REDIS_URL,
-    basePath: '/admin/queues', // the same path as app.use()
+    basePath: '/admin/queues',
     token: DASHBOARD_TOKEN,
   });
-  const registry = new Registry(); // your app's registry, with your own metrics in it
-  const metrics = registerMetrics(registry); // delayq's metrics beside yours
-  metrics.observeQueue(queue);
-  const app = express();
-  app.use('/admin/queues', dashboard.handler);
+  const registry = new Registry(); // your app's prom-client registry
+  registerMetrics(registry).observeQueue(queue); // delayq's metrics beside yours
+  app.use('/admin/queues', dashboard.handler); // req.originalUrl keeps the prefix Express strips
   app.get('/metrics', metricsHandler(registry));
   const server = app.listen(0, '127.0.0.1');
-  // end of the README snippet
   closing.push(
     () => dashboard.close(),
     () => closeServer(server),
@@ -71,7 +69,6 @@ async function withFastify(_queue: Queue<Email>): Promise<string> {
     dashboard.handler(request.raw, reply.raw);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  // end of the README snippet
   closing.push(
     () => dashboard.close(),
     () => app.close(),
@@ -92,26 +89,12 @@ async function withHono(queue: Queue<Email>): Promise<string> {
   app.mount('/admin/queues', dashboard.fetch);
   app.get('/metrics', (c) => metricsFetch(registry)(c.req.raw));
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  // end of the README snippet
   closing.push(
     () => dashboard.close(),
     () => closeServer(server as Server),
   );
   await new Promise((resolve) => server.once('listening', resolve));
   return listening(server as Server);
-}
-
-// --- Next.js: app/admin/queues/[[...path]]/route.ts ----------------------------------------
-function nextRouteHandlers(): { GET: Dashboard['fetch']; POST: Dashboard['fetch']; dashboard: Dashboard } {
-  // export const runtime = 'nodejs'; // delayq talks to Redis over TCP: not the edge runtime
-  const dashboard = createDashboard({
-    connection: REDIS_URL,
-    basePath: '/admin/queues',
-    token: DASHBOARD_TOKEN,
-  });
-  // export const GET = dashboard.fetch;
-  // export const POST = dashboard.fetch;
-  return { GET: dashboard.fetch, POST: dashboard.fetch, dashboard };
 }
 
 function listening(server: Server): string {
@@ -156,7 +139,10 @@ try {
     const origin = await mount(queue);
     await check(what, (path, init) => fetch(`${origin}${path}`, init));
   }
-  const next = nextRouteHandlers();
+  // The route module reads its settings from the environment, as a Next.js app would.
+  process.env['REDIS_URL'] = REDIS_URL;
+  process.env['DASHBOARD_TOKEN'] = DASHBOARD_TOKEN;
+  const next = await import('./next-route.js');
   closing.push(() => next.dashboard.close());
   await check('next.js', (path, init) => {
     const request = new Request(`http://127.0.0.1:3000${path}`, init);

@@ -17,6 +17,9 @@ import type { Job, Queue } from '../../src/index.js';
 import { DelayqModule, InjectQueue, Processor, type DelayqProcessor } from '../../src/nestjs/index.js';
 import { startRedis } from '../../src/testing/index.js';
 
+const redis = await startRedis();
+const REDIS_URL = redis.url;
+
 interface Reminder {
   to: string;
   text: string;
@@ -46,21 +49,17 @@ class Reminders {
   }
 }
 
-function appModule(redisUrl: string) {
-  @Module({
-    imports: [
-      DelayqModule.forRoot({ connection: redisUrl }),
-      DelayqModule.registerQueue({ name: 'reminders' }),
-    ],
-    providers: [Outbox, ReminderProcessor, Reminders],
-  })
-  class AppModule {}
-  return AppModule;
-}
+@Module({
+  imports: [
+    DelayqModule.forRoot({ connection: REDIS_URL }),
+    DelayqModule.registerQueue({ name: 'reminders' }),
+  ],
+  providers: [Outbox, ReminderProcessor, Reminders],
+})
+class AppModule {}
 
-const redis = await startRedis();
 try {
-  const app = await NestFactory.createApplicationContext(appModule(redis.url), { logger: ['warn', 'error'] });
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['warn', 'error'] });
   app.enableShutdownHooks(); // SIGTERM -> app.close(): the worker finishes its running jobs first
   await app.get(Reminders).remind('ada@example.com', 'standup', '100ms');
   await app.get(Reminders).remind('bob@example.com', 'review', '200ms');

@@ -8,6 +8,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** What the core reads from a request, whichever server received it. */
 export interface DashboardRequest {
+  /**
+   * The prefix a framework stripped from the path before handing the request over (Express's
+   * `app.use('/admin', ...)` -> '/admin'), when it says so; '' when it did not strip one.
+   */
+  strippedPrefix: string;
   method: string;
   /** The address as the client asked for it, mount prefix included where the server kept it. */
   url: URL;
@@ -43,9 +48,18 @@ export class HttpError extends Error {
  */
 export function fromNode(req: IncomingMessage & { originalUrl?: string }): DashboardRequest {
   const raw = typeof req.originalUrl === 'string' ? req.originalUrl : (req.url ?? '/');
+  const url = new URL(raw, 'http://dashboard.invalid');
+  const rest = new URL(req.url ?? '/', 'http://dashboard.invalid').pathname;
+  let stripped = '';
+  if (url.pathname !== rest) {
+    // '/admin/queues/api' handed over as '/api'; '/admin/queues' (no slash) as '/'.
+    if (url.pathname.endsWith(rest)) stripped = url.pathname.slice(0, url.pathname.length - rest.length);
+    else if (rest === '/') stripped = url.pathname;
+  }
   return {
+    strippedPrefix: stripped.replace(/\/+$/, ''),
     method: req.method ?? 'GET',
-    url: new URL(raw, 'http://dashboard.invalid'),
+    url,
     header(name) {
       const value = req.headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
@@ -65,6 +79,7 @@ export function toNode(res: ServerResponse, reply: Reply): void {
 export function fromFetch(request: Request): DashboardRequest {
   const url = new URL(request.url);
   return {
+    strippedPrefix: '',
     method: request.method,
     url,
     header: (name) => request.headers.get(name) ?? (name === 'host' ? url.host : undefined),

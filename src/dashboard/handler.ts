@@ -305,6 +305,10 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   return {
     handler(req, res, next) {
       const request = fromNode(req);
+      if (request.strippedPrefix !== '' && request.strippedPrefix !== base) {
+        // Mounted at a path the dashboard was not told of: its links and cookie would point elsewhere.
+        return toNode(res, mountMismatch(request.strippedPrefix, base));
+      }
       const path = pathUnder(base, request.url.pathname);
       if (path === null) {
         if (next) return next();
@@ -381,6 +385,14 @@ function pathUnder(base: string, pathname: string): string | null {
   if (!base) return pathname || '/';
   if (pathname !== base && !pathname.startsWith(`${base}/`)) return null;
   return pathname.slice(base.length) || '/';
+}
+
+function mountMismatch(mountedAt: string, base: string): Reply {
+  const reply = json(500, {
+    ok: false,
+    error: `the dashboard is mounted at '${mountedAt}' but its basePath is '${base}': pass basePath: '${mountedAt}' to createDashboard()`,
+  });
+  return { ...reply, headers: { ...SECURITY_HEADERS, ...reply.headers } };
 }
 
 function signedIn(cookie: string, location: string): Reply {

@@ -192,3 +192,22 @@ describe('dashboard.fetch', () => {
     expect(await head.text()).toBe('');
   });
 });
+
+describe('dashboard.handler mounted at a path it was not told of', () => {
+  it('says which basePath to pass instead of answering a silent 404', async () => {
+    const dashboard = createDashboard({ connection: redis.url(), token: TOKEN });
+    open.push(dashboard);
+    const app = express();
+    app.use(BASE, dashboard.handler);
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = listening(server);
+    for (const path of [`${BASE}`, `${BASE}/`, `${BASE}/api/queues`]) {
+      const res = await fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(res.status, path).toBe(500);
+      expect(((await res.json()) as { error: string }).error).toBe(
+        `the dashboard is mounted at '${BASE}' but its basePath is '': pass basePath: '${BASE}' to createDashboard()`,
+      );
+    }
+  });
+});

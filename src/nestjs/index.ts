@@ -1,5 +1,6 @@
 /** delayq for NestJS: DelayqModule, @InjectQueue(), @Processor(). */
 export { DelayqModule } from './module.js';
+export type { DelayqRootAsyncOptions } from './module.js';
 export { InjectQueue, Processor } from './decorators.js';
 export type { ProcessorMetadata } from './decorators.js';
 export { DelayqLifecycle } from './lifecycle.js';

@@ -5,7 +5,7 @@
  * no Redis connection open. Decorators need experimentalDecorators: see tsconfig.json here.
  */
 import 'reflect-metadata';
-import { Inject, Injectable, type INestApplication } from '@nestjs/common';
+import { Inject, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, type Job } from '../../src/index.js';
@@ -135,6 +135,31 @@ describe('delayq/nestjs', () => {
       },
       { what: 'the app to close its Redis connections' },
     );
+  });
+
+  it('forRootAsync() takes its options from a factory over other providers', async () => {
+    const name = uniqueQueue('nest');
+    @Module({ providers: [{ provide: 'REDIS_URL', useValue: redis.url() }], exports: ['REDIS_URL'] })
+    class ConfigModule {}
+    const outbox = new Outbox();
+    const { EmailProcessor, Signup } = emailApp(name);
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        DelayqModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: ['REDIS_URL'],
+          useFactory: async (url: string) => ({ connection: url }),
+        }),
+        DelayqModule.registerQueue({ name }),
+      ],
+      providers: [{ provide: Outbox, useValue: outbox }, EmailProcessor, Signup],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    open.push(app);
+    await app.init();
+    await app.get(Signup).welcome('cy@example.com');
+    await waitFor(() => outbox.sent.length === 1, { what: 'the email sent' });
+    expect(outbox.sent).toEqual([{ to: 'cy@example.com', attempt: 1 }]);
   });
 
   it('refuses to start a @Processor class without a process(job) method', async () => {

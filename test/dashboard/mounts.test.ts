@@ -1,9 +1,9 @@
 /**
  * The dashboard mounted under a sub-path in the servers users run: Express and Fastify through
- * `.handler`, Hono and Bun.serve through `.fetch`. One scenario runs against every mount: a page
- * and an API read with the token, unauthenticated reads and POSTs refused, a cookie session whose
- * cross-site POST is refused and whose same-origin POST acts, and the host app's own routes left
- * alone.
+ * `.handler`, Hono, Bun.serve and Deno.serve through `.fetch`. One scenario runs against every
+ * mount: a page and an API read with the token, unauthenticated reads and POSTs refused, a cookie
+ * session whose cross-site POST is refused and whose same-origin POST acts, and the host app's own
+ * routes left alone.
  */
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -23,8 +23,8 @@ import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
 const redis = useRedis();
 const TOKEN = 'mount-test-token-0123456789';
 const BASE = '/admin/queues';
-const BUN = fileURLToPath(new URL('../../node_modules/.bin/bun', import.meta.url));
-const BUN_SERVE = fileURLToPath(new URL('../runtimes/serve-dashboard.ts', import.meta.url));
+const BIN = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
+const SERVE = fileURLToPath(new URL('../runtimes/serve-dashboard.ts', import.meta.url));
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
@@ -36,6 +36,28 @@ type Mount = (dashboard: Dashboard) => Promise<string>;
 function listening(server: Server): string {
   open.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Run the dashboard fixture under Bun or Deno; resolves to its origin once it listens. */
+async function runtimeMount(command: string, args: string[]): Promise<string> {
+  const child = spawn(command, args, {
+    env: { ...process.env, REDIS_URL: redis.url(), DASHBOARD_TOKEN: TOKEN, BASE_PATH: BASE },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  open.push({
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  });
+  const ready = await awaitReady(child, exited, captureOutput(child), {
+    what: `dashboard under ${command}`,
+    timeoutMs: 20_000,
+  });
+  return `http://127.0.0.1:${(ready as ReadyLine & { port: number }).port}`;
 }
 
 const mounts: Record<string, Mount> = {
@@ -74,27 +96,11 @@ const mounts: Record<string, Mount> = {
     });
     return listening(server);
   },
-  async 'Bun.serve'() {
-    // The dashboard's own .fetch under Bun, from a Bun process: see test/runtimes/serve-dashboard.ts.
-    const child = spawn(BUN, [BUN_SERVE], {
-      env: { ...process.env, REDIS_URL: redis.url(), DASHBOARD_TOKEN: TOKEN, BASE_PATH: BASE },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    open.push({
-      async close() {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-        await exited;
-      },
-    });
-    const ready = await awaitReady(child, exited, captureOutput(child), {
-      what: 'Bun.serve dashboard',
-      timeoutMs: 20_000,
-    });
-    return `http://127.0.0.1:${(ready as ReadyLine & { port: number }).port}`;
-  },
+  // The dashboard's own .fetch under each runtime's server: see test/runtimes/serve-dashboard.ts.
+  'Bun.serve': () => runtimeMount(`${BIN}bun`, [SERVE]),
+  // --sloppy-imports: the fixture imports the TypeScript sources by their .js names.
+  'Deno.serve': () =>
+    runtimeMount(`${BIN}deno`, ['run', '-A', '--node-modules-dir=manual', '--sloppy-imports', SERVE]),
 };
 
 describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {

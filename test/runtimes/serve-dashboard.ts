@@ -1,6 +1,6 @@
 /**
  * The dashboard's `.fetch` served by the runtime's own server: Bun.serve under Bun, Deno.serve under
- * Deno. Run by test/dashboard/mounts.test.ts (Bun, from src/) and by scripts/runtimes.sh (Bun and
+ * Deno. Run by test/dashboard/mounts.test.ts (from src/) and by scripts/runtimes.ts (Bun and
  * Deno, from the built dist/ given as DELAYQ_ROOT). Paths outside BASE_PATH answer 'app', as the
  * user's own routes would. Prints `ready {"pid","workerId","port"}` once it listens; SIGTERM stops it.
  */

@@ -6,7 +6,9 @@
  *   same runtime; another Bun/Deno worker recovers it on its second attempt;
  * - cli: `delayq stats` and `delayq ls` under the runtime, read back as JSON;
  * - dashboard: `.fetch` under Bun.serve / Deno.serve at a sub-path: a page, an API read, and an
- *   unauthenticated POST refused.
+ *   unauthenticated POST refused;
+ * - cli worker: `delayq worker` on test/runtimes/handlers.mjs runs a job that fails once, and the
+ *   dashboard it serves (the CLI's node:http server) answers its API and /metrics.
  * Prints the runtimes' versions and one line per check, ends with `runtimes: N passed, N failed`.
  */
 import { spawn, execFileSync } from 'node:child_process';
@@ -37,9 +39,9 @@ const runtimes: Runtime[] = [
 
 type Child = ReturnType<typeof start>;
 
-function start(runtime: Runtime, script: string, env: Record<string, string>) {
+function start(runtime: Runtime, script: string, env: Record<string, string>, scriptArgs: string[] = []) {
   const [command, args] = runtime.run(script);
-  const child = spawn(command, args, {
+  const child = spawn(command, [...args, ...scriptArgs], {
     env: { ...process.env, DELAYQ_ROOT, DELAYQ_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -177,6 +179,37 @@ async function dashboard(runtime: Runtime, url: string): Promise<string> {
   }
 }
 
+async function cliWorker(runtime: Runtime, url: string): Promise<string> {
+  const queue = `cli-${runtime.name}`;
+  const w = start(runtime, CLI, { QUEUE: queue }, [
+    '--redis',
+    url,
+    'worker',
+    `${FIXTURES}handlers.mjs`,
+    '--dashboard-port',
+    '0',
+  ]);
+  try {
+    const ready = await line(w, /^worker ready: .* dashboard (http:\/\/\S+)$/m, 30_000, 'worker ready line');
+    const dashboardUrl = ready[1]!;
+    cli(runtime, url, ['add', queue, '{"n":1}', '--id', 'cli-1', '--attempts', '3']);
+    await line(w, new RegExp(`^✓ ${queue} cli-1 +attempt 2`, 'm'), 20_000, 'completion on attempt 2');
+    const api = await fetch(`${dashboardUrl}api/queues/${queue}`);
+    const data = (await api.json()) as { counts?: Record<string, number> };
+    if (api.status !== 200 || data.counts?.['scheduled'] !== 0)
+      throw new Error(`api: ${JSON.stringify(data)}`);
+    const metrics = await (await fetch(`${dashboardUrl}metrics`)).text();
+    if (!metrics.includes(`delayq_completed_total{queue="${queue}"} 1`))
+      throw new Error(`metrics:\n${metrics}`);
+    w.child.kill('SIGTERM');
+    const code = await exitOf(w, 15_000);
+    if (code !== 0) throw new Error(`exited ${code} on SIGTERM`);
+    return 'delayq worker ran a retried job; its dashboard (node:http) and /metrics answered; SIGTERM exit 0';
+  } finally {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  }
+}
+
 let passed = 0;
 let failed = 0;
 async function check(label: string, run: () => string | Promise<string>): Promise<void> {
@@ -204,6 +237,7 @@ try {
     await check(`${runtime.name} crash`, () => crash(runtime, url));
     await check(`${runtime.name} cli`, () => cliReads(runtime, url));
     await check(`${runtime.name} dashboard`, () => dashboard(runtime, url));
+    await check(`${runtime.name} cli worker`, () => cliWorker(runtime, url));
   }
 } finally {
   await redis?.stop();

@@ -32,7 +32,8 @@ export type ProcessorOptions = WorkerOptions<unknown>;
 
 /** A class decorated with @Processor(): its `process` method handles each job. */
 export interface DelayqProcessor<T = unknown> {
-  process(job: Job<T>): Promise<unknown>;
+  /** Resolve (or return) when the job is done; throw (or reject) to fail the attempt. */
+  process(job: Job<T>): unknown;
 }
 
 /** Options a queue's Queue and its Worker must agree on, taken from registerQueue() for the worker. */
@@ -65,21 +66,27 @@ export class DelayqLifecycle {
 
   /** Start a Worker for every @Processor provider; resolves once all claim. Called by Nest. */
   async onApplicationBootstrap(): Promise<void> {
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as unknown;
-      const metatype = wrapper.metatype;
-      if (!instance || !metatype) continue;
-      const meta = this.reflector.get<ProcessorMetadata | undefined>(PROCESSOR_METADATA, metatype);
-      if (!meta) continue;
-      const processor = instance as Partial<DelayqProcessor>;
-      if (typeof processor.process !== 'function') {
-        throw new TypeError(
-          `@Processor('${meta.name}') class ${metatype.name} has no process(job) method: add one, it handles each job`,
-        );
+    try {
+      for (const wrapper of this.discovery.getProviders()) {
+        const instance = wrapper.instance as unknown;
+        const metatype = wrapper.metatype;
+        if (!instance || !metatype) continue;
+        const meta = this.reflector.get<ProcessorMetadata | undefined>(PROCESSOR_METADATA, metatype);
+        if (!meta) continue;
+        const processor = instance as Partial<DelayqProcessor>;
+        if (typeof processor.process !== 'function') {
+          throw new TypeError(
+            `@Processor('${meta.name}') class ${metatype.name} has no process(job) method: add one, it handles each job`,
+          );
+        }
+        this.workers.push(this.startWorker(meta, processor as DelayqProcessor));
       }
-      this.workers.push(this.startWorker(meta, processor as DelayqProcessor));
+      await Promise.all(this.workers.map((worker) => worker.waitUntilReady()));
+    } catch (err) {
+      // A failed bootstrap may never reach shutdown: leave no worker claiming behind it.
+      await this.onModuleDestroy();
+      throw err;
     }
-    await Promise.all(this.workers.map((worker) => worker.waitUntilReady()));
   }
 
   /** Close every worker gracefully: no new claims, running jobs finish or are released. Called by Nest. */
@@ -101,7 +108,7 @@ export class DelayqLifecycle {
     for (const key of SHARED) {
       if (registered?.[key] !== undefined) Object.assign(shared, { [key]: registered[key] });
     }
-    const worker = new Worker<unknown>(name, (job) => processor.process(job), {
+    const worker = new Worker<unknown>(name, async (job) => processor.process(job), {
       connection: this.root.connection,
       ...shared,
       ...options,

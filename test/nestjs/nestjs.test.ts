@@ -7,8 +7,8 @@
 import 'reflect-metadata';
 import { Inject, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, type Job } from '../../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Queue, Worker, type Job } from '../../src/index.js';
 import { DelayqModule, InjectQueue, Processor, type DelayqProcessor } from '../../src/nestjs/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
@@ -160,6 +160,36 @@ describe('delayq/nestjs', () => {
     await app.get(Signup).welcome('cy@example.com');
     await waitFor(() => outbox.sent.length === 1, { what: 'the email sent' });
     expect(outbox.sent).toEqual([{ to: 'cy@example.com', attempt: 1 }]);
+  });
+
+  it('a processor that cannot start fails init() and leaves no other worker running', async () => {
+    const name = uniqueQueue('nest');
+    const outbox = new Outbox();
+    const { EmailProcessor } = emailApp(name);
+    @Processor(`${name}-bad`, { concurrency: 0 })
+    class Misconfigured {
+      async process(): Promise<void> {}
+    }
+    const r = inspector(redis.url());
+    open.push({ close: () => r.quit() });
+    await r.client('SETNAME', 'inspector');
+    const moduleRef = await Test.createTestingModule({
+      imports: [DelayqModule.forRoot({ connection: redis.url() }), DelayqModule.registerQueue({ name })],
+      providers: [{ provide: Outbox, useValue: outbox }, EmailProcessor, Misconfigured],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    open.push(app);
+    const close = vi.spyOn(Worker.prototype, 'close');
+    try {
+      await expect(app.init()).rejects.toThrow(/concurrency/);
+      // The worker that did start is closed at once, not left claiming until app.close().
+      expect(close).toHaveBeenCalledTimes(1);
+    } finally {
+      close.mockRestore();
+    }
+    const clients = async (): Promise<string[]> => ((await r.client('LIST')) as string).trim().split('\n');
+    await app.close();
+    await waitFor(async () => (await clients()).length === 1, { what: 'the queue to close' });
   });
 
   it('refuses to start a @Processor class without a process(job) method', async () => {

@@ -1,20 +1,30 @@
 /**
- * The dashboard as a node:http handler: mount it in any server (`createDashboard(opts).handler`),
- * or let startDashboard() run one. Pages are static shells; data comes from a small JSON API that
- * reads Redis with ZRANGE/ZCOUNT/SCAN only.
+ * The dashboard in any server: `createDashboard(opts).handler` for node:http (Express, Fastify,
+ * Connect) and `.fetch` for the Fetch API (Hono, Bun.serve, Deno.serve, Next.js route handlers),
+ * both answered by one core; or let startDashboard() run a server. Pages are static shells; data
+ * comes from a small JSON API that reads Redis with ZRANGE/ZCOUNT/SCAN only.
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import type { DelayqMetrics } from '../metrics/metrics.js';
-import { metricsHandler } from '../metrics/metrics.js';
+import { exposition } from '../metrics/metrics.js';
 import { Queue, type JobInfo } from '../queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertQueueName } from '../redis/keys.js';
 import { discoverQueues, dueHistogram, nextDue, openQueue, serverNow } from './read.js';
 import { queuePage, queuesPage, signInPage, type PageBoot } from './page.js';
-import { crossSiteProblem, hostOf, isLoopbackHost, setSecurityHeaders, TokenAuth } from './security.js';
+import { crossSiteProblem, hostOf, isLoopbackHost, SECURITY_HEADERS, TokenAuth } from './security.js';
+import {
+  fromFetch,
+  fromNode,
+  HttpError,
+  toFetch,
+  toNode,
+  type DashboardRequest,
+  type Reply,
+} from './exchange.js';
 import { toPlain } from './serialize.js';
 
 /** Options of the dashboard handler. */
@@ -33,7 +43,11 @@ export interface DashboardOptions {
   readOnly?: boolean;
   /** Serve `/metrics` and the throughput and lateness charts from these metrics. */
   metrics?: DelayqMetrics;
-  /** The path the handler is mounted at, e.g. '/delayq'. Default ''. */
+  /**
+   * The path the dashboard is mounted at, e.g. '/admin/queues'. Default ''. The node handler reads
+   * Express's `req.originalUrl`, so `app.use('/admin/queues', handler)` works; `.fetch` also takes
+   * a request whose prefix the framework already stripped (Hono's `app.mount`).
+   */
   basePath?: string;
   /** Without a token, Host headers other than loopback names are refused (DNS rebinding). Add names here. */
   allowedHosts?: string[];
@@ -41,8 +55,10 @@ export interface DashboardOptions {
 
 /** A mounted dashboard. */
 export interface Dashboard {
-  /** Handles requests under basePath; calls `next` (or answers 404) for any other path. */
+  /** node:http: handles requests under basePath; calls `next` (or answers 404) for any other path. */
   handler: (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
+  /** Fetch API: the same dashboard, with the same checks, for a Request; never rejects. */
+  fetch: (request: Request) => Promise<Response>;
   /** Close the Queues it opened and its Redis client if it created it. */
   close(): Promise<void>;
 }
@@ -51,15 +67,6 @@ const STATES = ['scheduled', 'active', 'dead'] as const;
 type ListState = (typeof STATES)[number];
 const MAX_PAGE = 100;
 const MAX_BODY_BYTES = 16 * 1024;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const require = createRequire(import.meta.url);
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -84,7 +91,6 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   // Opening a queue reads its partition count, once; a failed read is not kept.
   const queues = new Map<string, Promise<Queue>>();
   const metrics = options.metrics;
-  const serveMetrics = metrics ? metricsHandler(metrics) : null;
 
   const redis = (): RedisClient => {
     if (!client) {
@@ -113,10 +119,10 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     return queue;
   };
 
-  async function route(req: IncomingMessage, res: ServerResponse, path: string, url: URL): Promise<void> {
-    const method = req.method ?? 'GET';
+  async function route(req: DashboardRequest, path: string): Promise<Reply> {
+    const { method, url } = req;
     if (!auth) {
-      const host = hostOf(req.headers.host).toLowerCase();
+      const host = hostOf(req.header('host')).toLowerCase();
       if (!isLoopbackHost(host) && !allowedHosts.has(host)) {
         throw new HttpError(
           403,
@@ -124,34 +130,35 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         );
       }
     }
-    if (path.startsWith('/assets/') && (method === 'GET' || method === 'HEAD'))
-      return asset(res, path.slice(8));
+    if (path.startsWith('/assets/') && (method === 'GET' || method === 'HEAD')) return asset(path.slice(8));
 
     let via: 'bearer' | 'cookie' | null = null;
     if (auth) {
       const given = url.searchParams.get('token');
       if (method === 'GET' && given !== null) {
         // A login link: trade the token for a session cookie, and drop it from the address bar.
-        if (!auth.matches(given)) return html(res, 401, signInPage(base, true));
+        if (!auth.matches(given)) return html(401, signInPage(base, true));
         url.searchParams.delete('token');
-        res.setHeader('set-cookie', auth.cookie(base || '/', isTls(req)));
-        res.writeHead(303, { location: `${base}${path}${url.search}` });
-        res.end();
-        return;
+        return signedIn(auth.cookie(base || '/', req.tls), `${base}${path}${url.search}`);
       }
-      if (path === '/session' && method === 'POST') return signIn(req, res);
+      if (path === '/session' && method === 'POST') return signIn(req);
       via = auth.authOf(req);
       if (via === null) {
         if (path.startsWith('/api/') || path === '/metrics')
           throw new HttpError(401, 'sign in: send Authorization: Bearer <token>');
-        return html(res, 401, signInPage(base, false));
+        return html(401, signInPage(base, false));
       }
     }
     const canAct = auth !== null && !readOnly;
 
     if (path === '/metrics') {
-      if (!serveMetrics) throw new HttpError(404, 'metrics are not enabled on this dashboard');
-      return serveMetrics(req, res);
+      if (!metrics) throw new HttpError(404, 'metrics are not enabled on this dashboard');
+      const { contentType, text } = await exposition(metrics);
+      return {
+        status: 200,
+        headers: { 'content-type': contentType, 'cache-control': 'no-store' },
+        body: text,
+      };
     }
     if (method === 'POST') {
       if (!auth)
@@ -164,7 +171,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         const problem = crossSiteProblem(req, auth.csrf);
         if (problem) throw new HttpError(403, `refused: ${problem}`);
       }
-      return action(req, res, path);
+      return action(req, path);
     }
     if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${method} not allowed`);
 
@@ -176,23 +183,23 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       csrf: canAct && auth ? auth.csrf : '',
       activity: metrics !== undefined,
     });
-    if (path === '/' || path === '') return html(res, 200, queuesPage(boot(null)));
+    if (path === '/' || path === '') return html(200, queuesPage(boot(null)));
     let m = /^\/queues\/([^/]+)$/.exec(path);
     if (m) {
       const name = decode(m[1]!);
       await queueOf(name);
-      return html(res, 200, queuePage(boot(name)));
+      return html(200, queuePage(boot(name)));
     }
-    if (path === '/api/queues') return json(res, 200, await listQueues());
+    if (path === '/api/queues') return json(200, await listQueues());
     m = /^\/api\/queues\/([^/]+)$/.exec(path);
-    if (m) return json(res, 200, await overview(decode(m[1]!)));
+    if (m) return json(200, await overview(decode(m[1]!)));
     m = /^\/api\/queues\/([^/]+)\/jobs$/.exec(path);
-    if (m) return json(res, 200, await jobs(decode(m[1]!), url.searchParams));
+    if (m) return json(200, await jobs(decode(m[1]!), url.searchParams));
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);
     if (m) {
       const info = await (await queueOf(decode(m[1]!))).get(decode(m[2]!));
       if (!info) throw new HttpError(404, `no job '${decode(m[2]!)}'`);
-      return json(res, 200, toPlain(info));
+      return json(200, toPlain(info));
     }
     throw new HttpError(404, 'not found');
   }
@@ -247,12 +254,12 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     return { state, offset, limit, total: counts[state as ListState], items: items.map(summary) };
   }
 
-  async function action(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    await readBody(req);
+  async function action(req: DashboardRequest, path: string): Promise<Reply> {
+    await req.body(MAX_BODY_BYTES);
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
       const moved = await (await queueOf(decode(m[1]!))).dead.retryAll();
-      return json(res, 200, { ok: true, moved });
+      return json(200, { ok: true, moved });
     }
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|remove)$/.exec(path);
     if (!m) throw new HttpError(404, 'no such action');
@@ -262,49 +269,59 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       case 'retry': {
         const moved = await queue.dead.retry(id);
         if (moved === 0) throw new HttpError(409, `job '${id}' is not dead`);
-        return json(res, 200, { ok: true, moved });
+        return json(200, { ok: true, moved });
       }
       case 'cancel': {
         if (!(await queue.cancel(id))) throw new HttpError(409, `job '${id}' is not waiting`);
-        return json(res, 200, { ok: true });
+        return json(200, { ok: true });
       }
       default: {
         // Remove deletes a dead job for good, or a waiting one (a cancel); a running job is left alone.
-        if ((await queue.dead.remove(id)) || (await queue.cancel(id))) return json(res, 200, { ok: true });
+        if ((await queue.dead.remove(id)) || (await queue.cancel(id))) return json(200, { ok: true });
         throw new HttpError(409, `job '${id}' is neither dead nor waiting`);
       }
     }
   }
 
-  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
+  async function signIn(req: DashboardRequest): Promise<Reply> {
+    const body = await req.body(MAX_BODY_BYTES);
     const given = new URLSearchParams(body).get('token');
-    if (!auth || !auth.matches(given)) return html(res, 401, signInPage(base, true));
-    res.setHeader('set-cookie', auth.cookie(base || '/', isTls(req)));
-    res.writeHead(303, { location: `${base}/` });
-    res.end();
+    if (!auth || !auth.matches(given)) return html(401, signInPage(base, true));
+    return signedIn(auth.cookie(base || '/', req.tls), `${base}/`);
+  }
+
+  /** The one entry of both adapters: every reply, errors included, carries the security headers. */
+  async function answer(req: DashboardRequest, path: string): Promise<Reply> {
+    let reply: Reply;
+    try {
+      reply = await route(req, path);
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : 503;
+      const message = err instanceof Error ? err.message : String(err);
+      reply = json(status, { ok: false, error: status === 503 ? `redis: ${message}` : message });
+    }
+    return { ...reply, headers: { ...SECURITY_HEADERS, ...reply.headers } };
   }
 
   return {
     handler(req, res, next) {
-      const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
-      if (base && url.pathname !== base && !url.pathname.startsWith(`${base}/`)) {
-        if (next) return next();
-        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
-        res.end('not found\n');
-        return;
+      const request = fromNode(req);
+      if (request.strippedPrefix !== '' && request.strippedPrefix !== base) {
+        // Mounted at a path the dashboard was not told of: its links and cookie would point elsewhere.
+        return toNode(res, mountMismatch(request.strippedPrefix, base));
       }
-      setSecurityHeaders(res);
-      const path = url.pathname.slice(base.length) || '/';
-      route(req, res, path, url).catch((err: unknown) => {
-        const status = err instanceof HttpError ? err.status : 503;
-        const message = err instanceof Error ? err.message : String(err);
-        if (res.headersSent) {
-          res.destroy();
-          return;
-        }
-        json(res, status, { ok: false, error: status === 503 ? `redis: ${message}` : message });
-      });
+      const path = pathUnder(base, request.url.pathname);
+      if (path === null) {
+        if (next) return next();
+        return toNode(res, NOT_FOUND);
+      }
+      void answer(request, path).then((reply) => toNode(res, reply));
+    },
+    async fetch(request) {
+      const req = fromFetch(request);
+      // A framework that mounts by stripping the prefix hands over the rest of the path only.
+      const path = pathUnder(base, req.url.pathname) ?? req.url.pathname;
+      return toFetch(await answer(req, path), req.method);
     },
     async close() {
       await Promise.all(
@@ -358,21 +375,48 @@ function decode(segment: string): string {
   }
 }
 
-function isTls(req: IncomingMessage): boolean {
-  return 'encrypted' in req.socket && req.socket.encrypted === true;
+const NOT_FOUND: Reply = {
+  status: 404,
+  headers: { 'content-type': 'text/plain; charset=utf-8' },
+  body: 'not found\n',
+};
+
+/** The path below `base` ('/' for base itself), or null when `pathname` is outside it. */
+function pathUnder(base: string, pathname: string): string | null {
+  if (!base) return pathname || '/';
+  if (pathname !== base && !pathname.startsWith(`${base}/`)) return null;
+  return pathname.slice(base.length) || '/';
 }
 
-function html(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(body);
+function mountMismatch(mountedAt: string, base: string): Reply {
+  const reply = json(500, {
+    ok: false,
+    error: `the dashboard is mounted at '${mountedAt}' but its basePath is '${base}': pass basePath: '${mountedAt}' to createDashboard()`,
+  });
+  return { ...reply, headers: { ...SECURITY_HEADERS, ...reply.headers } };
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
+function signedIn(cookie: string, location: string): Reply {
+  return { status: 303, headers: { 'set-cookie': cookie, location } };
 }
 
-async function asset(res: ServerResponse, name: string): Promise<void> {
+function html(status: number, body: string): Reply {
+  return {
+    status,
+    headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+    body,
+  };
+}
+
+function json(status: number, body: unknown): Reply {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+  };
+}
+
+async function asset(name: string): Promise<Reply> {
   const entry = ASSETS[name];
   if (!entry) throw new HttpError(404, 'no such asset');
   let data = assetCache.get(name);
@@ -381,28 +425,9 @@ async function asset(res: ServerResponse, name: string): Promise<void> {
     assetCache.set(name, data);
     data.catch(() => assetCache.delete(name));
   }
-  const body = await data;
-  res.writeHead(200, {
-    'content-type': `${entry.type}; charset=utf-8`,
-    'cache-control': 'public, max-age=300',
-  });
-  res.end(body);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new HttpError(413, 'request body too large'));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+  return {
+    status: 200,
+    headers: { 'content-type': `${entry.type}; charset=utf-8`, 'cache-control': 'public, max-age=300' },
+    body: await data,
+  };
 }

@@ -4,7 +4,9 @@
  * must pass.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DashboardRequest } from './exchange.js';
+
+type HeaderSource = Pick<DashboardRequest, 'header'>;
 
 /** Headers on every dashboard response. The page loads only its own scripts and styles. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -19,11 +21,6 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-resource-policy': 'same-origin',
   'permissions-policy': 'camera=(), microphone=(), geolocation=()',
 };
-
-/** Set the security headers on `res`. */
-export function setSecurityHeaders(res: ServerResponse): void {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-}
 
 /** Host names that mean "this machine only". */
 export function isLoopbackHost(host: string): boolean {
@@ -60,8 +57,8 @@ export class TokenAuth {
   }
 
   /** How the request proves it knows the token: a Bearer header (scripts), the session cookie (browsers), or not at all. */
-  authOf(req: IncomingMessage): 'bearer' | 'cookie' | null {
-    const header = req.headers.authorization;
+  authOf(req: HeaderSource): 'bearer' | 'cookie' | null {
+    const header = req.header('authorization');
     if (header?.startsWith('Bearer ') && this.matches(header.slice(7).trim())) return 'bearer';
     const cookie = readCookie(req, COOKIE_NAME);
     if (cookie !== null && safeEqual(cookie, this.session)) return 'cookie';
@@ -76,8 +73,8 @@ export class TokenAuth {
 
 const COOKIE_NAME = 'delayq_session';
 
-function readCookie(req: IncomingMessage, name: string): string | null {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
+function readCookie(req: HeaderSource, name: string): string | null {
+  for (const part of (req.header('cookie') ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
     if (k === name) return v.join('=');
   }
@@ -89,10 +86,10 @@ function readCookie(req: IncomingMessage, name: string): string | null {
  * the page's CSRF token in a header (which a cross-site form cannot set), come from this origin when
  * the browser says where it comes from, and be JSON.
  */
-export function crossSiteProblem(req: IncomingMessage, csrf: string): string | null {
-  const site = req.headers['sec-fetch-site'];
+export function crossSiteProblem(req: HeaderSource, csrf: string): string | null {
+  const site = req.header('sec-fetch-site');
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return `cross-site request (${site})`;
-  const origin = req.headers.origin;
+  const origin = req.header('origin');
   if (origin !== undefined && origin !== 'null') {
     let originHost = '';
     try {
@@ -100,13 +97,13 @@ export function crossSiteProblem(req: IncomingMessage, csrf: string): string | n
     } catch {
       return 'malformed Origin header';
     }
-    if (originHost !== req.headers.host) return `request from another origin (${origin})`;
+    if (originHost !== req.header('host')) return `request from another origin (${origin})`;
   } else if (origin === 'null') {
     return 'request from an opaque origin';
   }
-  const type = req.headers['content-type'] ?? '';
+  const type = req.header('content-type') ?? '';
   if (!type.startsWith('application/json')) return 'actions take application/json';
-  const header = req.headers['x-csrf-token'];
+  const header = req.header('x-csrf-token');
   if (typeof header !== 'string' || !safeEqual(header, csrf)) return 'missing or wrong X-CSRF-Token';
   return null;
 }

@@ -24,7 +24,11 @@ afterEach(async () => {
 interface Task {
   kind: string;
   doomed?: boolean;
+  note?: string;
 }
+
+/** Common desktop widths; below 1100 px the inspector moves under the tables. */
+const WIDTHS = [1280, 1300, 1440, 1920];
 
 // No skip when Chromium is missing: the prerequisite check (vitest globalSetup) stops the run first.
 describe('dashboard in a browser', () => {
@@ -60,8 +64,16 @@ describe('dashboard in a browser', () => {
     await worker.close();
     await queue.addBulk(
       Array.from({ length: 30 }, (_, i) => ({
-        payload: { kind: ['send-receipt', 'ship-order', 'nightly-report'][i % 3]! },
-        opts: { id: `order-${2000 + i}`, delay: 60_000 + ((i * 7_919_000) % 3_480_000) },
+        payload: {
+          kind: ['send-receipt', 'ship-order', 'nightly-report'][i % 3]!,
+          // A long payload, as real ones are: its preview must not push the row's buttons away.
+          ...(i === 0 ? { note: 'gift wrap, '.repeat(20) } : {}),
+        },
+        opts: {
+          // Ids as applications make them (a uuid in it) are long too.
+          id: i === 1 ? `order-${2000 + i}-7c9e6679-7425-40de-944b-e07fc1f90ae7` : `order-${2000 + i}`,
+          delay: 60_000 + ((i * 7_919_000) % 3_480_000),
+        },
       })),
     );
 
@@ -130,6 +142,24 @@ describe('dashboard in a browser', () => {
     expect(await page.locator('#inspector').textContent()).toContain('card declined');
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}dashboard.png`, fullPage: true });
+
+    // With the inspector open, every width keeps the scheduled table's Cancel buttons clear of it.
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 1000 });
+      const cancels = page.locator('#table-scheduled button[data-action="cancel"]');
+      expect(await cancels.count()).toBe(10);
+      const inspectorBox = (await page.locator('#inspector').boundingBox())!;
+      for (const index of [0, 9]) {
+        const button = cancels.nth(index);
+        await button.scrollIntoViewIfNeeded();
+        expect(await button.isVisible()).toBe(true);
+        const box = (await button.boundingBox())!;
+        expect(box.x + box.width, `Cancel ${index} at ${width} px`).toBeLessThanOrEqual(inspectorBox.x);
+        // A trial click runs Playwright's checks (visible, stable, not covered) without clicking.
+        await button.click({ trial: true, timeout: 5_000 });
+      }
+      await page.screenshot({ path: `${ARTIFACTS}dashboard-${width}.png` });
+    }
     expect(problems).toEqual([]);
   });
 });

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { Activity } from '../../src/metrics/activity.js';
-import { DelayqMetrics, metricsHandler } from '../../src/metrics/metrics.js';
+import { Counter, Registry } from 'prom-client';
+import { DelayqMetrics, metricsFetch, metricsHandler, registerMetrics } from '../../src/metrics/metrics.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -123,5 +124,37 @@ describe('Activity', () => {
     activity.record('q', 'failed', 1);
     expect(activity.series('q', 3).map((s) => s.completed + s.failed + s.dead)).toEqual([0, 0, 1]);
     expect(activity.knows('other')).toBe(false);
+  });
+});
+
+describe('metrics in the user’s own registry', () => {
+  it('registerMetrics() puts delayq’s metrics beside the app’s, served by metricsFetch() too', async () => {
+    const name = uniqueQueue('m');
+    const registry = new Registry();
+    const appRequests = new Counter({ name: 'app_requests_total', help: 'app', registers: [registry] });
+    appRequests.inc(3);
+    const metrics = registerMetrics(registry);
+    expect(metrics.registry).toBe(registry);
+    const queue = new Queue<number>(name, { connection: redis.url() });
+    open.push(queue);
+    metrics.observeQueue(queue);
+    await queue.add(1, { delay: '1h' });
+
+    const res = await metricsFetch(registry)(new Request('http://127.0.0.1/metrics'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(registry.contentType);
+    const scraped = parseExposition(await res.text());
+    expect(scraped.get('app_requests_total')).toBe(3);
+    expect(scraped.get(`delayq_added_total{queue="${name}"}`)).toBe(1);
+    expect(scraped.get(`delayq_scheduled_jobs{queue="${name}"}`)).toBe(1);
+
+    // prom-client refuses a second set of the same names; another prefix is another set.
+    expect(() => registerMetrics(registry)).toThrow(/already been registered/);
+    const other = registerMetrics(registry, { prefix: 'jobs_' });
+    other.countAdded(name, 2);
+    expect(parseExposition(await registry.metrics()).get(`jobs_added_total{queue="${name}"}`)).toBe(2);
+
+    const post = await metricsFetch(metrics)(new Request('http://127.0.0.1/metrics', { method: 'POST' }));
+    expect(post.status).toBe(405);
   });
 });

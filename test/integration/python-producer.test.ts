@@ -6,7 +6,7 @@
  * connects as the ACL user PROTOCOL.md gives for it, so that rule is checked too.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,12 +15,13 @@ import { afterAll, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { PYTHON_PATH } from '../support/prerequisites.js';
 
 const run = promisify(execFile);
 const redis = useRedis();
 const JOBS = 100;
-// Debian's python3-redis serves the system interpreter; PYTHON overrides it.
-const PYTHON = process.env['PYTHON'] ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+// Debian's python3-redis serves the system interpreter; DELAYQ_PYTHON overrides it.
+const PYTHON = PYTHON_PATH;
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0)) await c();
@@ -64,7 +65,7 @@ it('jobs from a Python producer written from PROTOCOL.md run once each, none ear
   const probe = await run(PYTHON, ['-c', 'import redis']).catch((e: Error) => e);
   if (probe instanceof Error) {
     throw new Error(
-      `${PYTHON} cannot import redis: install Debian's python3-redis (apt-get install python3-redis), or set PYTHON to an interpreter that has redis-py (${probe.message})`,
+      `${PYTHON} cannot import redis: install Debian's python3-redis (apt-get install python3-redis), or set DELAYQ_PYTHON to an interpreter that has redis-py (${probe.message})`,
     );
   }
   const name = uniqueQueue('py');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH } from '../support/prerequisites.js';
+import { CHROMIUM_PATH, PYTHON_PATH } from '../support/prerequisites.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VITEST = join(ROOT, 'node_modules/vitest/vitest.mjs');
@@ -58,14 +58,15 @@ describe('prerequisite check', () => {
     const { code, stdout, stderr } = await run([VITEST, 'run', 'src/worker/partition-picker.test.ts'], {
       PATH: empty,
       DELAYQ_CHROMIUM: join(dir, 'no-chromium'),
+      DELAYQ_PYTHON: join(dir, 'no-python'),
     });
     expect(code).toBe(1);
     const lines = stderr.split('\n').filter((l) => l.trim() !== '');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^delayq tests: missing redis-server \(.*\), redis-cli \(.*\), openssl \(.*\), .*no-chromium \(.*\)\./,
+      /^delayq tests: missing redis-server \(.*\), redis-cli \(.*\), openssl \(.*\), .*no-chromium \(.*\), .*no-python \(.*\)\./,
     );
-    expect(lines[0]).toContain('Install with: apt-get install redis-server openssl chromium ');
+    expect(lines[0]).toContain('Install with: apt-get install redis-server openssl chromium python3-redis ');
     // Nothing ran: the check comes before the test files.
     expect(stdout).not.toMatch(/passed|failed/);
   });
@@ -75,25 +76,40 @@ describe('prerequisite check', () => {
     const { code, stderr } = await run(['--import', 'tsx', CHECK], {
       PATH: bin,
       DELAYQ_CHROMIUM: CHROMIUM_PATH,
+      DELAYQ_PYTHON: PYTHON_PATH,
     });
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
-      'delayq tests: missing redis-server (every integration test). Install with: apt-get install redis-server (see README, Set-up; DELAYQ_CHROMIUM names another Chromium binary)',
+      'delayq tests: missing redis-server (every integration test). Install with: apt-get install redis-server (see README, Set-up; DELAYQ_CHROMIUM and DELAYQ_PYTHON name other binaries)',
     );
   });
 
   it('names a missing Chromium, and passes once every tool is there', async () => {
     const bin = binWith('all-but-chromium', ['redis-server', 'redis-cli', 'openssl']);
-    const missing = await run(['--import', 'tsx', CHECK], { PATH: bin, DELAYQ_CHROMIUM: join(dir, 'nope') });
+    const env = { PATH: bin, DELAYQ_PYTHON: PYTHON_PATH };
+    const missing = await run(['--import', 'tsx', CHECK], { ...env, DELAYQ_CHROMIUM: join(dir, 'nope') });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('apt-get install chromium ');
     // A Chromium that is present but not executable does not count either.
     const notExecutable = join(dir, 'chromium-not-executable');
     writeFileSync(notExecutable, '');
-    expect((await run(['--import', 'tsx', CHECK], { PATH: bin, DELAYQ_CHROMIUM: notExecutable })).code).toBe(
-      1,
-    );
-    const ok = await run(['--import', 'tsx', CHECK], { PATH: bin, DELAYQ_CHROMIUM: CHROMIUM_PATH });
+    expect((await run(['--import', 'tsx', CHECK], { ...env, DELAYQ_CHROMIUM: notExecutable })).code).toBe(1);
+    const ok = await run(['--import', 'tsx', CHECK], { ...env, DELAYQ_CHROMIUM: CHROMIUM_PATH });
     expect(ok).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('names a Python that cannot import redis-py', async () => {
+    const bin = binWith('all-but-redis-py', ['redis-server', 'redis-cli', 'openssl']);
+    // An interpreter stand-in whose every import fails, as a python3 without python3-redis does.
+    const noRedisPy = join(dir, 'python-without-redis');
+    writeFileSync(noRedisPy, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const missing = await run(['--import', 'tsx', CHECK], {
+      PATH: bin,
+      DELAYQ_CHROMIUM: CHROMIUM_PATH,
+      DELAYQ_PYTHON: noRedisPy,
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('python-without-redis (the Python producer test needs redis-py)');
+    expect(missing.stderr).toContain('apt-get install python3-redis ');
   });
 });

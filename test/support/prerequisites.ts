@@ -6,14 +6,20 @@
  *
  * Also runnable on its own (`node --import tsx test/support/prerequisites.ts`): exit 0 when all is
  * there, else the message on stderr and exit 1. The PATH searched is the process's; the browser's
- * path is DELAYQ_CHROMIUM, default /usr/bin/chromium (where Debian's package puts it).
+ * path is DELAYQ_CHROMIUM, default /usr/bin/chromium (where Debian's package puts it); the Python
+ * that must import redis-py is DELAYQ_PYTHON, default /usr/bin/python3 (Debian's python3-redis
+ * serves that interpreter).
  */
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Where the browser test finds Chromium. */
 export const CHROMIUM_PATH = process.env['DELAYQ_CHROMIUM'] ?? '/usr/bin/chromium';
+
+/** The Python the foreign-producer test runs; it must be able to `import redis`. */
+export const PYTHON_PATH = process.env['DELAYQ_PYTHON'] ?? '/usr/bin/python3';
 
 interface Tool {
   /** What to look for: a command on the PATH, or an absolute path. */
@@ -22,6 +28,8 @@ interface Tool {
   apt: string;
   /** Which tests need it. */
   why: string;
+  /** A Python module the command (an interpreter) must be able to import. */
+  pythonModule?: string;
 }
 
 const TOOLS: readonly Tool[] = [
@@ -29,6 +37,12 @@ const TOOLS: readonly Tool[] = [
   { command: 'redis-cli', apt: 'redis-server', why: 'cluster and protocol tests' },
   { command: 'openssl', apt: 'openssl', why: 'the TLS tests make certificates' },
   { command: CHROMIUM_PATH, apt: 'chromium', why: 'the dashboard browser test' },
+  {
+    command: PYTHON_PATH,
+    apt: 'python3-redis',
+    why: 'the Python producer test needs redis-py',
+    pythonModule: 'redis',
+  },
 ];
 
 function executable(path: string): boolean {
@@ -40,20 +54,26 @@ function executable(path: string): boolean {
   }
 }
 
-function found(command: string, path: string): boolean {
-  if (command.includes('/')) return executable(command);
-  return path.split(delimiter).some((dir) => dir !== '' && executable(join(dir, command)));
+function found(tool: Tool, path: string): boolean {
+  const { command, pythonModule } = tool;
+  const present = command.includes('/')
+    ? executable(command)
+    : path.split(delimiter).some((dir) => dir !== '' && executable(join(dir, command)));
+  if (!present || pythonModule === undefined) return present;
+  return (
+    spawnSync(command, ['-c', `import ${pythonModule}`], { stdio: 'ignore', timeout: 10_000 }).status === 0
+  );
 }
 
 /** The message naming every missing tool and how to install them all, or null when none is missing. */
 export function missingPrerequisites(path = process.env['PATH'] ?? ''): string | null {
-  const missing = TOOLS.filter((tool) => !found(tool.command, path));
+  const missing = TOOLS.filter((tool) => !found(tool, path));
   if (missing.length === 0) return null;
   const packages = [...new Set(missing.map((tool) => tool.apt))].join(' ');
   const what = missing.map((tool) => `${tool.command} (${tool.why})`).join(', ');
   return (
     `delayq tests: missing ${what}. Install with: apt-get install ${packages} ` +
-    '(see README, Set-up; DELAYQ_CHROMIUM names another Chromium binary)'
+    '(see README, Set-up; DELAYQ_CHROMIUM and DELAYQ_PYTHON name other binaries)'
   );
 }
 

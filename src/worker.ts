@@ -17,7 +17,6 @@ import {
   UnsupportedVersionError,
 } from './errors.js';
 import { validatePayload } from './schema.js';
-import { eventsCapFor } from './events.js';
 import { upgradePayload } from './worker/upgrade.js';
 import { Job } from './job.js';
 import { ackMany } from './operations/ack.js';
@@ -26,13 +25,14 @@ import { claim, type ClaimedJob, type ClaimOutput } from './operations/claim.js'
 import { extend, type ExtendOutput } from './operations/extend.js';
 import { fail, type RecordedError } from './operations/fail.js';
 import { reap, type ReapOutput } from './operations/reap.js';
-import { checkLayout } from './operations/layout.js';
 import { release } from './operations/release.js';
-import { layoutName, ZSET_LAYOUT, type Layout } from './operations/wheel.js';
-import { blockingMove, chooseStrategy, probeCapabilities, type Strategy } from './redis/capabilities.js';
+import { ZSET_LAYOUT, type Layout } from './operations/wheel.js';
+import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
-import { partitionKeys, type QueueKeys } from './redis/keys.js';
-import { checkPartitionCount, mapByPartition, partitionOf } from './partition/index.js';
+import type { QueueKeys } from './redis/keys.js';
+import { mapByPartition, partitionOf } from './partition/index.js';
+import { QueueContext } from './definition/context.js';
+import { defineQueue } from './definition/definition.js';
 import { PartitionPicker } from './worker/partition-picker.js';
 import { ScriptLeaseLost } from './redis/script-errors.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
@@ -85,8 +85,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly keys: QueueKeys;
   /** Partitioned queues only: which partitions to claim from next. */
   private readonly picker: PartitionPicker | undefined;
-  private readonly codec: Codec;
+  /** The codec given, else the queue's recorded one (set at start-up). */
+  private codec: Codec;
   private readonly connection: Connection;
+  /** The queue's definition, settled with its config record at start-up. */
+  private readonly context: QueueContext;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper();
   /** Running jobs by lease token: the same job can be here twice (a lapsed lease re-claimed). */
@@ -124,16 +127,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     super();
     this.name = name;
     this.options = resolveWorkerOptions(options);
-    this.partitions = partitionKeys(name, this.options.partitions);
-    this.keys = this.partitions[0]!;
-    if (this.partitions.length > 1) {
-      this.picker = new PartitionPicker(this.partitions.length, this.options.maxSleepMs);
-    }
+    const definition = defineQueue(name, options);
     this.id = this.options.workerId;
-    this.codec = resolveCodec(options.codec);
+    this.codec = definition.codec ?? resolveCodec('json');
     if (typeof handler !== 'function')
       throw new DelayqError('DELAYQ_VALIDATION', 'the handler must be a function');
     this.connection = openConnection(options.connection, true);
+    this.context = new QueueContext(this.connection.client, definition, this.clock, false);
+    this.partitions = this.context.partitions;
+    this.keys = this.context.keys;
+    if (this.partitions.length > 1) {
+      this.picker = new PartitionPicker(this.partitions.length, this.options.maxSleepMs);
+    }
     if (this.connection.owned) this.connection.client.on('error', (err: Error) => this.report(err));
     const client = this.connection.client;
     const o = this.options;
@@ -227,23 +232,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   private async startUp(): Promise<void> {
     const client = this.connection.client;
-    const caps = await probeCapabilities(client);
-    const strategy = chooseStrategy(this.options.strategy, caps);
-    const layout: Layout =
-      strategy === 'wheel'
-        ? { kind: 'wheel', granularityMs: this.options.granularityMs, clock: this.clock }
-        : ZSET_LAYOUT;
-    await checkPartitionCount(client, this.name, this.partitions.length);
-    const settled = await Promise.all(
-      this.partitions.map((keys) => checkLayout(client, keys, this.name, layoutName(layout))),
-    );
-    this.clock.observe(settled[0]!.now);
+    // The queue's definition (src/definition/) decides strategy, layout, events and codec.
+    const { caps, strategy, layout, eventsCap, codec } = await this.context.settle();
     this.layout = layout;
     this.chosenStrategy = strategy;
-    this.eventsCap = eventsCapFor(this.options.events, caps);
+    this.eventsCap = eventsCap;
+    this.codec = codec;
     this.tracing = await loadTracing();
     this.options.logger.info?.(
-      `worker ${this.id} on queue '${this.name}': strategy ${strategy}${strategy === 'wheel' ? ` (buckets of ${this.options.granularityMs} ms)` : ''}, Redis ${caps.version}`,
+      `worker ${this.id} on queue '${this.name}': strategy ${strategy}${layout.kind === 'wheel' ? ` (buckets of ${layout.granularityMs} ms)` : ''}, Redis ${caps.version}`,
     );
     await this.warnIfEvicting();
     await this.subscriber.start();

@@ -224,7 +224,11 @@ describe('dashboard over HTTP', () => {
       '/api/queues',
     );
     expect(queues.filter((q) => q.name.startsWith(name))).toEqual([
-      { name, counts: { scheduled: 30, due: 0, active: 0, dead: 0 } },
+      {
+        name,
+        counts: { scheduled: 30, due: 0, active: 0, dead: 0 },
+        strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
+      },
     ]);
     const overview = await get<{ nextDue: number; due: { counts: number[] } }>(`api/queues/${name}`);
     expect(overview.due.counts.reduce((a, b) => a + b, 0)).toBe(30);

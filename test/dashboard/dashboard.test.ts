@@ -1,7 +1,7 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, Worker } from '../../src/index.js';
+import { Queue, Worker, type Codec, type Envelope } from '../../src/index.js';
 import { createDashboard } from '../../src/dashboard/handler.js';
 import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
 import { queueKeys } from '../../src/redis/keys.js';
@@ -261,6 +261,29 @@ describe('dashboard over HTTP', () => {
     };
     expect(page.items.map((j) => j.id)).toEqual(['m1']);
     expect(page.items[0]!.preview).toContain('a@b.c');
+  });
+
+  it("decodes a custom codec's jobs with createDashboard's codec option, and names the option without it", async () => {
+    const name = uniqueQueue('custom');
+    const codec: Codec = {
+      name: 'hexjson',
+      encode: (envelope) => Buffer.from(Buffer.from(JSON.stringify(envelope)).toString('hex')),
+      decode: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'hex').toString()) as Envelope,
+    };
+    const queue = new Queue<{ n: number }>(name, { connection: redis.url(), codec });
+    open.push(queue);
+    await queue.add({ n: 41 }, { id: 'h1', delay: '1h' });
+    const job = async (server: DashboardServer) =>
+      (await (await fetch(new URL(`api/queues/${name}/jobs/h1`, server.url))).json()) as {
+        payload?: unknown;
+        decodeError?: string;
+      };
+    const without = await job(await dashboard());
+    expect(without.payload ?? null).toBeNull();
+    expect(without.decodeError).toMatch(/codec 'hexjson'.*createDashboard\(\{ codec \}\)/);
+    const withCodec = await job(await dashboard({ codec }));
+    expect(withCodec).toMatchObject({ payload: { n: 41 } });
+    expect(withCodec.decodeError).toBeUndefined();
   });
 
   it('shows next due and the due chart of a wheel queue; lists an empty queue; 404s an unknown one', async () => {

@@ -62,8 +62,9 @@ export async function writeJobs<T>(
     );
   }
   const { context } = producer;
-  // The codec may be the recorded one, known once settled; settling writes nothing for a bad job.
-  const { codec, eventsCap, layout } = await context.settle();
+  // Everything is checked and encoded before the queue is settled (which may record its config),
+  // unless the codec is the recorded one: then it is known only once settled.
+  const codec = context.definition.codec ?? (await context.settle()).codec;
   const durability: Array<ResolvedAddOptions['durability']> = [];
   const inputs: AddInput[] = jobs.map((job, i) => {
     try {
@@ -85,6 +86,7 @@ export async function writeJobs<T>(
       return rethrow(err, i, jobs);
     }
   });
+  const { eventsCap, layout } = await context.settle();
   const outputs = await mapByPartition(
     inputs.map((input, i) => ({ input, durability: durability[i] })),
     context.partitions.length,

@@ -113,7 +113,11 @@ export async function withQueue<R>(
   const codecs = await loadCodecModule(globals.codecModule);
   const client = await connect(redisUrl(globals));
   try {
-    const inspector = await Inspector.open(client, name, { codecs, codecHint: CODEC_HINT, create });
+    const inspector = await Inspector.open(client, name, {
+      codecs,
+      codecHint: CODEC_HINT,
+      unknown: create ? 'create' : 'fail',
+    });
     try {
       return await fn(inspector, client);
     } finally {

@@ -41,7 +41,7 @@ export function registerDashboard(program: Command): void {
       const metrics = new DelayqMetrics();
       const gauged = await Promise.all(
         (queueNames ?? []).map((name) =>
-          Inspector.open(client, name, { codecs, codecHint: CODEC_HINT, create: true }),
+          Inspector.open(client, name, { codecs, codecHint: CODEC_HINT, unknown: 'empty' }),
         ),
       );
       gauged.forEach((q) => metrics.observeQueue(q.queue));

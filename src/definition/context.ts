@@ -8,7 +8,7 @@ import { ServerClock } from '../clock.js';
 import type { Codec } from '../codec/codec.js';
 import { ConfigMismatchError } from '../errors.js';
 import { eventsCapFor } from '../events.js';
-import { settleConfig, type ConfigRecord } from '../operations/config.js';
+import { CONFIG_FORMAT, settleConfig, type ConfigRecord } from '../operations/config.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { partitionOf } from '../partition/index.js';
 import {
@@ -41,6 +41,8 @@ export class QueueContext {
   /** The keys of the first partition (with one partition, all of them). */
   readonly keys: QueueKeys;
   private settling: Promise<Settled> | undefined;
+  /** 'read' for views (the CLI's and dashboard's Inspector): never write the config record. */
+  private mode: 'read' | 'write' = 'write';
 
   constructor(
     readonly client: RedisClient,
@@ -66,6 +68,11 @@ export class QueueContext {
     return this.partitions[partitionOf(id, this.partitions.length)]!;
   }
 
+  /** @internal Make this a view's context: settle() reads the record and never writes it. */
+  readOnly(): void {
+    this.mode = 'read';
+  }
+
   /**
    * Once per client: reach the server, probe it, and record this definition or check it against
    * the record. A failure is not kept, so the next call tries again (and a mismatch fails again).
@@ -87,20 +94,34 @@ export class QueueContext {
     const explicit = d.strategy === 'auto' ? null : probed;
     const wantedLayout =
       explicit === null ? '' : explicit === 'wheel' ? `wheel:${d.granularityMs}` : layoutName(ZSET_LAYOUT);
+    const initial = {
+      partitions: String(d.partitions),
+      layout: layoutName(ZSET_LAYOUT),
+      codec: 'json',
+      events: String(eventsCapFor(undefined, caps)),
+    };
     const settled = await settleConfig(this.client, d.name, {
-      mode: 'write',
-      partitions: { wanted: String(d.partitions), initial: String(d.partitions) },
-      layout: { wanted: wantedLayout, initial: layoutName(ZSET_LAYOUT) },
-      codec: { wanted: d.codec?.name ?? '', initial: 'json' },
+      mode: this.mode,
+      partitions: { wanted: String(d.partitions), initial: initial.partitions },
+      layout: { wanted: wantedLayout, initial: initial.layout },
+      codec: { wanted: d.codec?.name ?? '', initial: initial.codec },
       events: {
         wanted: d.events === undefined ? '' : String(eventsCapFor(d.events, caps)),
-        initial: String(eventsCapFor(undefined, caps)),
+        initial: initial.events,
       },
       version: d.version,
     });
-    // Write mode always returns a record.
-    const { record, now } = settled!;
-    this.clock.observe(now);
+    // Only read mode finds nothing: a view of a queue nothing has opened yet sees it empty, as a
+    // new queue would be, and records nothing.
+    const record: ConfigRecord = settled?.record ?? {
+      format: CONFIG_FORMAT,
+      layout: wantedLayout || initial.layout,
+      partitions: d.partitions,
+      codec: d.codec?.name ?? initial.codec,
+      events: Number(initial.events),
+      version: null,
+    };
+    if (settled) this.clock.observe(settled.now);
     const wheel = /^wheel:(\d+)$/.exec(record.layout);
     const layout: Layout = wheel
       ? { kind: 'wheel', granularityMs: Number(wheel[1]), clock: this.clock }

@@ -20,8 +20,13 @@ export interface InspectorOptions {
   codecs?: readonly Codec[];
   /** How a user gives this tool a codec, for the error naming a codec it lacks. */
   codecHint?: string;
-  /** Open a queue with no config record as a new queue (for add) rather than fail with UnknownQueueError. */
-  create?: boolean;
+  /**
+   * A queue with no config record: 'fail' (default) with UnknownQueueError; 'empty': show it as an
+   * empty queue, recording nothing (a dashboard told which queues to show); 'create': open it as a
+   * new queue, whose record its first add writes (the CLI's add). Only 'create' ever writes the
+   * record; every other view only reads it.
+   */
+  unknown?: 'fail' | 'empty' | 'create';
 }
 
 /** Jobs due in each of `buckets` slices of `bucketMs` after `start`, plus those already due. */
@@ -60,7 +65,7 @@ export class Inspector {
 
   /**
    * Open queue `name` on `client` (left open by close()) by its config record. Throws
-   * UnknownQueueError for a queue with no record and no jobs (unless `create`). A recorded codec
+   * UnknownQueueError for a queue with no record and no jobs (see `unknown`). A recorded codec
    * this tool lacks does not fail here: counts work, payloads show the error, adds refuse it.
    */
   static async open(client: RedisClient, name: string, options: InspectorOptions = {}): Promise<Inspector> {
@@ -72,7 +77,8 @@ export class Inspector {
       events: { wanted: '', initial: '0' },
       version: null,
     });
-    if (!found && !options.create) throw new UnknownQueueError(name);
+    const unknown = options.unknown ?? 'fail';
+    if (!found && unknown === 'fail') throw new UnknownQueueError(name);
     const record = found?.record ?? null;
     let problem: CodecUnavailableError | null = null;
     let codec: Codec | undefined;
@@ -89,6 +95,7 @@ export class Inspector {
       ...(codec && { codec }),
       ...(record?.version != null && { version: record.version }),
     });
+    if (unknown !== 'create') producerOf(queue).context.readOnly();
     return new Inspector(queue, record, problem);
   }
 

@@ -13,10 +13,12 @@ import {
   LayoutMismatchError,
   PartitionMismatchError,
   Queue,
+  UnknownQueueError,
   Worker,
   type QueueOptions,
   type WorkerOptions,
 } from '../../src/index.js';
+import { Inspector } from '../../src/inspect/inspector.js';
 import { configKey, partitionCountKey, partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -219,6 +221,29 @@ describe('queues from before the config record', () => {
     expect((await plain.get('w'))?.state).toBe('scheduled');
     expect(await c.hget(configKey(name), 'layout')).toBe('wheel:200');
     await expect(queue(name, { strategy: 'range' }).add(2)).rejects.toBeInstanceOf(LayoutMismatchError);
+  });
+});
+
+describe('views (the Inspector of the CLI and dashboard) never write the record', () => {
+  it('reads an old queue as it is, shows an unknown one empty or refuses it, and records nothing', async () => {
+    const name = uniqueQueue('view');
+    await queue<number>(name).add(1, { id: 'a', delay: '1h' });
+    const c = client();
+    await c.del(configKey(name));
+    await c.set(queueKeys(name).layout, 'zset');
+    const before = await dump(name);
+    const old = await Inspector.open(c, name);
+    closers.push(() => old.close());
+    expect(await old.counts()).toMatchObject({ scheduled: 1 });
+    expect((await old.list('scheduled', {})).map((j) => j.id)).toEqual(['a']);
+    expect(await dump(name)).toEqual(before);
+
+    const unknown = uniqueQueue('view');
+    await expect(Inspector.open(c, unknown)).rejects.toBeInstanceOf(UnknownQueueError);
+    const empty = await Inspector.open(c, unknown, { unknown: 'empty' });
+    closers.push(() => empty.close());
+    expect(await empty.counts()).toMatchObject({ scheduled: 0, nextDue: null });
+    expect(await c.keys(`dq:{${unknown}}*`)).toEqual([]);
   });
 });
 

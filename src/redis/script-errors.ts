@@ -37,7 +37,7 @@ export class ScriptWrongBucket extends DelayqError {
   }
 }
 
-/** Raised by layout.lua when the queue's stored layout is not the caller's; `stored` names it. */
+/** Raised by the schedule scripts when the queue's recorded layout is not the caller's; `stored` names it. */
 export class ScriptLayoutMismatch extends DelayqError {
   constructor(readonly stored: string) {
     super('DELAYQ_LAYOUT_MISMATCH', `queue layout is ${stored}`);

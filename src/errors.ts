@@ -140,19 +140,44 @@ export class ClosedError extends DelayqError {
 }
 
 /**
+ * A client (Queue, Worker, Scheduler, CLI, dashboard) opened a queue with a setting every client
+ * must share (layout, partitions, codec, events) other than the one recorded in the queue's config
+ * by its first client. Nothing was written. `field` names the setting; `stored` and `wanted` are
+ * the recorded value and this client's.
+ */
+export class ConfigMismatchError extends DelayqError {
+  constructor(
+    readonly queue: string,
+    readonly field: string,
+    readonly stored: string | number,
+    readonly wanted: string | number,
+    message?: string,
+    code = 'DELAYQ_CONFIG_MISMATCH',
+  ) {
+    super(
+      code,
+      message ??
+        `queue '${queue}' has ${field}: ${String(stored)} recorded but this client uses ${field}: ${String(wanted)}; give every client of the queue the same ${field} (or leave the option out to use the recorded one)`,
+    );
+  }
+}
+
+/**
  * A Queue or Worker met a queue whose stored layout (where waiting jobs live: 'zset' for the
  * zpopmin and range strategies, 'wheel:<granularity ms>' for the wheel) is not its own. Nothing was
  * written: jobs put in one layout are never seen by workers of the other.
  */
-export class LayoutMismatchError extends DelayqError {
-  constructor(
-    readonly queue: string,
-    readonly stored: string,
-    readonly wanted: string,
-  ) {
+export class LayoutMismatchError extends ConfigMismatchError {
+  declare readonly stored: string;
+  declare readonly wanted: string;
+  constructor(queue: string, stored: string, wanted: string) {
     super(
-      'DELAYQ_LAYOUT_MISMATCH',
+      queue,
+      'layout',
+      stored,
+      wanted,
       `queue '${queue}' has layout '${stored}' but this ${wanted === 'zset' ? 'zpopmin/range' : 'wheel'} client uses '${wanted}'; give every Queue and Worker of the queue the same strategy (and wheel granularity), or drain the queue before changing it`,
+      'DELAYQ_LAYOUT_MISMATCH',
     );
   }
 }
@@ -161,15 +186,44 @@ export class LayoutMismatchError extends DelayqError {
  * A Queue or Worker opened a queue with another partition count than the one recorded at the
  * queue's first use. Nothing was written: jobs in a partition no worker reads would wait forever.
  */
-export class PartitionMismatchError extends DelayqError {
+export class PartitionMismatchError extends ConfigMismatchError {
+  declare readonly stored: number;
+  declare readonly wanted: number;
+  constructor(queue: string, stored: number, wanted: number) {
+    super(
+      queue,
+      'partitions',
+      stored,
+      wanted,
+      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions, or drain the queue before changing it`,
+      'DELAYQ_PARTITION_MISMATCH',
+    );
+  }
+}
+
+/** A view (CLI, dashboard) was asked about a queue that has no config record and no jobs. */
+export class UnknownQueueError extends DelayqError {
+  constructor(readonly queue: string) {
+    super(
+      'DELAYQ_UNKNOWN_QUEUE',
+      `no queue '${queue}' here: it has no config record (no Queue or Worker has opened it); check the name`,
+    );
+  }
+}
+
+/**
+ * A tool (the CLI, the dashboard) cannot encode or decode a queue's jobs: the queue records a
+ * codec it was not given. Nothing was written; `hint` says how to give it.
+ */
+export class CodecUnavailableError extends DelayqError {
   constructor(
     readonly queue: string,
-    readonly stored: number,
-    readonly wanted: number,
+    readonly codec: string,
+    hint: string,
   ) {
     super(
-      'DELAYQ_PARTITION_MISMATCH',
-      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions, or drain the queue before changing it`,
+      'DELAYQ_CODEC_UNAVAILABLE',
+      `queue '${queue}' records codec '${codec}', which is not loaded here: ${hint}; nothing was written`,
     );
   }
 }

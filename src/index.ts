@@ -33,6 +33,9 @@ export {
   JobTimeoutError,
   LayoutMismatchError,
   PartitionMismatchError,
+  ConfigMismatchError,
+  UnknownQueueError,
+  CodecUnavailableError,
 } from './errors.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
 export { Scheduler } from './schedule/index.js';

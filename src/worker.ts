@@ -9,12 +9,13 @@ import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/envelope.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
-import { eventsCapFor } from './events.js';
 import type { Job } from './job.js';
 import type { ClaimedJob } from './operations/claim.js';
 import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
-import { partitionKeys, type QueueKeys } from './redis/keys.js';
+import type { QueueKeys } from './redis/keys.js';
+import { QueueContext } from './definition/context.js';
+import { defineQueue } from './definition/definition.js';
 import { warnIfEvicting } from './redis/eviction.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { loadTracing, type Tracing } from './tracing.js';
@@ -28,7 +29,6 @@ import { RetryPolicy } from './worker/retry-policy.js';
 import { runAttempt, toError, type Handler } from './worker/run-attempt.js';
 import { Slots } from './worker/slots.js';
 import { claimSourceFor } from './worker/sources.js';
-import { handshake } from './worker/startup.js';
 import { WorkerStorage } from './worker/storage.js';
 
 export type { Handler } from './worker/run-attempt.js';
@@ -53,7 +53,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly options: ResolvedWorkerOptions<T>;
   /** The keys of each partition (one entry unless `partitions` > 1); a job's lease lives in its own. */
   private readonly partitions: readonly QueueKeys[];
-  private readonly codec: Codec;
+  /** The codec given, else the queue's recorded one (set at start-up). */
+  private codec: Codec;
+  /** The queue's definition, settled with its config record at start-up (src/definition/). */
+  private readonly context: QueueContext;
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper();
@@ -84,12 +87,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     super();
     this.name = name;
     this.options = resolveWorkerOptions(options);
-    this.partitions = partitionKeys(name, this.options.partitions);
+    const definition = defineQueue(name, options);
     this.id = this.options.workerId;
-    this.codec = resolveCodec(options.codec);
+    this.codec = definition.codec ?? resolveCodec('json');
     if (typeof handler !== 'function')
       throw new DelayqError('DELAYQ_VALIDATION', 'the handler must be a function');
     this.connection = openConnection(options.connection, true);
+    // false: a worker started before its Redis waits for it rather than failing.
+    this.context = new QueueContext(this.connection.client, definition, this.clock, false);
+    this.partitions = this.context.partitions;
     if (this.connection.owned) this.connection.client.on('error', (err: Error) => this.report(err));
     const client = this.connection.client;
     const o = this.options;
@@ -169,19 +175,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private async startUp(): Promise<void> {
     const client = this.connection.client;
     const o = this.options;
-    const { caps, strategy, layout } = await handshake(
-      client,
-      this.name,
-      this.options,
-      this.partitions,
-      this.clock,
-    );
+    // The queue's definition decides strategy, layout, events cap and (unless given) codec.
+    const { caps, strategy, layout, eventsCap, codec } = await this.context.settle();
     this.storage.layout = layout;
     this.chosenStrategy = strategy;
-    this.storage.eventsCap = eventsCapFor(this.options.events, caps);
+    this.storage.eventsCap = eventsCap;
+    this.codec = codec;
     this.tracing = await loadTracing();
     this.options.logger.info?.(
-      `worker ${this.id} on queue '${this.name}': strategy ${strategy}${strategy === 'wheel' ? ` (buckets of ${this.options.granularityMs} ms)` : ''}, Redis ${caps.version}`,
+      `worker ${this.id} on queue '${this.name}': strategy ${strategy}${layout.kind === 'wheel' ? ` (buckets of ${layout.granularityMs} ms)` : ''}, Redis ${caps.version}`,
     );
     await warnIfEvicting(client, (m) => o.logger.warn(m));
     await this.subscriber.start();

@@ -30,6 +30,7 @@ import { jsonCodec } from '../../src/codec/json.js';
 import { ackMany } from '../../src/operations/ack.js';
 import { add as addToday, type AddInput } from '../../src/operations/add.js';
 import { claim as claimToday } from '../../src/operations/claim.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
 import { script, type Reply } from '../../src/redis/scripts.js';
 import { startRedis } from '../../src/testing/redis-server.js';
@@ -382,7 +383,7 @@ async function runVariant(
           meta: { m: 3 },
         });
       }
-      await addToday(client, oldKeys, jobs, eventsCap);
+      await addToday(client, oldKeys, jobs, eventsCap, ZSET_LAYOUT);
     } else {
       const jobs: NewJob[] = [];
       for (let i = first; i < first + count; i++) {
@@ -411,6 +412,7 @@ async function runVariant(
   if (today) {
     for (;;) {
       const out = await claimToday(client, oldKeys, {
+        layout: ZSET_LAYOUT,
         strategy: 'zpopmin',
         limit: batch,
         leaseMs: LEASE_MS,
@@ -505,7 +507,7 @@ async function runMemory(client: Redis, control: Redis, layout: MemoryLayout, n:
           meta: { m: 3 },
         });
       }
-      await addToday(client, oldKeys, jobs, 10_000);
+      await addToday(client, oldKeys, jobs, 10_000, ZSET_LAYOUT);
     } else {
       const jobs: NewJob[] = [];
       for (let i = first; i < first + count; i++) {

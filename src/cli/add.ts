@@ -21,7 +21,7 @@ import {
 } from './context.js';
 import { relative } from './format.js';
 import { progress } from './progress.js';
-import { serverNow } from '../dashboard/read.js';
+import { serverNow } from '../inspect/discover.js';
 
 /** Jobs per addBulk call when reading a file. */
 const FILE_BATCH = 1_000;
@@ -54,7 +54,15 @@ export function registerAdd(program: Command): void {
       if (flags.file !== undefined) {
         if (flags.id !== undefined) throw new UsageError('--id applies to one job; put ids in the file');
         const file = flags.file;
-        await withQueue(globals, name, (queue) => addFile(queue, file, flags, out));
+        await withQueue(
+          globals,
+          name,
+          (inspector) => {
+            inspector.assertCodec();
+            return addFile(inspector.queue, file, flags, out);
+          },
+          { create: true },
+        );
         return;
       }
       const payload = parseJson(json!, 'the payload');
@@ -63,15 +71,27 @@ export function registerAdd(program: Command): void {
       if (flags.at !== undefined) opts.runAt = flags.at;
       if (flags.id !== undefined) opts.id = flags.id;
       if (flags.attempts !== undefined) opts.attempts = flags.attempts;
-      await withQueue(globals, name, async (queue, client) => {
-        const result = await queue.add(payload, opts);
-        const now = await serverNow(client);
-        out.data({ queue: name, id: result.id, runAt: result.runAt.toISOString(), created: result.created });
-        const verb = result.created ? out.c.green('added') : out.c.yellow('exists');
-        out.line(
-          `${verb} ${result.id}  due ${result.runAt.toISOString()} (${relative(result.runAt.getTime(), now)})`,
-        );
-      });
+      await withQueue(
+        globals,
+        name,
+        async (inspector, client) => {
+          // A codec the CLI cannot load is refused before anything is encoded, never guessed at.
+          inspector.assertCodec();
+          const result = await inspector.queue.add(payload, opts);
+          const now = await serverNow(client);
+          out.data({
+            queue: name,
+            id: result.id,
+            runAt: result.runAt.toISOString(),
+            created: result.created,
+          });
+          const verb = result.created ? out.c.green('added') : out.c.yellow('exists');
+          out.line(
+            `${verb} ${result.id}  due ${result.runAt.toISOString()} (${relative(result.runAt.getTime(), now)})`,
+          );
+        },
+        { create: true },
+      );
     });
 }
 

@@ -5,10 +5,10 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { Redis } from 'ioredis';
-import type { Queue } from '../queue.js';
-import { openQueue } from '../dashboard/read.js';
+import { Inspector } from '../inspect/inspector.js';
 import { parseDuration } from '../duration.js';
 import { colors, type Colors } from './format.js';
+import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 
 /** Exit code 2: the command line was wrong. */
 export class UsageError extends Error {}
@@ -21,6 +21,8 @@ export interface GlobalOptions {
   redis?: string;
   json?: boolean;
   color?: boolean;
+  /** A module exporting codecs beyond json and msgpack (src/cli/codec-module.ts). */
+  codecModule?: string;
 }
 
 /** Where a command writes, and how. */
@@ -98,19 +100,28 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** Run `fn` with an open Queue on a fresh connection, closing both afterwards. */
+/**
+ * Run `fn` with queue `name` opened by its config record (exit 1 when there is no such queue,
+ * unless `create`) on a fresh connection, closing both afterwards.
+ */
 export async function withQueue<R>(
   globals: GlobalOptions,
   name: string,
-  fn: (queue: Queue, client: Redis) => Promise<R>,
+  fn: (inspector: Inspector, client: Redis) => Promise<R>,
+  { create = false } = {},
 ): Promise<R> {
+  const codecs = await loadCodecModule(globals.codecModule);
   const client = await connect(redisUrl(globals));
   try {
-    const queue = await openQueue(client, name);
+    const inspector = await Inspector.open(client, name, {
+      codecs,
+      codecHint: CODEC_HINT,
+      unknown: create ? 'create' : 'fail',
+    });
     try {
-      return await fn(queue, client);
+      return await fn(inspector, client);
     } finally {
-      await queue.close();
+      await inspector.close();
     }
   } finally {
     await client.quit().catch(() => client.disconnect());

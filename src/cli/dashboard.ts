@@ -4,7 +4,8 @@ import { startDashboard } from '../dashboard/server.js';
 import { connect, globalsOf, intArg, OperationalError, output, redisUrl, UsageError } from './context.js';
 import { DashboardConfigError } from '../dashboard/server.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
-import { openQueue } from '../dashboard/read.js';
+import { Inspector } from '../inspect/inspector.js';
+import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 
 interface DashboardFlags {
   port: number;
@@ -29,6 +30,7 @@ export function registerDashboard(program: Command): void {
       const globals = globalsOf(command);
       const out = output(globals);
       const url = redisUrl(globals);
+      const codecs = await loadCodecModule(globals.codecModule);
       // Fail now with one line if Redis is not there, rather than serve 503s.
       const client = await connect(url);
       const token = flags.token ?? process.env['DELAYQ_DASHBOARD_TOKEN'];
@@ -37,8 +39,12 @@ export function registerDashboard(program: Command): void {
         .map((q) => q.trim())
         .filter(Boolean);
       const metrics = new DelayqMetrics();
-      const gauged = await Promise.all((queueNames ?? []).map((name) => openQueue(client, name)));
-      gauged.forEach((q) => metrics.observeQueue(q));
+      const gauged = await Promise.all(
+        (queueNames ?? []).map((name) =>
+          Inspector.open(client, name, { codecs, codecHint: CODEC_HINT, unknown: 'empty' }),
+        ),
+      );
+      gauged.forEach((q) => metrics.observeQueue(q.queue));
       let server;
       try {
         server = await startDashboard({
@@ -49,6 +55,7 @@ export function registerDashboard(program: Command): void {
           ...(flags.readOnly === true && { readOnly: true }),
           ...(queueNames && { queues: queueNames }),
           ...(flags.basePath !== undefined && { basePath: flags.basePath }),
+          ...(codecs.length > 0 && { codec: codecs }),
           metrics,
         });
       } catch (err) {

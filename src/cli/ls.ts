@@ -1,6 +1,5 @@
 /** `delayq ls <queue> --state scheduled|active|dead [--limit] [--offset]`: a page of jobs. */
 import { Option, type Command } from 'commander';
-import { serverNow } from '../dashboard/read.js';
 import { globalsOf, intArg, output, withQueue } from './context.js';
 import { table } from './format.js';
 import { jobJson, listHeader, listRow } from './jobs-view.js';
@@ -22,12 +21,12 @@ export function registerLs(program: Command): void {
     .action(async (name: string, opts: { state: State; limit: number; offset: number }, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
-      await withQueue(globals, name, async (queue, client) => {
-        const [jobs, counts, now] = await Promise.all([
-          queue.list(opts.state, { offset: opts.offset, limit: Math.min(opts.limit, 10_000) }),
-          queue.counts(),
-          serverNow(client),
+      await withQueue(globals, name, async (inspector) => {
+        const [jobs, counts] = await Promise.all([
+          inspector.list(opts.state, { offset: opts.offset, limit: Math.min(opts.limit, 10_000) }),
+          inspector.counts(),
         ]);
+        const { now } = counts;
         out.data({
           queue: name,
           state: opts.state,

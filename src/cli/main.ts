@@ -21,6 +21,10 @@ const program = new Command()
   .option('--redis <url>', 'Redis URL (default REDIS_URL, then redis://127.0.0.1:6379)')
   .option('--json', 'machine-readable output: one JSON document per line')
   .option('--no-color', 'no colours even on a terminal')
+  .option(
+    '--codec-module <file>',
+    'module exporting the codec of queues whose codec is not built in (protobuf, custom): export default protobufCodec(MySchema)',
+  )
   .configureOutput({
     // One line per failure, like every other error of the CLI.
     outputError: (text, write) => write(`delayq: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`),

@@ -11,9 +11,6 @@ import {
 } from './context.js';
 import { progress } from './progress.js';
 
-/** Dead jobs removed per round of `remove --all`. */
-const PURGE_BATCH = 500;
-
 export function registerManage(program: Command): void {
   program
     .command('cancel <queue> <id>')
@@ -21,7 +18,7 @@ export function registerManage(program: Command): void {
     .action(async (name: string, id: string, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
-      await withQueue(globals, name, async (queue) => {
+      await withQueue(globals, name, async ({ queue }) => {
         if (!(await queue.cancel(id))) {
           throw new OperationalError(
             `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
@@ -42,7 +39,7 @@ export function registerManage(program: Command): void {
       const out = output(globals);
       if ((opts.delay === undefined) === (opts.at === undefined))
         throw new UsageError('give exactly one of --delay or --at');
-      await withQueue(globals, name, async (queue) => {
+      await withQueue(globals, name, async ({ queue }) => {
         const moved = await queue.reschedule(
           id,
           opts.delay !== undefined ? { delay: opts.delay } : { runAt: opts.at! },
@@ -66,7 +63,7 @@ export function registerManage(program: Command): void {
       const globals = globalsOf(command);
       const out = output(globals);
       if ((id === undefined) === (opts.all !== true)) throw new UsageError('give a job id or --all');
-      await withQueue(globals, name, async (queue) => {
+      await withQueue(globals, name, async ({ queue }) => {
         if (id !== undefined) {
           if ((await queue.dead.retry(id)) === 0)
             throw new OperationalError(`job '${id}' is not dead in '${name}'; nothing changed`);
@@ -95,31 +92,19 @@ export function registerManage(program: Command): void {
       const globals = globalsOf(command);
       const out = output(globals);
       if ((id === undefined) === (opts.all !== true)) throw new UsageError('give a job id or --all');
-      await withQueue(globals, name, async (queue) => {
+      await withQueue(globals, name, async (inspector) => {
         if (id !== undefined) {
-          if (!(await queue.dead.remove(id)))
+          if (!(await inspector.queue.dead.remove(id)))
             throw new OperationalError(`job '${id}' is not dead in '${name}'; nothing changed`);
           out.data({ queue: name, removed: 1, ids: [id] });
           out.line(`${out.c.green('removed')} ${id}`);
           return;
         }
-        const total = (await queue.counts()).dead;
+        const total = (await inspector.counts()).dead;
         const bar = progress(`removing dead jobs of ${name}`, total, out.json);
-        let removed = 0;
+        let removed: number;
         try {
-          for (const keys of queue.partitions) {
-            for (;;) {
-              // Always the oldest page: what this round removes is gone from the next one.
-              const page = await queue.client.zrange(keys.dead, 0, PURGE_BATCH - 1);
-              if (page.length === 0) break;
-              const gone = await Promise.all(page.map((id) => queue.dead.remove(id)));
-              const n = gone.filter(Boolean).length;
-              removed += n;
-              bar.update(removed, Math.max(total, removed));
-              // Nothing removable on this page (raced with another remove): stop rather than spin.
-              if (n === 0) break;
-            }
-          }
+          removed = await inspector.purgeDead((n) => bar.update(n, Math.max(total, n)));
         } finally {
           bar.finish();
         }

@@ -1,6 +1,6 @@
 /** `delayq show <queue> <id>`: everything known about one job. */
 import type { Command } from 'commander';
-import { serverNow } from '../dashboard/read.js';
+import { serverNow } from '../inspect/discover.js';
 import { globalsOf, OperationalError, output, withQueue } from './context.js';
 import { detailLines, jobJson } from './jobs-view.js';
 
@@ -12,8 +12,8 @@ export function registerShow(program: Command): void {
     .action(async (name: string, id: string, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
-      await withQueue(globals, name, async (queue, client) => {
-        const [info, now] = await Promise.all([queue.get(id), serverNow(client)]);
+      await withQueue(globals, name, async (inspector, client) => {
+        const [info, now] = await Promise.all([inspector.queue.get(id), serverNow(client)]);
         if (!info)
           throw new OperationalError(
             `no job '${id}' in queue '${name}' (it finished, was cancelled, or never existed)`,

@@ -1,67 +1,102 @@
-/** `delayq stats [queue]`: counts of every queue, or one queue's counts, next due time, strategy and lateness. */
+/**
+ * `delayq stats [queue]`: for every known queue (or the one named) its counts, next due time,
+ * claim strategy and recent lateness; with a queue, also the due times of the coming hour.
+ */
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
-import { discoverQueues, nextDue, openQueue, serverNow } from '../dashboard/read.js';
-import { percentile } from '../demo/stats.js';
-import type { Queue } from '../queue.js';
-import { chooseStrategy, probeCapabilities } from '../redis/capabilities.js';
+import { discoverQueues } from '../inspect/discover.js';
+import { Inspector, type DueHistogram, type Lateness } from '../inspect/inspector.js';
+import type { QueueCounts } from '../queue/reads.js';
+import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 import { connect, globalsOf, output, redisUrl, withQueue } from './context.js';
 import { relative, table } from './format.js';
 
-/** Active jobs looked at for lateness: enough for a picture, bounded for a huge queue. */
-const LATENESS_SAMPLE = 1_000;
+/** One queue's row. */
+interface QueueStats {
+  queue: string;
+  counts: QueueCounts;
+  strategy: string;
+  lateness: Lateness;
+}
+
+/** The due chart of `delayq stats <queue>`: the coming hour in 12 slices of 5 minutes. */
+const CHART = { bucketMs: 5 * 60_000, buckets: 12 };
 
 export function registerStats(program: Command): void {
   program
     .command('stats [queue]')
-    .description('counts of every queue; with a queue: counts, next due time, strategy, recent lateness')
+    .description(
+      'counts, next due time, strategy and recent lateness of every queue (or one, with its due chart)',
+    )
     .action(async (name: string | undefined, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
-      if (name === undefined) {
-        const client = await connect(redisUrl(globals));
-        try {
-          await allQueues(client, out);
-        } finally {
-          await client.quit().catch(() => client.disconnect());
-        }
+      if (name !== undefined) {
+        await withQueue(globals, name, (inspector) => oneQueue(inspector, out));
         return;
       }
-      await withQueue(globals, name, (queue, client) => oneQueue(queue, client, out));
+      const codecs = await loadCodecModule(globals.codecModule);
+      const client = await connect(redisUrl(globals));
+      try {
+        await allQueues(client, out, (queue) =>
+          Inspector.open(client, queue, { codecs, codecHint: CODEC_HINT }),
+        );
+      } finally {
+        await client.quit().catch(() => client.disconnect());
+      }
     });
 }
 
-async function allQueues(client: Redis, out: ReturnType<typeof output>): Promise<void> {
+async function statsOf(inspector: Inspector): Promise<QueueStats> {
+  const counts = await inspector.counts();
+  const [strategy, lateness] = await Promise.all([inspector.strategy(), inspector.lateness(counts)]);
+  return { queue: inspector.name, counts, strategy, lateness };
+}
+
+function latenessText(l: Lateness): string {
+  const running =
+    l.runningStartedLastMinute === 0
+      ? '-'
+      : `p50 ${l.p50Ms} ms, max ${l.maxMs} ms (${l.runningStartedLastMinute} running)`;
+  return l.oldestDueWaitingMs > 0 ? `${running}; oldest due waits ${l.oldestDueWaitingMs} ms` : running;
+}
+
+async function allQueues(
+  client: Redis,
+  out: ReturnType<typeof output>,
+  open: (name: string) => Promise<Inspector>,
+): Promise<void> {
   const names = await discoverQueues(client);
-  const now = await serverNow(client);
   const rows = await Promise.all(
     names.map(async (name) => {
-      const queue = await openQueue(client, name);
+      const inspector = await open(name);
       try {
-        const [counts, next] = await Promise.all([queue.counts(), nextDue(client, queue.partitions)]);
-        return { name, ...counts, nextDue: next };
+        return await statsOf(inspector);
       } finally {
-        await queue.close();
+        await inspector.close();
       }
     }),
   );
-  out.data({ now, queues: rows });
+  const now = rows.reduce((n, r) => Math.max(n, r.counts.now), 0);
+  out.data({ now, queues: rows.map((r) => ({ name: r.queue, ...json(r) })) });
   if (rows.length === 0) {
-    out.line('no queues with jobs');
+    out.line('no queues');
     return;
   }
   const { c } = out;
   out.line(
     table(
       [
-        ['queue', 'scheduled', 'due', 'active', 'dead', 'next due'].map(c.bold),
-        ...rows.map((r) => [
-          r.name,
-          String(r.scheduled),
-          r.due > 0 ? c.yellow(String(r.due)) : '0',
-          String(r.active),
-          r.dead > 0 ? c.red(String(r.dead)) : '0',
-          r.nextDue === null ? c.dim('-') : relative(r.nextDue, now),
+        ['queue', 'scheduled', 'due', 'active', 'dead', 'next due', 'strategy', 'lateness'].map(c.bold),
+        ...rows.map(({ queue, counts: n, strategy, lateness }) => [
+          queue,
+          String(n.scheduled),
+          n.due > 0 ? c.yellow(String(n.due)) : '0',
+          String(n.active),
+          n.dead > 0 ? c.red(String(n.dead)) : '0',
+          n.nextDue === null ? c.dim('-') : relative(n.nextDue, n.now),
+          strategy,
+          latenessText(lateness),
         ]),
       ],
       new Set([1, 2, 3, 4]),
@@ -69,34 +104,35 @@ async function allQueues(client: Redis, out: ReturnType<typeof output>): Promise
   );
 }
 
-async function oneQueue(queue: Queue, client: Redis, out: ReturnType<typeof output>): Promise<void> {
-  const [counts, now, next, caps, layout] = await Promise.all([
-    queue.counts(),
-    serverNow(client),
-    nextDue(client, queue.partitions),
-    probeCapabilities(client),
-    client.get(queue.keys.layout),
+/** The four counts alone. */
+function plainCounts(c: QueueCounts): { scheduled: number; due: number; active: number; dead: number } {
+  return { scheduled: c.scheduled, due: c.due, active: c.active, dead: c.dead };
+}
+
+function json(r: QueueStats): Record<string, unknown> {
+  return { ...plainCounts(r.counts), nextDue: r.counts.nextDue, strategy: r.strategy, lateness: r.lateness };
+}
+
+async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): Promise<void> {
+  const stats = await statsOf(inspector);
+  const { counts, strategy, lateness } = stats;
+  const { now, nextDue: next } = counts;
+  const [redisVersion, due] = await Promise.all([
+    inspector.redisVersion(),
+    inspector.dueHistogram(now, CHART),
   ]);
-  // A wheel queue says so in its recorded layout; otherwise workers probe as 'auto' does here.
-  const wheel = /^wheel:(\d+)$/.exec(layout ?? '');
-  const strategy = wheel ? `wheel (${wheel[1]} ms buckets)` : chooseStrategy('auto', caps);
-  const active = counts.active > 0 ? await queue.list('active', { limit: LATENESS_SAMPLE }) : [];
-  // Lateness of the attempts that started in the last minute and still run (the core keeps no record
-  // of finished attempts), and how long the oldest due job has been waiting for a worker.
-  const recent = active
-    .filter((j) => j.lease && j.lease.startedAt.getTime() >= now - 60_000)
-    .map((j) => Math.max(0, j.lease!.startedAt.getTime() - j.runAt.getTime()))
-    .sort((a, b) => a - b);
-  const waiting = counts.due > 0 && next !== null ? Math.max(0, now - next) : 0;
-  const lateness = {
-    runningStartedLastMinute: recent.length,
-    p50Ms: percentile(recent, 0.5),
-    maxMs: recent.at(-1) ?? 0,
-    oldestDueWaitingMs: waiting,
-  };
-  out.data({ queue: queue.name, now, counts, nextDue: next, strategy, redisVersion: caps.version, lateness });
+  out.data({
+    queue: inspector.name,
+    now,
+    counts: plainCounts(counts),
+    nextDue: next,
+    strategy,
+    redisVersion,
+    lateness,
+    due,
+  });
   const { c } = out;
-  out.line(`${c.bold(queue.name)}  ${c.dim(`(Redis ${caps.version}, claim strategy ${strategy})`)}`);
+  out.line(`${c.bold(inspector.name)}  ${c.dim(`(Redis ${redisVersion}, claim strategy ${strategy})`)}`);
   out.line(
     table(
       [
@@ -112,18 +148,26 @@ async function oneQueue(queue: Queue, client: Redis, out: ReturnType<typeof outp
         ],
         [
           'lateness',
-          recent.length === 0
+          lateness.runningStartedLastMinute === 0
             ? c.dim('no attempt started in the last minute is still running')
-            : `p50 ${lateness.p50Ms} ms, max ${lateness.maxMs} ms over ${recent.length} running attempts started in the last minute`,
+            : `p50 ${lateness.p50Ms} ms, max ${lateness.maxMs} ms over ${lateness.runningStartedLastMinute} running attempts started in the last minute`,
         ],
         [
           'waiting',
-          waiting > 0
-            ? c.yellow(`the oldest due job has waited ${waiting} ms for a worker`)
+          lateness.oldestDueWaitingMs > 0
+            ? c.yellow(`the oldest due job has waited ${lateness.oldestDueWaitingMs} ms for a worker`)
             : 'no due job is waiting',
         ],
+        ['due', dueChart(due)],
       ],
       new Set(),
     ),
   );
+}
+
+/** The coming hour as one line: jobs already due, then per slice. */
+function dueChart(due: DueHistogram): string {
+  const minutes = due.bucketMs / 60_000;
+  const slices = due.counts.map((n, i) => `${(i + 1) * minutes}m:${n}`).join(' ');
+  return `now:${due.overdue} ${slices}`;
 }

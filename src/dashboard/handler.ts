@@ -10,10 +10,13 @@ import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import type { DelayqMetrics } from '../metrics/metrics.js';
 import { exposition } from '../metrics/metrics.js';
-import { Queue, type JobInfo } from '../queue.js';
+import type { Codec } from '../codec/codec.js';
+import { UnknownQueueError } from '../errors.js';
+import { discoverQueues } from '../inspect/discover.js';
+import { Inspector } from '../inspect/inspector.js';
+import type { JobInfo } from '../queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertQueueName } from '../redis/keys.js';
-import { discoverQueues, dueHistogram, nextDue, openQueue, serverNow } from './read.js';
 import { queuePage, queuesPage, signInPage, type PageBoot } from './page.js';
 import { crossSiteProblem, hostOf, isLoopbackHost, SECURITY_HEADERS, TokenAuth } from './security.js';
 import {
@@ -51,6 +54,11 @@ export interface DashboardOptions {
   basePath?: string;
   /** Without a token, Host headers other than loopback names are refused (DNS rebinding). Add names here. */
   allowedHosts?: string[];
+  /**
+   * The codecs of queues whose recorded codec is not built in (protobuf, custom), found by the name
+   * each declares. Without it such a queue's counts show, its payloads show the missing codec.
+   */
+  codec?: Codec | readonly Codec[];
 }
 
 /** A mounted dashboard. */
@@ -88,8 +96,14 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   const ownsClient = typeof options.connection !== 'object';
   let client: RedisClient | undefined =
     typeof options.connection === 'object' ? options.connection : undefined;
-  // Opening a queue reads its partition count, once; a failed read is not kept.
-  const queues = new Map<string, Promise<Queue>>();
+  // Opening a queue reads its config record, once; a failed read is not kept.
+  const queues = new Map<string, Promise<Inspector>>();
+  const codecs: readonly Codec[] =
+    options.codec === undefined
+      ? []
+      : Array.isArray(options.codec)
+        ? options.codec
+        : [options.codec as Codec];
   const metrics = options.metrics;
 
   const redis = (): RedisClient => {
@@ -103,7 +117,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     }
     return client;
   };
-  const queueOf = async (name: string): Promise<Queue> => {
+  const queueOf = async (name: string): Promise<Inspector> => {
     if (fixed && !fixed.has(name)) throw new HttpError(404, `no queue '${name}' on this dashboard`);
     try {
       assertQueueName(name);
@@ -112,9 +126,15 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     }
     let queue = queues.get(name);
     if (!queue) {
-      queue = openQueue(redis(), name);
+      queue = Inspector.open(redis(), name, {
+        codecs,
+        codecHint:
+          'give the dashboard that codec (createDashboard({ codec }), or delayq dashboard --codec-module)',
+      }).catch((err: unknown) => {
+        queues.delete(name);
+        throw err instanceof UnknownQueueError ? new HttpError(404, err.message) : err;
+      });
       queues.set(name, queue);
-      queue.catch(() => queues.delete(name));
     }
     return queue;
   };
@@ -197,7 +217,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     if (m) return json(200, await jobs(decode(m[1]!), url.searchParams));
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);
     if (m) {
-      const info = await (await queueOf(decode(m[1]!))).get(decode(m[2]!));
+      const info = await (await queueOf(decode(m[1]!))).queue.get(decode(m[2]!));
       if (!info) throw new HttpError(404, `no job '${decode(m[2]!)}'`);
       return json(200, toPlain(info));
     }
@@ -207,20 +227,24 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   async function listQueues(): Promise<unknown> {
     const names = fixed ? [...fixed] : await discoverQueues(redis(), 1000);
     const rows = await Promise.all(
-      names.map(async (name) => ({ name, counts: await (await queueOf(name)).counts() })),
+      names.map(async (name) => {
+        // A queue the dashboard was told to show that nothing has opened yet: empty, not an error.
+        const inspector = await queueOf(name).catch((err: unknown) => {
+          if (err instanceof HttpError && err.status === 404) return null;
+          throw err;
+        });
+        if (!inspector) return { name, counts: { scheduled: 0, due: 0, active: 0, dead: 0 }, strategy: null };
+        const { scheduled, due, active, dead } = await inspector.counts();
+        return { name, counts: { scheduled, due, active, dead }, strategy: await inspector.strategy() };
+      }),
     );
     return { queues: rows };
   }
 
   async function overview(name: string): Promise<unknown> {
-    const queue = await queueOf(name);
-    const c = redis();
-    const [counts, now, next] = await Promise.all([
-      queue.counts(),
-      serverNow(c),
-      nextDue(c, queue.partitions),
-    ]);
-    const due = await dueHistogram(c, queue.partitions, now);
+    const inspector = await queueOf(name);
+    const { now, nextDue: next, ...counts } = await inspector.counts();
+    const [due, strategy] = await Promise.all([inspector.dueHistogram(now), inspector.strategy()]);
     let activity: unknown = null;
     if (metrics) {
       const series = metrics.activity.series(name, 300);
@@ -233,7 +257,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         latenessMax: series.map((s) => (s.latenessCount ? s.latenessMaxMs : null)),
       };
     }
-    return { name, now, counts, nextDue: next, due, activity };
+    return { name, now, counts, nextDue: next, due, strategy, activity };
   }
 
   async function jobs(name: string, params: URLSearchParams): Promise<unknown> {
@@ -246,10 +270,10 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       throw new HttpError(400, 'offset must be a whole number >= 0');
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
       throw new HttpError(400, `limit must be 1..${MAX_PAGE}`);
-    const queue = await queueOf(name);
+    const inspector = await queueOf(name);
     const [items, counts] = await Promise.all([
-      queue.list(state as ListState, { offset, limit }),
-      queue.counts(),
+      inspector.list(state as ListState, { offset, limit }),
+      inspector.counts(),
     ]);
     return { state, offset, limit, total: counts[state as ListState], items: items.map(summary) };
   }
@@ -258,12 +282,12 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     await req.body(MAX_BODY_BYTES);
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
-      const moved = await (await queueOf(decode(m[1]!))).dead.retryAll();
+      const moved = await (await queueOf(decode(m[1]!))).queue.dead.retryAll();
       return json(200, { ok: true, moved });
     }
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|remove)$/.exec(path);
     if (!m) throw new HttpError(404, 'no such action');
-    const queue = await queueOf(decode(m[1]!));
+    const { queue } = await queueOf(decode(m[1]!));
     const id = decode(m[2]!);
     switch (m[3]) {
       case 'retry': {

@@ -4,14 +4,8 @@
  * that applies them needs it.
  */
 import { applyDecorators, Inject, Injectable, SetMetadata } from '@nestjs/common';
-import type { ProcessorOptions } from './lifecycle.js';
+import type { ProcessorMetadata, ProcessorOptions } from './lifecycle.js';
 import { getQueueToken, PROCESSOR_METADATA } from './tokens.js';
-
-/** What @Processor() records on its class. */
-export interface ProcessorMetadata {
-  name: string;
-  options: ProcessorOptions;
-}
 
 /** Inject the Queue of `name`, registered with DelayqModule.registerQueue({ name }). */
 export function InjectQueue(name: string): PropertyDecorator & ParameterDecorator {

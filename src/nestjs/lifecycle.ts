@@ -11,7 +11,6 @@ import { Queue, type QueueOptions } from '../queue.js';
 import type { ConnectionOption } from '../redis/connection.js';
 import { Worker } from '../worker.js';
 import type { WorkerOptions } from '../worker/options.js';
-import type { ProcessorMetadata } from './decorators.js';
 import { PROCESSOR_METADATA } from './tokens.js';
 
 /** Options of DelayqModule.forRoot(). */
@@ -29,6 +28,12 @@ export interface RegisterQueueOptions<T = unknown> extends QueueOptions<T> {
 
 /** Options of @Processor(): Worker options; `connection` defaults to the module's. */
 export type ProcessorOptions = WorkerOptions<unknown>;
+
+/** What @Processor() records on its class. */
+export interface ProcessorMetadata {
+  name: string;
+  options: ProcessorOptions;
+}
 
 /** A class decorated with @Processor(): its `process` method handles each job. */
 export interface DelayqProcessor<T = unknown> {

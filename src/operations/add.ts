@@ -4,15 +4,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
 import type { JobMeta } from './meta.js';
 import { asArray, num } from './reply.js';
-import {
-  guessAt,
-  guessDelay,
-  runWheelAware,
-  wheelTail,
-  withBuckets,
-  ZSET_LAYOUT,
-  type Layout,
-} from './wheel.js';
+import { guessAt, guessDelay, runWheelAware, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /** When a job is due: `delay` ms after the server's now, or at an absolute epoch ms. */
 export type When = { delay: number } | { at: number };
@@ -41,7 +33,7 @@ export async function add(
   keys: QueueKeys,
   jobs: readonly AddInput[],
   eventsCap: number,
-  layout: Layout = ZSET_LAYOUT,
+  layout: Layout,
 ): Promise<AddOutput[]> {
   const reply = await runWheelAware(client, 'add', keys, layout, guessBuckets(jobs, layout), {
     keys: addKeys(keys),
@@ -61,7 +53,7 @@ export async function addReplicated(
   jobs: readonly AddInput[],
   eventsCap: number,
   wait: ReplicaWait,
-  layout: Layout = ZSET_LAYOUT,
+  layout: Layout,
 ): Promise<{ outputs: AddOutput[]; replicated: number; waitError: Error | null }> {
   const { reply, replicated, waitError } = await withBuckets(layout, guessBuckets(jobs, layout), (starts) => {
     const tail = wheelTail(keys, layout, starts);

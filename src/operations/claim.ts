@@ -19,7 +19,7 @@ export interface ClaimInput {
   rate: { max: number; perMs: number };
   eventsCap: number;
   /** Strategy 'wheel' only: the wheel layout, and the starts of the buckets to promote when due (the last claim's `wheel.head`). */
-  layout?: Layout;
+  layout: Layout;
   buckets?: readonly number[];
 }
 
@@ -60,7 +60,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
         : 'claim-wheel';
   let tail: { keys: string[]; args: number[] } = { keys: [], args: [] };
   if (input.strategy === 'wheel') {
-    if (input.layout?.kind !== 'wheel') throw new Error("claim: strategy 'wheel' needs the wheel layout");
+    if (input.layout.kind !== 'wheel') throw new Error("claim: strategy 'wheel' needs the wheel layout");
     tail = wheelTail(keys, input.layout, input.buckets ?? []);
   }
   const reply = asArray(

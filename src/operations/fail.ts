@@ -16,7 +16,7 @@ export interface FailInput {
   deadMaxAgeMs: number;
   eventsCap: number;
   /** Where the retry goes; default the schedule ZSET. */
-  layout?: Layout;
+  layout: Layout;
 }
 
 /** An error as stored in Redis. */
@@ -35,7 +35,7 @@ export type FailOutput =
 
 /** Fail the attempt. Throws ScriptLeaseLost when the lease is not held. */
 export async function fail(client: RedisClient, keys: QueueKeys, input: FailInput): Promise<FailOutput> {
-  const layout = input.layout ?? { kind: 'zset' };
+  const layout = input.layout;
   const guess =
     layout.kind === 'wheel' && input.retryDelayMs !== null ? guessDelay(layout, input.retryDelayMs) : [];
   const reply = asArray(

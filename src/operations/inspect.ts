@@ -5,7 +5,7 @@ import { runScript, script } from '../redis/scripts.js';
 import { parseMeta, type JobMeta } from './meta.js';
 import type { RecordedError } from './fail.js';
 import { asArray, bytes, num, optionalStr, str } from './reply.js';
-import { ZSET_LAYOUT, type Layout } from './wheel.js';
+import type { Layout } from './wheel.js';
 
 /** A job's state as delayq stores it. */
 export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
@@ -43,7 +43,7 @@ export async function getJob(
   client: RedisClient,
   keys: QueueKeys,
   id: string,
-  layout: Layout = ZSET_LAYOUT,
+  layout: Layout,
 ): Promise<RawJob | null> {
   const reply = await runScript(
     client,
@@ -85,7 +85,7 @@ export interface Counts {
 export async function counts(
   client: RedisClient,
   keys: QueueKeys,
-  layout: Layout = ZSET_LAYOUT,
+  layout: Layout,
 ): Promise<Counts & { now: number; nextDue: number }> {
   const wheel = layout.kind === 'wheel' ? [keys.ready, keys.wheel, keys.wheelCount] : [];
   const reply = asArray(
@@ -108,7 +108,7 @@ export async function listJobs(
   keys: QueueKeys,
   state: Exclude<JobState, 'completed'>,
   page: { offset: number; limit: number; newestFirst: boolean },
-  layout: Layout = ZSET_LAYOUT,
+  layout: Layout,
 ): Promise<RawJob[]> {
   const set = state === 'scheduled' ? keys.schedule : state === 'active' ? keys.active : keys.dead;
   const stop = page.offset + page.limit - 1;

@@ -3,7 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import type { When } from './add.js';
-import { bucketStart, guessAt, guessDelay, runWheelAware, ZSET_LAYOUT, type Layout } from './wheel.js';
+import { bucketStart, guessAt, guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /**
  * The bucket a waiting job probably sits in, from its meta `r` read beforehand (the script checks
@@ -32,7 +32,7 @@ export async function cancel(
   keys: QueueKeys,
   id: string,
   eventsCap: number,
-  layout: Layout = ZSET_LAYOUT,
+  layout: Layout,
 ): Promise<boolean> {
   const guess = await currentBucket(client, keys, id, layout);
   const reply = await runWheelAware(client, 'cancel', keys, layout, guess, {
@@ -55,10 +55,10 @@ export async function cancel(
 export async function reschedule(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; when: When; eventsCap: number; layout?: Layout },
+  input: { id: string; when: When; eventsCap: number; layout: Layout },
 ): Promise<number | null> {
   const { when } = input;
-  const layout = input.layout ?? ZSET_LAYOUT;
+  const layout = input.layout;
   const [kind, value] = 'delay' in when ? ['d', when.delay] : ['a', when.at];
   const guess = await currentBucket(client, keys, input.id, layout);
   if (layout.kind === 'wheel') {
@@ -84,10 +84,10 @@ export async function reschedule(
 export async function deadRetry(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string | null; batch: number; eventsCap: number; layout?: Layout },
+  input: { id: string | null; batch: number; eventsCap: number; layout: Layout },
 ): Promise<number> {
   // Due now: in the wheel they go to ready, so no bucket is ever needed.
-  const reply = await runWheelAware(client, 'dead-retry', keys, input.layout ?? ZSET_LAYOUT, [], {
+  const reply = await runWheelAware(client, 'dead-retry', keys, input.layout, [], {
     keys: [keys.dead, keys.schedule, keys.meta, keys.wake, keys.events],
     args: [input.id ?? '', input.batch, input.eventsCap],
   });

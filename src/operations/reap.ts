@@ -16,10 +16,10 @@ export interface ReapOutput {
 export async function reap(
   client: RedisClient,
   keys: QueueKeys,
-  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number; eventsCap: number; layout?: Layout },
+  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number; eventsCap: number; layout: Layout },
 ): Promise<ReapOutput> {
   // Reaped jobs are due now: in the wheel they go to ready, so no bucket is ever needed.
-  const tail = wheelTail(keys, input.layout ?? { kind: 'zset' });
+  const tail = wheelTail(keys, input.layout);
   const reply = asArray(
     await runScript(
       client,

@@ -10,9 +10,9 @@ import { guessDelay, runWheelAware, type Layout } from './wheel.js';
 export async function release(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; token: string; delayMs: number; eventsCap: number; layout?: Layout },
+  input: { id: string; token: string; delayMs: number; eventsCap: number; layout: Layout },
 ): Promise<boolean> {
-  const layout = input.layout ?? { kind: 'zset' };
+  const layout = input.layout;
   const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
   const reply = await runWheelAware(client, 'release', keys, layout, guess, {
     keys: [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events],

@@ -1,11 +1,8 @@
 /**
- * Partitioned queues (`partitions: P`): which partition a job id belongs to, and the check that
- * every producer and worker of a queue agrees on P. The keys of each partition come from
- * src/redis/keys.ts.
+ * Partitioned queues (`partitions: P`): which partition a job id belongs to, and sending items to
+ * their partitions. The keys of each partition come from src/redis/keys.ts; that every client of a
+ * queue agrees on P is the queue's config record's duty (src/definition/).
  */
-import { PartitionMismatchError } from '../errors.js';
-import type { RedisClient } from '../redis/connection.js';
-import { partitionCountKey, queueKeys } from '../redis/keys.js';
 
 /**
  * The partition of job `id` among `partitions`: FNV-1a (32 bit) of its UTF-8 bytes, mod P. Stable
@@ -19,41 +16,6 @@ export function partitionOf(id: string, partitions: number): number {
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash % partitions;
-}
-
-/** The partition count recorded for queue `name`, or 1 when none is (an unpartitioned queue). */
-export async function readPartitionCount(client: RedisClient, name: string): Promise<number> {
-  const stored = await client.get(partitionCountKey(name));
-  return stored === null ? 1 : Number(stored);
-}
-
-/**
- * Settle the partition count of queue `name` with the one recorded in Redis, and throw
- * PartitionMismatchError naming both when they differ. P = 1 writes nothing (an unpartitioned
- * queue keeps exactly the keys it always had) and fails only when a count above 1 is recorded. P > 1
- * refuses a queue already used unpartitioned (its own keys hold a layout or jobs), then records P
- * with SET NX: of two first users with different counts, the second fails.
- */
-export async function checkPartitionCount(
-  client: RedisClient,
-  name: string,
-  partitions: number,
-): Promise<void> {
-  const key = partitionCountKey(name);
-  const stored = await client.get(key);
-  if (stored !== null) {
-    if (Number(stored) !== partitions) throw new PartitionMismatchError(name, Number(stored), partitions);
-    return;
-  }
-  if (partitions === 1) return;
-  // All in the queue's own tag: one slot, so one multi-key EXISTS works on a Cluster too.
-  const base = queueKeys(name);
-  const used = await client.exists(base.layout, base.schedule, base.jobs, base.active, base.dead, base.ready);
-  if (used > 0) throw new PartitionMismatchError(name, 1, partitions);
-  const set = await client.set(key, String(partitions), 'NX');
-  if (set === 'OK') return;
-  const winner = Number(await client.get(key));
-  if (winner !== partitions) throw new PartitionMismatchError(name, winner, partitions);
 }
 
 /**

@@ -45,7 +45,10 @@ export type QueueKeys = {
   readonly events: string;
   /** ZSET token -> start time of recent job starts, for the rate limit. */
   readonly limiter: string;
-  /** STRING: the queue's layout, 'zset' or 'wheel:<granularity ms>', written at first use. */
+  /**
+   * Legacy (before the config record): STRING the queue's layout, 'zset' or 'wheel:<granularity
+   * ms>'. Read once, by config.lua, to build the config record of an older queue; never written.
+   */
   readonly layout: string;
   /** LIST of job ids that are due, in due order (wheel layout): workers take from its head. */
   readonly ready: string;
@@ -146,8 +149,19 @@ export function assertPartitions(partitions: unknown): asserts partitions is num
 }
 
 /**
- * STRING: the partition count of queue `name`, recorded at the first use of a partitioned queue, in
- * the queue's own tag (so `{name}`, never a partition's). Every producer and worker must agree.
+ * HASH: the queue's config record (format, layout, partitions, codec, events, version), written by
+ * its first client (config.lua) and checked by every later one. In the queue's own tag `{name}`,
+ * never a partition's: one record for the whole queue. docs/PROTOCOL.md lists its fields.
+ */
+export function configKey(name: string): string {
+  assertQueueName(name);
+  return `${KEY_PREFIX}:{${name}}:config`;
+}
+
+/**
+ * Legacy (before the config record): STRING the partition count of queue `name`, recorded at the
+ * first use of a partitioned queue, in the queue's own tag. Read once, by config.lua, to build the
+ * config record of a queue created before it; never written any more.
  */
 export function partitionCountKey(name: string): string {
   assertQueueName(name);

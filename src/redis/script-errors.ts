@@ -10,6 +10,7 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_WRONG_BUCKET: (detail) => new ScriptWrongBucket(detail),
   DELAYQ_LAYOUT_MISMATCH: (detail) => new ScriptLayoutMismatch(detail),
   DELAYQ_BAD_ARG: (detail, scriptName) => new ScriptBadArg(detail, scriptName),
+  DELAYQ_CONFIG_MISMATCH: (detail) => new ScriptConfigMismatch(detail),
 };
 
 /**
@@ -50,10 +51,27 @@ export class ScriptWrongBucket extends DelayqError {
   }
 }
 
-/** Raised by layout.lua when the queue's stored layout is not the caller's; `stored` names it. */
+/** Raised by the schedule scripts when the queue's recorded layout is not the caller's; `stored` names it. */
 export class ScriptLayoutMismatch extends DelayqError {
   constructor(readonly stored: string) {
     super('DELAYQ_LAYOUT_MISMATCH', `queue layout is ${stored}`);
+  }
+}
+
+/**
+ * Raised by config.lua when a value the client uses differs from the queue's recorded one; the
+ * caller knows its own value and turns this into a ConfigMismatchError.
+ */
+export class ScriptConfigMismatch extends DelayqError {
+  /** The config field, e.g. 'codec'. */
+  readonly field: string;
+  /** The recorded value. */
+  readonly stored: string;
+  constructor(readonly detail: string) {
+    super('DELAYQ_CONFIG_MISMATCH', `queue config has ${detail}`);
+    const space = detail.indexOf(' ');
+    this.field = space < 0 ? detail : detail.slice(0, space);
+    this.stored = space < 0 ? '' : detail.slice(space + 1);
   }
 }
 

@@ -1,10 +1,10 @@
 /**
- * queue.schedule / queue.unschedule / queue.schedules, as functions of a Queue (the Queue methods
- * delegate here).
+ * queue.schedule / queue.unschedule / queue.schedules, as functions of a Queue's producer (the
+ * Queue methods delegate here), so a schedule's jobs are encoded exactly as the queue's own adds.
  */
 import type { BackoffSpec } from '../backoff.js';
 import { encodeEnvelope } from '../codec/envelope.js';
-import type { Queue } from '../queue.js';
+import type { Producer } from '../queue/producer.js';
 import { validatePayload } from '../schema.js';
 import {
   assertScheduleName,
@@ -15,11 +15,10 @@ import {
   type ScheduleOptions,
 } from './definition.js';
 import { decodeTemplate, encodeTemplate, occurrenceId } from './occurrence.js';
-import { internalsOf, tickContextOf } from './queue-internals.js';
 import { readSchedules } from './read.js';
 import { removeSchedule } from './remove.js';
 import { resolveSpec, timetableOf, type ResolvedSpec, type ScheduleSpec } from './spec.js';
-import { advanceSchedule } from './tick.js';
+import { advanceSchedule, type TickContext } from './tick.js';
 import { upsertSchedule, type UpsertStatus } from './upsert.js';
 
 /** What queue.schedule resolves to. */
@@ -63,36 +62,34 @@ const WIDEST_DUE = 9_999_999_999_999;
  * PayloadTooLargeError, writing nothing.
  */
 export async function schedule<T>(
-  queue: Queue<T>,
+  producer: Producer<T>,
   name: string,
   spec: ScheduleSpec,
   payload: T,
   opts?: ScheduleOptions,
 ): Promise<ScheduleResult> {
-  queue.assertOpen();
+  producer.assertOpen();
   assertScheduleName(name);
   const where = `schedule '${name}'`;
   const resolved = resolveSpec(spec, where);
-  const q = internalsOf(queue);
-  const definition = resolveScheduleOptions(resolved, opts, q.jobDefaults, where);
-  if (q.schema) await validatePayload(q.schema, payload);
-  const template = encodeTemplate(q.codec, name, q.version, payload);
+  const queue = producer.context;
+  const version = queue.definition.version;
+  const definition = resolveScheduleOptions(resolved, opts, producer.jobDefaults, where);
+  if (producer.schema) await validatePayload(producer.schema, payload);
+  const { codec, layout } = await queue.settle();
+  const template = encodeTemplate(codec, name, version, payload);
   // Fail now, not at every occurrence, when the jobs would be over the size limit.
-  encodeEnvelope(
-    q.codec,
-    { id: occurrenceId(name, WIDEST_DUE), version: q.version, payload },
-    q.maxPayloadBytes,
-  );
+  encodeEnvelope(codec, { id: occurrenceId(name, WIDEST_DUE), version, payload }, producer.maxPayloadBytes);
   const stored = withRev(definition, template);
   const upserted = await upsertSchedule(queue.client, queue.keys, {
     queue: queue.name,
     name,
     definition: stored,
     template,
-    layout: await q.layout(),
+    layout,
   });
   // Add the first occurrence now rather than at some scheduler's next round.
-  const context = tickContextOf(queue);
+  const context: TickContext = { queue, maxPayloadBytes: producer.maxPayloadBytes, templates: new Map() };
   let read = await readSchedules(queue.client, queue.keys, { mode: 'one', name });
   let entry = read.entries[0];
   if (entry && entry.last <= read.now) {
@@ -113,16 +110,18 @@ export async function schedule<T>(
 }
 
 /** Remove schedule `name` and its waiting next occurrence; false when there was no such schedule. */
-export async function unschedule<T>(queue: Queue<T>, name: string): Promise<boolean> {
-  queue.assertOpen();
+export async function unschedule<T>(producer: Producer<T>, name: string): Promise<boolean> {
+  producer.assertOpen();
   assertScheduleName(name);
-  return removeSchedule(queue.client, queue.keys, name, await internalsOf(queue).layout());
+  const queue = producer.context;
+  return removeSchedule(queue.client, queue.keys, name, (await queue.settle()).layout);
 }
 
 /** Every schedule of `queue`, the one due next first. */
-export async function schedules<T>(queue: Queue<T>): Promise<Array<ScheduleInfo<T>>> {
-  queue.assertOpen();
-  const { codec } = internalsOf(queue);
+export async function schedules<T>(producer: Producer<T>): Promise<Array<ScheduleInfo<T>>> {
+  producer.assertOpen();
+  const queue = producer.context;
+  const { codec } = await queue.settle();
   const read = await readSchedules(queue.client, queue.keys, { mode: 'all' });
   return read.entries.map((entry) => {
     const definition = parseDefinition(entry.definitionJson, entry.name);

@@ -11,9 +11,8 @@ import { parseMs } from '../duration.js';
 import { ValidationError } from '../errors.js';
 import type { Queue } from '../queue.js';
 import { WakeSubscriber } from '../redis/wake-subscriber.js';
-import { tickContextOf } from './queue-internals.js';
 import { readSchedules } from './read.js';
-import { advanceSchedule, type AddedOccurrence, type TickContext } from './tick.js';
+import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './tick.js';
 
 /** Options of a Scheduler. */
 export interface SchedulerOptions {
@@ -115,7 +114,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    */
   async runOnce(): Promise<number> {
     this.stats.rounds++;
-    const read = await readSchedules(this.context.client, this.context.keys, {
+    const read = await readSchedules(this.context.queue.client, this.context.queue.keys, {
       mode: 'due',
       limit: this.batch,
     });

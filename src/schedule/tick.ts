@@ -6,11 +6,12 @@
  * compare-and-set on the mark, so racing callers cannot add an occurrence twice.
  */
 import type { Codec, Envelope } from '../codec/codec.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { QueueKeys } from '../redis/keys.js';
+import type { QueueContext } from '../definition/context.js';
+import { configKey } from '../redis/keys.js';
 import { asArray, num, str } from '../operations/reply.js';
-import { layoutRefusal } from '../operations/layout.js';
-import { guessAt, runWheelAware, type Layout } from '../operations/wheel.js';
+import { layoutRefusal } from '../operations/config.js';
+import { guessAt, runWheelAware } from '../operations/wheel.js';
+import { producerOf } from '../queue/producer.js';
 import { parseDefinition, type StoredDefinition } from './definition.js';
 import { decodeTemplate, encodeOccurrence, occurrenceId } from './occurrence.js';
 import type { ScheduleEntry } from './read.js';
@@ -46,16 +47,9 @@ export interface AdvanceResult {
 
 /** What advancing needs: where, and how to encode jobs like the queue does. */
 export interface TickContext {
-  client: RedisClient;
-  keys: QueueKeys;
-  codec: Codec;
+  /** The queue: its keys, and once settled its codec, events cap and layout (occurrences go there too). */
+  queue: QueueContext;
   maxPayloadBytes: number;
-  /** The queue's events cap (0: no events), for the 'added' event of each occurrence. */
-  eventsCap: () => Promise<number>;
-  /** Where the queue's waiting jobs live: occurrences go there too. */
-  layout: () => Promise<Layout>;
-  /** The queue's name, for errors. */
-  queue: string;
   /** Decoded templates by schedule name and rev, so a template is decoded once per definition. */
   templates: Map<string, { rev: string; envelope: Envelope }>;
 }
@@ -70,7 +64,8 @@ export async function advanceSchedule(
   now: number,
 ): Promise<AdvanceResult> {
   const definition = parseDefinition(entry.definitionJson, entry.name);
-  const template = templateOf(ctx, entry, definition);
+  const { codec } = await ctx.queue.settle();
+  const template = templateOf(ctx, codec, entry, definition);
   const timetable = timetableOf(definition.spec);
   const added: AddedOccurrence[] = [];
   let last = entry.last;
@@ -87,7 +82,7 @@ export async function advanceSchedule(
       // Under 'skip' a missed occurrence is never added: its job need not be encoded.
       i === 0 && missedOnly && definition.missed === 'skip'
         ? Buffer.alloc(0)
-        : encodeOccurrence(ctx.codec, template, occurrenceId(entry.name, t), ctx.maxPayloadBytes),
+        : encodeOccurrence(codec, template, occurrenceId(entry.name, t), ctx.maxPayloadBytes),
     );
     const out = await tick(ctx, { name: entry.name, definition, expectedLast: last, due, envelopes });
     added.push(...out.added);
@@ -118,10 +113,15 @@ export function candidates(timetable: Timetable, last: number, now: number, grac
   return out;
 }
 
-function templateOf(ctx: TickContext, entry: ScheduleEntry, definition: StoredDefinition): Envelope {
+function templateOf(
+  ctx: TickContext,
+  codec: Codec,
+  entry: ScheduleEntry,
+  definition: StoredDefinition,
+): Envelope {
   const cached = ctx.templates.get(entry.name);
   if (cached?.rev === definition.rev) return cached.envelope;
-  const envelope = decodeTemplate(ctx.codec, entry.name, entry.template);
+  const envelope = decodeTemplate(codec, entry.name, entry.template);
   ctx.templates.set(entry.name, { rev: definition.rev, envelope });
   return envelope;
 }
@@ -160,25 +160,26 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
     input.due.length,
   ];
   input.due.forEach((t, i) => args.push(t, input.envelopes[i]!));
-  args.push(await ctx.eventsCap());
-  const layout = await ctx.layout();
+  const { eventsCap, layout } = await ctx.queue.settle();
+  args.push(eventsCap);
   const guess = layout.kind === 'wheel' ? input.due.flatMap((t) => guessAt(layout, t)) : [];
+  const keys = ctx.queue.keys;
   const reply = asArray(
-    await runWheelAware(ctx.client, 'schedule-tick', ctx.keys, layout, guess, {
+    await runWheelAware(ctx.queue.client, 'schedule-tick', keys, layout, guess, {
       keys: [
-        ctx.keys.schedules,
-        ctx.keys.scheduleLast,
-        ctx.keys.schedule,
-        ctx.keys.jobs,
-        ctx.keys.meta,
-        ctx.keys.wake,
-        ctx.keys.scheduleWake,
-        ctx.keys.layout,
-        ctx.keys.events,
+        keys.schedules,
+        keys.scheduleLast,
+        keys.schedule,
+        keys.jobs,
+        keys.meta,
+        keys.wake,
+        keys.scheduleWake,
+        configKey(ctx.queue.name),
+        keys.events,
       ],
       args,
     }).catch((err: unknown) => {
-      throw layoutRefusal(err, ctx.queue, layout);
+      throw layoutRefusal(err, ctx.queue.name, layout);
     }),
     'schedule-tick',
   );
@@ -199,4 +200,10 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
     now: num(reply, 2, 'schedule-tick'),
     added,
   };
+}
+
+/** What advancing a schedule of `queue` (a Queue) needs, with a fresh template cache. */
+export function tickContextOf(queue: object): TickContext {
+  const producer = producerOf(queue);
+  return { queue: producer.context, maxPayloadBytes: producer.maxPayloadBytes, templates: new Map() };
 }

@@ -1,8 +1,8 @@
 /** The `schedule-upsert` operation: store a schedule's definition and payload template. */
 import type { RedisClient } from '../redis/connection.js';
-import type { QueueKeys } from '../redis/keys.js';
+import { configKey, type QueueKeys } from '../redis/keys.js';
 import { asArray, num, str } from '../operations/reply.js';
-import { layoutRefusal } from '../operations/layout.js';
+import { layoutRefusal } from '../operations/config.js';
 import { runWheelAware, type Layout } from '../operations/wheel.js';
 import type { StoredDefinition } from './definition.js';
 
@@ -26,7 +26,7 @@ export async function upsertSchedule(
         keys.jobs,
         keys.meta,
         keys.scheduleWake,
-        keys.layout,
+        configKey(input.queue),
         keys.active,
         keys.dead,
         keys.completed,

@@ -7,7 +7,7 @@
 -- KEYS[5] meta               HASH id -> bookkeeping
 -- KEYS[6] wake               channel of the queue's workers
 -- KEYS[7] schedule wake      channel of the schedulers
--- KEYS[8] layout             STRING the queue's recorded layout (absent: zset)
+-- KEYS[8] config             HASH the queue's config record: its 'layout' field (absent: zset)
 -- KEYS[9] events             STREAM of job events
 -- KEYS[10...]                wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name
@@ -43,7 +43,7 @@
 
 local K = {
   schedules = KEYS[1], last = KEYS[2], schedule = KEYS[3], jobs = KEYS[4], meta = KEYS[5],
-  wake = KEYS[6], schedule_wake = KEYS[7], layout = KEYS[8], events = KEYS[9],
+  wake = KEYS[6], schedule_wake = KEYS[7], config = KEYS[8], events = KEYS[9],
 }
 local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local grace, policy, meta_json = tonumber(ARGV[4]), ARGV[5], ARGV[6]

@@ -7,7 +7,7 @@
 -- KEYS[5] jobs               HASH id -> envelope
 -- KEYS[6] meta               HASH id -> bookkeeping
 -- KEYS[7] schedule wake      channel
--- KEYS[8] layout             STRING the queue's recorded layout (absent: zset)
+-- KEYS[8] config             HASH the queue's config record: its 'layout' field (absent: zset)
 -- KEYS[9] active, KEYS[10] dead, KEYS[11] completed (to tell a waiting occurrence, wheel layout)
 -- KEYS[12...]                wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name, ARGV[2] rev (digest of the definition and payload), ARGV[3] definition JSON,
@@ -28,7 +28,7 @@
 
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule = KEYS[4], jobs = KEYS[5],
-  meta = KEYS[6], schedule_wake = KEYS[7], layout = KEYS[8], active = KEYS[9], dead = KEYS[10],
+  meta = KEYS[6], schedule_wake = KEYS[7], config = KEYS[8], active = KEYS[9], dead = KEYS[10],
   completed = KEYS[11],
 }
 wheel_keys(K, 12, 5)

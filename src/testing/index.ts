@@ -3,6 +3,7 @@
  * (startRedis), drain(queue, handler) to run everything due and wait, and runHandler(handler,
  * payload) to run a handler against a job with no Redis and no worker at all.
  */
+import type { Codec } from '../codec/codec.js';
 import type { CodecOption } from '../codec/envelope.js';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -13,7 +14,7 @@ import {
 import { ValidationError } from '../errors.js';
 import { Job } from '../job.js';
 import type { Queue } from '../queue.js';
-import { internalsOf } from '../schedule/queue-internals.js';
+import { producerOf } from '../queue/producer.js';
 import { validatePayload, type StandardSchemaV1 } from '../schema.js';
 import { Worker, type Handler } from '../worker.js';
 import type { WorkerOptions } from '../worker/options.js';
@@ -61,7 +62,8 @@ export async function drain<T>(
   }
   const result: DrainResult<T> = { completed: [], failed: [], dead: [], errors: [] };
   const worker = new Worker<T>(queue.name, handler, {
-    codec: internalsOf(queue).codec,
+    // The queue's own codec when it was given one; else the worker adopts the recorded one.
+    ...codecOf(queue),
     ...workerOptions,
     connection: queue.client,
   });
@@ -145,4 +147,10 @@ export async function runHandler<T, R>(
     async (ms) => opts.onExtendLease?.(ms),
   );
   return handler(job);
+}
+
+/** `{ codec }` of the codec `queue` was given, or nothing (the recorded codec is then adopted). */
+function codecOf(queue: object): { codec?: Codec } {
+  const codec = producerOf(queue).context.definition.codec;
+  return codec ? { codec } : {};
 }

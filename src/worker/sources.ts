@@ -3,6 +3,7 @@
  * claimed with ZPOPMIN or ZRANGEBYSCORE as the strategy says.
  */
 import { claim, type ClaimOutput } from '../operations/claim.js';
+import { ZSET_LAYOUT } from '../operations/wheel.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
 import { PartitionedSource } from './partitioned-source.js';
@@ -25,7 +26,7 @@ export class ScheduleSource implements ClaimSource {
 
   claim(limit: number): Promise<ClaimOutput> {
     const { client, strategy, settings } = this.ctx;
-    return claim(client, this.keys, { ...settings, strategy, limit });
+    return claim(client, this.keys, { ...settings, strategy, limit, layout: ZSET_LAYOUT });
   }
 
   pause(ms: number): Promise<void> {

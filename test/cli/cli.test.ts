@@ -114,7 +114,10 @@ describe('delayq add / show / ls / stats', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 1, dead: 0 });
     const allText = await cli(['stats']);
-    expect(allText.stdout).toMatch(new RegExp(`^${q} +1 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h)$`, 'm'));
+    // Every queue's row shows its strategy and lateness too ('-': no attempt running).
+    expect(allText.stdout).toMatch(
+      new RegExp(`^${q} +1 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
+    );
   });
 
   it('lists pages with --limit and --offset', async () => {
@@ -267,6 +270,9 @@ describe('delayq add --file', () => {
 describe('exit codes and messages', () => {
   it('answers usage errors with 2 and operational errors with 1, each in one line', async () => {
     const q = uniqueQueue('cli');
+    // A queue known by its config record alone (no job ever added).
+    const known = uniqueQueue('cli');
+    await newQueue(known).counts();
     const cases: Array<[string[], number, RegExp]> = [
       [['add', q, '{nope'], 2, /^delayq: the payload is not JSON: /],
       [
@@ -276,7 +282,9 @@ describe('exit codes and messages', () => {
       ],
       [['frobnicate'], 2, /^delayq: unknown command 'frobnicate'/],
       [['ls', q, '--state', 'finished'], 2, /Allowed choices are scheduled, active, dead/],
-      [['show', q, 'missing'], 1, new RegExp(`^delayq: no job 'missing' in queue '${q}'`)],
+      [['show', q, 'missing'], 1, new RegExp(`^delayq: no queue '${q}' here`)],
+      [['ls', q], 1, new RegExp(`^delayq: no queue '${q}' here`)],
+      [['show', known, 'missing'], 1, new RegExp(`^delayq: no job 'missing' in queue '${known}'`)],
       [['add', 'bad{name', '1'], 2, /queue name "bad\{name" may not contain braces/],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(args)));

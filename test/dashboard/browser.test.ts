@@ -35,7 +35,8 @@ describe('dashboard in a browser', () => {
   it('shows the counts and retries a dead job on click', { timeout: 90_000 }, async () => {
     const name = uniqueQueue('orders');
     const metrics = new DelayqMetrics();
-    const queue = new Queue<Task>(name, { connection: redis.url() });
+    // A msgpack queue: the dashboard decodes with the codec its config records.
+    const queue = new Queue<Task>(name, { connection: redis.url(), codec: 'msgpack' });
     open.push(queue);
     metrics.observeQueue(queue);
     // Some history for the charts: 10 jobs run, 2 die.
@@ -135,6 +136,11 @@ describe('dashboard in a browser', () => {
     expect(await r.zscore(keys.dead, id)).toBeNull();
     expect(await r.zscore(keys.schedule, id)).not.toBeNull();
     await r.quit();
+
+    // The inspector shows a msgpack job's payload (decoded with the recorded codec).
+    await page.locator('#table-scheduled tbody tr[data-id="order-2000"]').click();
+    await expect.poll(() => page.locator('#inspector').textContent()).toContain('"kind": "send-receipt"');
+    expect(await page.locator('#inspector').textContent()).not.toContain('cannot decode');
 
     // Inspect the remaining dead job, so the screenshot shows the inspector too.
     await page.locator('#table-dead tbody tr[data-id]').first().click();

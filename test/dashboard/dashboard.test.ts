@@ -1,7 +1,7 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, Worker } from '../../src/index.js';
+import { Queue, Worker, type Codec, type Envelope } from '../../src/index.js';
 import { createDashboard } from '../../src/dashboard/handler.js';
 import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
 import { queueKeys } from '../../src/redis/keys.js';
@@ -224,16 +224,104 @@ describe('dashboard over HTTP', () => {
       '/api/queues',
     );
     expect(queues.filter((q) => q.name.startsWith(name))).toEqual([
-      { name, counts: { scheduled: 30, due: 0, active: 0, dead: 0 } },
+      {
+        name,
+        counts: { scheduled: 30, due: 0, active: 0, dead: 0 },
+        strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
+      },
     ]);
     const overview = await get<{ nextDue: number; due: { counts: number[] } }>(`api/queues/${name}`);
     expect(overview.due.counts.reduce((a, b) => a + b, 0)).toBe(30);
+    // One job in each of the first 30 one-minute slices (due 1..30 minutes ahead, each at the end of its slice).
+    expect(overview.due.counts.slice(0, 30).every((n) => n === 1)).toBe(true);
     expect(overview.nextDue).toBe((await queue.list('scheduled', { limit: 1 }))[0]!.runAt.getTime());
     const page = await get<{ total: number; items: Array<{ preview: string }> }>(
       `api/queues/${name}/jobs?state=scheduled&offset=5&limit=10`,
     );
     expect(page.total).toBe(30);
     expect(page.items.map((j) => j.preview)).toEqual(['5', '6', '7', '8', '9', '10', '11', '12', '13', '14']);
+  });
+
+  it("the inspector shows a msgpack job's payload, decoded with the queue's recorded codec", async () => {
+    const name = uniqueQueue('mp');
+    const queue = new Queue<{ to: string; at: Date }>(name, { connection: redis.url(), codec: 'msgpack' });
+    open.push(queue);
+    await queue.add({ to: 'a@b.c', at: new Date(5) }, { id: 'm1', delay: '1h' });
+    const server = await dashboard();
+    const job = (await (await fetch(new URL(`api/queues/${name}/jobs/m1`, server.url))).json()) as {
+      payload: unknown;
+      decodeError?: string;
+    };
+    expect(job.decodeError).toBeUndefined();
+    expect(job.payload).toMatchObject({ to: 'a@b.c' });
+    const page = (await (
+      await fetch(new URL(`api/queues/${name}/jobs?state=scheduled`, server.url))
+    ).json()) as {
+      items: Array<{ id: string; preview: string }>;
+    };
+    expect(page.items.map((j) => j.id)).toEqual(['m1']);
+    expect(page.items[0]!.preview).toContain('a@b.c');
+  });
+
+  it("decodes a custom codec's jobs with createDashboard's codec option, and names the option without it", async () => {
+    const name = uniqueQueue('custom');
+    const codec: Codec = {
+      name: 'hexjson',
+      encode: (envelope) => Buffer.from(Buffer.from(JSON.stringify(envelope)).toString('hex')),
+      decode: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'hex').toString()) as Envelope,
+    };
+    const queue = new Queue<{ n: number }>(name, { connection: redis.url(), codec });
+    open.push(queue);
+    await queue.add({ n: 41 }, { id: 'h1', delay: '1h' });
+    const job = async (server: DashboardServer) =>
+      (await (await fetch(new URL(`api/queues/${name}/jobs/h1`, server.url))).json()) as {
+        payload?: unknown;
+        decodeError?: string;
+      };
+    const without = await job(await dashboard());
+    expect(without.payload ?? null).toBeNull();
+    expect(without.decodeError).toMatch(/codec 'hexjson'.*createDashboard\(\{ codec \}\)/);
+    const withCodec = await job(await dashboard({ codec }));
+    expect(withCodec).toMatchObject({ payload: { n: 41 } });
+    expect(withCodec.decodeError).toBeUndefined();
+  });
+
+  it('shows next due and the due chart of a wheel queue; lists an empty queue; 404s an unknown one', async () => {
+    const name = uniqueQueue('wheel');
+    const queue = new Queue<number>(name, { connection: redis.url(), strategy: 'wheel' });
+    open.push(queue);
+    const [soon] = await queue.addBulk([
+      { payload: 1, opts: { delay: 150_000 } },
+      { payload: 2, opts: { delay: 630_000 } },
+    ]);
+    const empty = uniqueQueue('empty');
+    const known = new Queue(empty, { connection: redis.url() });
+    open.push(known);
+    await known.counts();
+    const server = await dashboard();
+    const get = async <R>(path: string): Promise<R> =>
+      (await (await fetch(new URL(path, server.url))).json()) as R;
+    const overview = await get<{
+      nextDue: number;
+      strategy: string;
+      due: { overdue: number; counts: number[] };
+    }>(`api/queues/${name}`);
+    // Next due: the end of the job's wheel bucket, at most one bucket (1 s) after its due time.
+    expect(overview.nextDue).toBeGreaterThanOrEqual(soon!.runAt.getTime());
+    expect(overview.nextDue).toBeLessThanOrEqual(soon!.runAt.getTime() + 1_000);
+    expect(overview.strategy).toBe('wheel (1000 ms buckets)');
+    // Slices of a minute: 150 s ahead falls in the third, 630 s in the eleventh.
+    expect(overview.due.overdue).toBe(0);
+    expect(overview.due.counts.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(overview.due.counts[2]).toBe(1);
+    expect(overview.due.counts[10]).toBe(1);
+    const { queues } = await get<{ queues: Array<{ name: string; counts: { scheduled: number } }> }>(
+      'api/queues',
+    );
+    expect(queues.find((q) => q.name === empty)).toMatchObject({ counts: { scheduled: 0 } });
+    const missing = await fetch(new URL(`api/queues/${uniqueQueue('typo')}`, server.url));
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: string }).error).toMatch(/no queue 'typo-[0-9a-f]+' here/);
   });
 
   it('mounts under a base path in a user server and passes other paths on', async () => {

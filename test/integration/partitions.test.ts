@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { PartitionMismatchError, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
 import { partitionOf } from '../../src/partition/index.js';
-import { partitionCountKey, partitionKeys, queueKeys } from '../../src/redis/keys.js';
+import { configKey, partitionCountKey, partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import {
   expectEachRunsOnce,
@@ -34,7 +34,7 @@ function idsIn(partition: number, count: number, prefix: string): string[] {
 }
 
 describe('partitions: keys', () => {
-  it('one partition keeps the queue’s own keys exactly, and records nothing', async () => {
+  it('one partition keeps the queue’s own keys exactly, and records partitions: 1 in its config', async () => {
     const name = uniqueQueue('p1');
     expect(partitionKeys(name, 1)).toEqual([queueKeys(name)]);
     const q = new Queue<number>(name, { connection: redis.url() });
@@ -43,16 +43,17 @@ describe('partitions: keys', () => {
     const c = client();
     expect(await c.keys(`dq:{${name}*`)).toEqual(expect.arrayContaining([queueKeys(name).schedule]));
     expect(await c.exists(partitionCountKey(name))).toBe(0);
+    expect(await c.hget(configKey(name), 'partitions')).toBe('1');
   });
 
-  it('partition i has the tag {name#i}; the count is recorded in the queue’s own tag', async () => {
+  it('partition i has the tag {name#i}; the count is recorded in the queue’s own config', async () => {
     const name = uniqueQueue('tags');
     const keys = partitionKeys(name, P);
     expect(keys.map((k) => k.schedule)).toEqual([0, 1, 2, 3].map((i) => `dq:{${name}#${i}}:schedule`));
     const q = queue<number>(name);
     await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: i, opts: { delay: '1h' } })));
     const c = client();
-    expect(await c.get(partitionCountKey(name))).toBe(String(P));
+    expect(await c.hget(configKey(name), 'partitions')).toBe(String(P));
     const sizes = await Promise.all(keys.map((k) => c.zcard(k.schedule)));
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(200);
     // Random ids spread: every partition got a fair share (expected 50 each).
@@ -177,7 +178,7 @@ describe('partitions: agreement and limits', () => {
     await expect(queue<number>(name).add(1)).rejects.toThrow(
       /partitions: 1 but this client uses partitions: 4/,
     );
-    expect(await client().exists(partitionCountKey(name))).toBe(0);
+    expect(await client().hget(configKey(name), 'partitions')).toBe('1');
   });
 
   it('refuses what cannot work across partitions: the wheel, a rate limit, repeating schedules', async () => {

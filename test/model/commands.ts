@@ -16,6 +16,7 @@ import { counts, getJob } from '../../src/operations/inspect.js';
 import { cancel, deadRemove, deadRetry, reschedule } from '../../src/operations/manage.js';
 import { reap } from '../../src/operations/reap.js';
 import { release } from '../../src/operations/release.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { QueueKeys } from '../../src/redis/keys.js';
 import { ScriptLeaseLost } from '../../src/redis/script-errors.js';
@@ -302,6 +303,7 @@ export class AddCommand extends Base {
         meta: b.b ? { m: b.m, b: b.b } : { m: b.m },
       })),
       real.eventsCap,
+      ZSET_LAYOUT,
     );
     expect(got, 'add reply').toEqual(model.add(batch));
   }
@@ -316,7 +318,9 @@ export class CancelCommand extends Base {
   }
   protected async apply(model: Model, real: Real): Promise<void> {
     const id = ID_POOL[this.id]!;
-    expect(await cancel(real.client, real.keys, id, real.eventsCap), 'cancel reply').toBe(model.cancel(id));
+    expect(await cancel(real.client, real.keys, id, real.eventsCap, ZSET_LAYOUT), 'cancel reply').toBe(
+      model.cancel(id),
+    );
   }
 }
 
@@ -334,7 +338,7 @@ export class RescheduleCommand extends Base {
     const id = ID_POOL[this.id]!;
     const when = resolveWhen(this.when, model.now);
     expect(
-      await reschedule(real.client, real.keys, { id, when, eventsCap: real.eventsCap }),
+      await reschedule(real.client, real.keys, { id, when, eventsCap: real.eventsCap, layout: ZSET_LAYOUT }),
       'reschedule reply',
     ).toBe(model.reschedule(id, when));
   }
@@ -372,6 +376,7 @@ export class ClaimCommand extends Base {
       deadMaxAgeMs: this.dead.ageMs,
       rate: this.rate,
       eventsCap: real.eventsCap,
+      layout: ZSET_LAYOUT,
     });
     const want = model.claim(input);
     this.resolved = `now ${model.now}; got ${got.jobs.map((j) => `${j.id}#${j.token}`).join(' ') || 'none'}`;
@@ -444,6 +449,7 @@ export class FailCommand extends Base {
         deadMaxCount: this.dead.count,
         deadMaxAgeMs: this.dead.ageMs,
         eventsCap: real.eventsCap,
+        layout: ZSET_LAYOUT,
       }),
     );
     expect(got, 'fail outcome').toEqual(modelOutcome(() => model.fail(handle, this.delay, error, this.dead)));
@@ -548,6 +554,7 @@ export class ReapCommand extends Base {
       deadMaxCount: this.dead.count,
       deadMaxAgeMs: this.dead.ageMs,
       eventsCap: real.eventsCap,
+      layout: ZSET_LAYOUT,
     });
     expect(got, 'reap reply').toEqual(model.reap(this.limit, this.dead));
   }
@@ -574,6 +581,7 @@ export class ReleaseCommand extends Base {
       token: handle.token,
       delayMs: this.delay,
       eventsCap: real.eventsCap,
+      layout: ZSET_LAYOUT,
     });
     expect(got, 'release reply').toBe(model.release(handle, this.delay));
   }
@@ -595,7 +603,7 @@ export class DeadRetryCommand extends Base {
     const id = this.id === null ? null : ID_POOL[this.id]!;
     const batch = id === null ? this.batch : 1;
     expect(
-      await deadRetry(real.client, real.keys, { id, batch, eventsCap: real.eventsCap }),
+      await deadRetry(real.client, real.keys, { id, batch, eventsCap: real.eventsCap, layout: ZSET_LAYOUT }),
       'dead.retry reply',
     ).toBe(model.deadRetry(id, batch));
   }
@@ -623,7 +631,7 @@ export class GetCommand extends Base {
   }
   protected async apply(model: Model, real: Real): Promise<void> {
     const id = ID_POOL[this.id]!;
-    const got = await getJob(real.client, real.keys, id);
+    const got = await getJob(real.client, real.keys, id, ZSET_LAYOUT);
     expect(got && { ...got, id: undefined, envelope: got.envelope.toString() }, 'get reply').toEqual(
       model.get(id) && { ...model.get(id), id: undefined },
     );
@@ -635,7 +643,7 @@ export class CountsCommand extends Base {
     return 'counts()';
   }
   protected async apply(model: Model, real: Real): Promise<void> {
-    expect(await counts(real.client, real.keys), 'counts reply').toEqual(model.counts());
+    expect(await counts(real.client, real.keys, ZSET_LAYOUT), 'counts reply').toEqual(model.counts());
   }
 }
 

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { Scheduler } from '../../src/schedule/index.js';
-import { tickContextOf } from '../../src/schedule/queue-internals.js';
+import { tickContextOf } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
 import { advanceSchedule } from '../../src/schedule/tick.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';

@@ -14,12 +14,11 @@ import {
   Worker,
   type QueueOptions,
 } from '../../src/index.js';
-import { wheelBucketKey } from '../../src/redis/keys.js';
+import { configKey, wheelBucketKey } from '../../src/redis/keys.js';
 import { runScript, script } from '../../src/redis/scripts.js';
 import { Scheduler, type ScheduleSpec } from '../../src/schedule/index.js';
-import { advanceSchedule } from '../../src/schedule/tick.js';
+import { advanceSchedule, tickContextOf } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
-import { tickContextOf } from '../../src/schedule/queue-internals.js';
 import { drain } from '../../src/testing/index.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -245,14 +244,14 @@ describe('queue layout', () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
     await queue.counts(); // the queue adopts the zset layout
-    await r.set(queue.keys.layout, 'wheel:1000');
+    await r.hset(configKey(queue.name), 'layout', 'wheel:1000');
     await expect(queue.schedule('s', { every: '1m' }, { n: 1 })).rejects.toThrow(LayoutMismatchError);
     expect(await scheduleKeys(r, queue)).toEqual({ schedules: 0, payloads: 0, last: 0 });
 
     // A schedule made before the queue changed layout: the scheduler reports it and adds nothing.
-    await r.del(queue.keys.layout);
+    await r.hset(configKey(queue.name), 'layout', 'zset');
     await queue.schedule('t', { every: 100 }, { n: 1 });
-    await r.set(queue.keys.layout, 'wheel:1000');
+    await r.hset(configKey(queue.name), 'layout', 'wheel:1000');
     const before = await r.zcard(queue.keys.schedule);
     await new Promise((resolve) => setTimeout(resolve, 150));
     const scheduler = new Scheduler(queue);
@@ -426,7 +425,7 @@ describe('exactly once', () => {
         queue.keys.meta,
         queue.keys.wake,
         queue.keys.scheduleWake,
-        queue.keys.layout,
+        configKey(queue.name),
         queue.keys.events,
       ],
       [

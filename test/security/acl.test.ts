@@ -7,12 +7,14 @@
 import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { discoverQueues, dueHistogram, serverNow } from '../../src/dashboard/read.js';
+import { discoverQueues, serverNow } from '../../src/inspect/discover.js';
+import { Inspector } from '../../src/inspect/inspector.js';
 import { ack } from '../../src/operations/ack.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
 import { fail } from '../../src/operations/fail.js';
 import { release } from '../../src/operations/release.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { waitFor } from '../support/fixtures.js';
 import { everyFate, useAclServer, type KindPayload } from './acl-rules.js';
@@ -54,6 +56,7 @@ const claimInput = (workerId: string) => ({
   deadMaxAgeMs: 0,
   rate: { max: 0, perMs: 0 },
   eventsCap: 10_000,
+  layout: ZSET_LAYOUT,
 });
 
 describe('ACL rules of docs/SECURITY.md', () => {
@@ -93,6 +96,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
       deadMaxCount: 1_000,
       deadMaxAgeMs: 0,
       eventsCap: 10_000,
+      layout: ZSET_LAYOUT,
     });
     expect((await q.dead.list()).map((j) => j.id)).toEqual(['c']);
     expect(await q.dead.retry('c')).toBe(1);
@@ -147,7 +151,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect(lease?.workerId, 'the producer can read the lease').toBe('w');
     const token = held!.token;
     await refused(extend(p, keys, 60_000, [{ id: 'x', token }]));
-    await refused(release(p, keys, { id: 'x', token, delayMs: 0, eventsCap: 0 }));
+    await refused(release(p, keys, { id: 'x', token, delayMs: 0, eventsCap: 0, layout: ZSET_LAYOUT }));
     await refused(
       ack(p, keys, {
         id: 'x',
@@ -187,7 +191,9 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect(await board.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
     expect((await board.list('scheduled')).map((j) => j.id)).toEqual(['soon', 'later']);
     expect((await board.get('later'))?.payload).toBe(2);
-    const histogram = await dueHistogram(c, [keys], await serverNow(c));
+    const inspector = await Inspector.open(c, QUEUE);
+    cleanups.push(() => inspector.close());
+    const histogram = await inspector.dueHistogram(await serverNow(c));
     expect(histogram.counts.reduce((a, b) => a + b, 0) + histogram.overdue).toBe(2);
     // It follows the events stream too (XREVRANGE, XREAD).
     const stop = new AbortController();
@@ -213,6 +219,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
       deadMaxCount: 1_000,
       deadMaxAgeMs: 0,
       eventsCap: 0,
+      layout: ZSET_LAYOUT,
     });
     expect((await board.dead.list()).map((j) => j.id)).toEqual(['gone']);
     await refused(board.dead.retryAll());

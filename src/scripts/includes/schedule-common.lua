@@ -23,9 +23,10 @@ end
 
 -- Occurrences are written where the caller's layout keeps waiting jobs (the schedule ZSET, or
 -- the wheel when K.wheel is set). When the queue's recorded layout is another one, its workers
--- would never claim them: refuse, writing nothing, as layout.lua does.
+-- would never claim them: refuse, writing nothing, as config.lua does. K.config is the queue's
+-- config record (a HASH; its 'layout' field absent: zset).
 local function assert_layout(K)
-  local stored = redis.call('GET', K.layout)
+  local stored = redis.call('HGET', K.config, 'layout')
   local mine = K.wheel and ('wheel:' .. string.format('%.0f', K.granularity)) or 'zset'
   if stored and stored ~= mine then return redis.error_reply('DELAYQ_LAYOUT_MISMATCH ' .. stored) end
   return nil

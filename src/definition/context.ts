@@ -1,0 +1,147 @@
+/**
+ * A queue as one client sees it once settled with Redis: its definition checked against the
+ * queue's config record (written by the first client), and what follows from both — the layout,
+ * the claim strategy, the events cap, the codec. Queue, Worker, Scheduler, the CLI and the
+ * dashboard all go through here, so no two of them can resolve a queue differently.
+ */
+import { ServerClock } from '../clock.js';
+import type { Codec } from '../codec/codec.js';
+import { ConfigMismatchError } from '../errors.js';
+import { eventsCapFor } from '../events.js';
+import { CONFIG_FORMAT, settleConfig, type ConfigRecord } from '../operations/config.js';
+import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
+import { partitionOf } from '../partition/index.js';
+import {
+  chooseStrategy,
+  probeCapabilities,
+  type Capabilities,
+  type Strategy,
+} from '../redis/capabilities.js';
+import type { RedisClient } from '../redis/connection.js';
+import { partitionKeys, type QueueKeys } from '../redis/keys.js';
+import { builtinCodec } from './codecs.js';
+import type { QueueDefinition } from './definition.js';
+import { whenReachable } from './reach.js';
+
+/** What a settled queue is, for this client. */
+export interface Settled {
+  readonly record: ConfigRecord;
+  readonly layout: Layout;
+  /** The claim strategy: 'wheel' for a wheel queue, else what `strategy` (or the probe) chose. */
+  readonly strategy: Strategy;
+  readonly eventsCap: number;
+  readonly codec: Codec;
+  readonly caps: Capabilities;
+}
+
+/** One client's view of one queue: its keys at once, the rest after settle(). */
+export class QueueContext {
+  /** The keys of every partition, partition i at index i. */
+  readonly partitions: readonly QueueKeys[];
+  /** The keys of the first partition (with one partition, all of them). */
+  readonly keys: QueueKeys;
+  private settling: Promise<Settled> | undefined;
+  /** 'read' for views (the CLI's and dashboard's Inspector): never write the config record. */
+  private mode: 'read' | 'write' = 'write';
+
+  constructor(
+    readonly client: RedisClient,
+    readonly definition: QueueDefinition,
+    /** The server clock as seen in replies; a wheel layout guesses buckets from it. */
+    readonly clock: ServerClock = new ServerClock(),
+    /**
+     * true: an unreachable server fails settle() at once with ConnectionError (a producer's call
+     * should not hang). false: wait for it (a worker started before its Redis must outlive that).
+     */
+    private readonly failFast = true,
+  ) {
+    this.partitions = partitionKeys(definition.name, definition.partitions);
+    this.keys = this.partitions[0]!;
+  }
+
+  get name(): string {
+    return this.definition.name;
+  }
+
+  /** The keys of the partition job `id` lives in. */
+  keysOf(id: string): QueueKeys {
+    return this.partitions[partitionOf(id, this.partitions.length)]!;
+  }
+
+  /** @internal Make this a view's context: settle() reads the record and never writes it. */
+  readOnly(): void {
+    this.mode = 'read';
+  }
+
+  /**
+   * Once per client: reach the server, probe it, and record this definition or check it against
+   * the record. A failure is not kept, so the next call tries again (and a mismatch fails again).
+   */
+  settle(): Promise<Settled> {
+    this.settling ??= this.run().catch((err: unknown) => {
+      this.settling = undefined;
+      throw err;
+    });
+    return this.settling;
+  }
+
+  private async run(): Promise<Settled> {
+    const d = this.definition;
+    if (this.failFast) await whenReachable(this.client);
+    const caps = await probeCapabilities(this.client);
+    // The server is checked (scripting, an explicit strategy's commands) before any script runs.
+    const probed = chooseStrategy(d.strategy, caps);
+    const explicit = d.strategy === 'auto' ? null : probed;
+    const wantedLayout =
+      explicit === null ? '' : explicit === 'wheel' ? `wheel:${d.granularityMs}` : layoutName(ZSET_LAYOUT);
+    const initial = {
+      partitions: String(d.partitions),
+      layout: layoutName(ZSET_LAYOUT),
+      codec: 'json',
+      events: String(eventsCapFor(undefined, caps)),
+    };
+    const settled = await settleConfig(this.client, d.name, {
+      mode: this.mode,
+      partitions: { wanted: String(d.partitions), initial: initial.partitions },
+      layout: { wanted: wantedLayout, initial: initial.layout },
+      codec: { wanted: d.codec?.name ?? '', initial: initial.codec },
+      events: {
+        wanted: d.events === undefined ? '' : String(eventsCapFor(d.events, caps)),
+        initial: initial.events,
+      },
+      version: d.version,
+    });
+    // Only read mode finds nothing: a view of a queue nothing has opened yet sees it empty, as a
+    // new queue would be, and records nothing.
+    const record: ConfigRecord = settled?.record ?? {
+      format: CONFIG_FORMAT,
+      layout: wantedLayout || initial.layout,
+      partitions: d.partitions,
+      codec: d.codec?.name ?? initial.codec,
+      events: Number(initial.events),
+      version: null,
+    };
+    if (settled) this.clock.observe(settled.now);
+    const wheel = /^wheel:(\d+)$/.exec(record.layout);
+    const layout: Layout = wheel
+      ? { kind: 'wheel', granularityMs: Number(wheel[1]), clock: this.clock }
+      : ZSET_LAYOUT;
+    const strategy = wheel ? chooseStrategy('wheel', caps) : probed;
+    return { record, layout, strategy, eventsCap: record.events, codec: this.codecFor(record), caps };
+  }
+
+  /** This client's codec, or the recorded one when this client left it out and it is built in. */
+  private codecFor(record: ConfigRecord): Codec {
+    const own = this.definition.codec;
+    if (own) return own;
+    const builtin = builtinCodec(record.codec);
+    if (builtin) return builtin;
+    throw new ConfigMismatchError(
+      this.name,
+      'codec',
+      record.codec,
+      'none given',
+      `queue '${this.name}' records codec '${record.codec}', which is not built in: pass that codec as the codec option`,
+    );
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * The one inspector the CLI and the dashboard look at queues through: it opens a queue by its
+ * config record (partitions, layout, codec, payload version) and answers counts, pages of jobs,
+ * the next due time, the due histogram and purge for every strategy (zpopmin, range, wheel) and
+ * over every partition. No view reads a key itself.
+ */
+import type { Codec, Envelope } from '../codec/codec.js';
+import { codecNamed } from '../definition/codecs.js';
+import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
+import { settleConfig, type ConfigRecord } from '../operations/config.js';
+import { dueSlices, oldestDead } from '../operations/due.js';
+import { Queue, type JobInfo } from '../queue.js';
+import { producerOf } from '../queue/producer.js';
+import { countAll, type QueueCounts } from '../queue/reads.js';
+import type { RedisClient } from '../redis/connection.js';
+
+/** How a tool opens queues. */
+export interface InspectorOptions {
+  /** Codecs beyond the built-in json and msgpack (protobuf, custom), found by the name they declare. */
+  codecs?: readonly Codec[];
+  /** How a user gives this tool a codec, for the error naming a codec it lacks. */
+  codecHint?: string;
+  /**
+   * A queue with no config record: 'fail' (default) with UnknownQueueError; 'empty': show it as an
+   * empty queue, recording nothing (a dashboard told which queues to show); 'create': open it as a
+   * new queue, whose record its first add writes (the CLI's add). Only 'create' ever writes the
+   * record; every other view only reads it.
+   */
+  unknown?: 'fail' | 'empty' | 'create';
+}
+
+/** Jobs due in each of `buckets` slices of `bucketMs` after `start`, plus those already due. */
+export interface DueHistogram {
+  start: number;
+  bucketMs: number;
+  /** Waiting jobs whose due time is at or before `start`. */
+  overdue: number;
+  counts: number[];
+}
+
+/** Lateness of recently started attempts still running, and how long the oldest due job waits. */
+export interface Lateness {
+  runningStartedLastMinute: number;
+  p50Ms: number;
+  maxMs: number;
+  oldestDueWaitingMs: number;
+}
+
+/** Active jobs looked at for lateness: enough for a picture, bounded for a huge queue. */
+const LATENESS_SAMPLE = 1_000;
+/** Dead jobs removed per round of purge. */
+const PURGE_BATCH = 500;
+const DEFAULT_HINT = "give this tool that codec (the CLI's --codec-module, createDashboard's codec option)";
+
+/** One queue, as a tool sees it. */
+export class Inspector {
+  private constructor(
+    /** The queue, opened with its recorded definition (use it for get, cancel, retry, ...). */
+    readonly queue: Queue,
+    /** The config record; null for a queue opened with `create` that has none yet. */
+    readonly record: ConfigRecord | null,
+    /** Null when the recorded codec is available; else the error any encode or decode meets. */
+    readonly codecProblem: CodecUnavailableError | null,
+  ) {}
+
+  /**
+   * Open queue `name` on `client` (left open by close()) by its config record. Throws
+   * UnknownQueueError for a queue with no record and no jobs (see `unknown`). A recorded codec
+   * this tool lacks does not fail here: counts work, payloads show the error, adds refuse it.
+   */
+  static async open(client: RedisClient, name: string, options: InspectorOptions = {}): Promise<Inspector> {
+    const found = await settleConfig(client, name, {
+      mode: 'read',
+      partitions: { wanted: '', initial: '1' },
+      layout: { wanted: '', initial: 'zset' },
+      codec: { wanted: '', initial: 'json' },
+      events: { wanted: '', initial: '0' },
+      version: null,
+    });
+    const unknown = options.unknown ?? 'fail';
+    if (!found && unknown === 'fail') throw new UnknownQueueError(name);
+    const record = found?.record ?? null;
+    let problem: CodecUnavailableError | null = null;
+    let codec: Codec | undefined;
+    if (record) {
+      codec = codecNamed(record.codec, options.codecs ?? []);
+      if (!codec) {
+        problem = new CodecUnavailableError(name, record.codec, options.codecHint ?? DEFAULT_HINT);
+        codec = unavailable(record.codec, problem);
+      }
+    }
+    const queue = new Queue(name, {
+      connection: client,
+      partitions: record?.partitions ?? 1,
+      ...(codec && { codec }),
+      ...(record?.version != null && { version: record.version }),
+    });
+    if (unknown !== 'create') producerOf(queue).context.readOnly();
+    return new Inspector(queue, record, problem);
+  }
+
+  get name(): string {
+    return this.queue.name;
+  }
+
+  /** Throws the CodecUnavailableError when this tool cannot encode the queue's jobs. */
+  assertCodec(): void {
+    if (this.codecProblem) throw this.codecProblem;
+  }
+
+  /** Counts over every partition, the server's now, and the earliest due time (null: none). */
+  async counts(): Promise<QueueCounts> {
+    const context = producerOf(this.queue).context;
+    return countAll(context, (await context.settle()).layout);
+  }
+
+  /** A page of jobs in `state` (see Queue.list). */
+  list(
+    state: 'scheduled' | 'active' | 'dead',
+    page: { offset?: number; limit?: number },
+  ): Promise<JobInfo<unknown>[]> {
+    return this.queue.list(state, page);
+  }
+
+  /** The claim strategy and, for the wheel, its bucket width, as a person reads it. */
+  async strategy(): Promise<string> {
+    const { strategy, layout } = await producerOf(this.queue).context.settle();
+    return layout.kind === 'wheel' ? `wheel (${layout.granularityMs} ms buckets)` : strategy;
+  }
+
+  /** The server's Redis version. */
+  async redisVersion(): Promise<string> {
+    return (await producerOf(this.queue).context.settle()).caps.version;
+  }
+
+  /** How many waiting jobs fall due in each slice of the next `buckets * bucketMs` ms after `now`. */
+  async dueHistogram(now: number, { bucketMs = 60_000, buckets = 60 } = {}): Promise<DueHistogram> {
+    const context = producerOf(this.queue).context;
+    const { layout } = await context.settle();
+    const slices = await Promise.all(
+      context.partitions.map((keys) => dueSlices(context.client, keys, layout, now, bucketMs, buckets)),
+    );
+    const counts = Array.from({ length: buckets }, (_, i) =>
+      slices.reduce((n, s) => n + (s.counts[i] ?? 0), 0),
+    );
+    return { start: now, bucketMs, overdue: slices.reduce((n, s) => n + s.overdue, 0), counts };
+  }
+
+  /** Lateness of the attempts that started in the last minute and still run, by the server's `now`. */
+  async lateness(counts: QueueCounts): Promise<Lateness> {
+    const { now } = counts;
+    const active = counts.active > 0 ? await this.queue.list('active', { limit: LATENESS_SAMPLE }) : [];
+    // The core keeps no record of finished attempts: running ones are what can be seen.
+    const recent = active
+      .filter((j) => j.lease && j.lease.startedAt.getTime() >= now - 60_000)
+      .map((j) => Math.max(0, j.lease!.startedAt.getTime() - j.runAt.getTime()))
+      .sort((a, b) => a - b);
+    return {
+      runningStartedLastMinute: recent.length,
+      p50Ms: recent.length === 0 ? 0 : recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.5))]!,
+      maxMs: recent.at(-1) ?? 0,
+      oldestDueWaitingMs: counts.due > 0 && counts.nextDue !== null ? Math.max(0, now - counts.nextDue) : 0,
+    };
+  }
+
+  /** Delete every dead job for good, oldest first; returns how many went. */
+  async purgeDead(onProgress?: (removed: number) => void): Promise<number> {
+    const context = producerOf(this.queue).context;
+    let removed = 0;
+    for (const keys of context.partitions) {
+      for (;;) {
+        // Always the oldest page: what this round removes is gone from the next one.
+        const page = await oldestDead(context.client, keys, PURGE_BATCH);
+        if (page.length === 0) break;
+        const gone = await Promise.all(page.map((id) => this.queue.dead.remove(id)));
+        const n = gone.filter(Boolean).length;
+        removed += n;
+        onProgress?.(removed);
+        // Nothing removable on this page (raced with another purge): stop rather than spin.
+        if (n === 0) break;
+      }
+    }
+    return removed;
+  }
+
+  /** Close the queue (the client stays open: it is the caller's). */
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}
+
+/** A stand-in for a codec this tool lacks: it keeps the recorded name, and refuses every use. */
+function unavailable(name: string, problem: CodecUnavailableError): Codec {
+  return {
+    name,
+    encode(): Buffer {
+      throw problem;
+    },
+    decode(): Envelope {
+      throw problem;
+    },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * The `config` operation (config.lua): record a queue's definition at its first use, or check a
+ * client's against the record; and the refusal a wheel-aware script gives when the recorded layout
+ * is not the caller's.
+ */
+import { ConfigMismatchError, LayoutMismatchError, PartitionMismatchError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import { configKey, partitionCountKey, queueKeys } from '../redis/keys.js';
+import { ScriptConfigMismatch, ScriptLayoutMismatch } from '../redis/script-errors.js';
+import { runScript, script } from '../redis/scripts.js';
+import { describeEvents } from '../definition/definition.js';
+import { asArray, num, str } from './reply.js';
+import { layoutName, type Layout } from './wheel.js';
+
+/** The job data layout version this code reads and writes (the record's `format`). */
+export const CONFIG_FORMAT = 1;
+
+/** A queue's config record, as stored in `dq:{q}:config` (docs/PROTOCOL.md). */
+export interface ConfigRecord {
+  /** Version of the job data layout the queue's keys hold. */
+  readonly format: number;
+  /** Where waiting jobs live: 'zset' or 'wheel:<granularity ms>'. */
+  readonly layout: string;
+  readonly partitions: number;
+  /** The codec's name ('json', 'msgpack', 'protobuf' or a custom codec's own). */
+  readonly codec: string;
+  /** Events cap as the scripts take it: 0 off, N keep about N, -N only failures. */
+  readonly events: number;
+  /** The highest payload version a client of the queue has written or known, if recorded. */
+  readonly version: number | null;
+}
+
+/** One field a client brings: its value ('' adopts the recorded one) and the value for a new queue. */
+export interface ConfigField {
+  readonly wanted: string;
+  readonly initial: string;
+}
+
+/** What a client asks config.lua for. */
+export interface ConfigRequest {
+  /** 'read' never writes (views); 'write' records what is missing. */
+  readonly mode: 'read' | 'write';
+  readonly partitions: ConfigField;
+  readonly layout: ConfigField;
+  readonly codec: ConfigField;
+  readonly events: ConfigField;
+  /** The payload version this client writes or knows, or null. */
+  readonly version: number | null;
+}
+
+/**
+ * The record of queue `queue` after settling `request` with it, and the server's now; null in read
+ * mode for a queue with neither a record nor jobs. Throws PartitionMismatchError,
+ * LayoutMismatchError or ConfigMismatchError (naming both values) when the client's differ, having
+ * written nothing.
+ */
+export async function settleConfig(
+  client: RedisClient,
+  queue: string,
+  request: ConfigRequest,
+): Promise<{ record: ConfigRecord; now: number } | null> {
+  const base = queueKeys(queue);
+  const fields = [request.partitions, request.layout, request.codec, request.events];
+  let reply;
+  try {
+    reply = asArray(
+      await runScript(
+        client,
+        script('config'),
+        [
+          configKey(queue),
+          base.layout,
+          partitionCountKey(queue),
+          base.schedule,
+          base.ready,
+          base.wheel,
+          base.active,
+          base.dead,
+        ],
+        [
+          request.mode,
+          CONFIG_FORMAT,
+          ...fields.flatMap((f) => [f.wanted, f.initial]),
+          request.version === null ? '' : request.version,
+        ],
+      ),
+      'config',
+    );
+  } catch (err) {
+    throw mismatch(err, queue, request);
+  }
+  const now = num(reply, 1, 'config');
+  if (num(reply, 0, 'config') === 0) return null;
+  const values = new Map<string, string>();
+  for (let i = 2; i + 1 < reply.length; i += 2)
+    values.set(str(reply, i, 'config'), str(reply, i + 1, 'config'));
+  const version = values.get('version');
+  return {
+    now,
+    record: {
+      format: Number(values.get('format')),
+      layout: values.get('layout') ?? 'zset',
+      partitions: Number(values.get('partitions') ?? 1),
+      codec: values.get('codec') ?? 'json',
+      events: Number(values.get('events') ?? 0),
+      version: version === undefined ? null : Number(version),
+    },
+  };
+}
+
+/** config.lua's refusal as the error users see, naming `queue`, the field and both values. */
+function mismatch(err: unknown, queue: string, request: ConfigRequest): unknown {
+  if (!(err instanceof ScriptConfigMismatch)) return err;
+  const { field, stored } = err;
+  if (field === 'partitions') {
+    return new PartitionMismatchError(queue, Number(stored), Number(request.partitions.wanted));
+  }
+  if (field === 'layout') return new LayoutMismatchError(queue, stored, request.layout.wanted);
+  if (field === 'format') {
+    return new ConfigMismatchError(
+      queue,
+      'format',
+      stored,
+      CONFIG_FORMAT,
+      `queue '${queue}' holds its jobs in data layout format ${stored}, which this version of delayq (format ${CONFIG_FORMAT}) cannot read or write; use the delayq version that wrote it`,
+    );
+  }
+  if (field === 'events') {
+    const shown = (cap: string): string => describeEvents(Number(cap));
+    return new ConfigMismatchError(queue, 'events', shown(stored), shown(request.events.wanted));
+  }
+  return new ConfigMismatchError(queue, field, stored, field === 'codec' ? request.codec.wanted : '');
+}
+
+/**
+ * A script's layout refusal (DELAYQ_LAYOUT_MISMATCH) as the LayoutMismatchError users see, naming
+ * `queue` and the layout the caller used; any other error as it came.
+ */
+export function layoutRefusal(err: unknown, queue: string, wanted: Layout): unknown {
+  return err instanceof ScriptLayoutMismatch
+    ? new LayoutMismatchError(queue, err.stored, layoutName(wanted))
+    : err;
+}

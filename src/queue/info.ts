@@ -1,0 +1,65 @@
+/** A stored job as the Queue API shows it: decoded with the queue's codec, times as Dates. */
+import type { Codec } from '../codec/codec.js';
+import { decodeEnvelope } from '../codec/envelope.js';
+import type { RecordedError } from '../operations/fail.js';
+import type { JobState, RawJob } from '../operations/inspect.js';
+
+/** Everything known about a job. */
+export interface JobInfo<T> {
+  id: string;
+  state: JobState;
+  /** The payload; undefined only when the stored bytes could not be decoded (see decodeError). */
+  payload: T | undefined;
+  decodeError?: string;
+  /** Payload schema version the job was written with. */
+  version?: number;
+  /** Due time of the current or last scheduling. */
+  runAt: Date;
+  /** Attempts started so far. */
+  attempts: number;
+  maxAttempts: number;
+  createdAt?: Date;
+  lastError: RecordedError | null;
+  /** For an active job: who holds it and until when (server clock). */
+  lease: { workerId: string; startedAt: Date; deadline: Date } | null;
+  /** For a dead job: when it died. */
+  diedAt?: Date;
+}
+
+/** `raw` decoded with `codec`; a payload that does not decode is reported in decodeError, not thrown. */
+export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
+  let payload: T | undefined;
+  let decodeError: string | undefined;
+  let version: number | undefined;
+  let createdAt: Date | undefined;
+  try {
+    const envelope = decodeEnvelope(codec, raw.envelope, raw.id);
+    payload = envelope.payload as T;
+    version = envelope.version;
+    createdAt = new Date(envelope.createdAt);
+  } catch (err) {
+    decodeError = err instanceof Error ? err.message : String(err);
+  }
+  const info: JobInfo<T> = {
+    id: raw.id,
+    state: raw.state,
+    payload,
+    runAt: new Date(raw.state === 'scheduled' ? raw.score : (raw.meta.r ?? raw.score)),
+    attempts: raw.meta.a,
+    maxAttempts: raw.meta.m,
+    lastError: raw.lastError,
+    lease:
+      raw.state === 'active' && raw.lease
+        ? {
+            workerId: raw.lease.workerId,
+            startedAt: new Date(raw.lease.startedAt),
+            deadline: new Date(raw.score),
+          }
+        : null,
+  };
+  if (decodeError !== undefined) info.decodeError = decodeError;
+  if (version !== undefined) info.version = version;
+  if (createdAt !== undefined) info.createdAt = createdAt;
+  if (raw.state === 'dead') info.diedAt = new Date(raw.score);
+  return info;
+}

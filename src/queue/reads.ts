@@ -1,0 +1,64 @@
+/**
+ * Reads of a whole queue, over every partition: counts (with the next due time and the server's
+ * now) and a page of one state's jobs merged across partitions. Queue and the Inspector share them.
+ */
+import type { QueueContext } from '../definition/context.js';
+import { ValidationError } from '../errors.js';
+import { counts, listJobs, type Counts, type RawJob } from '../operations/inspect.js';
+import type { Layout } from '../operations/wheel.js';
+
+/** Counts summed over the partitions, the server's now, and the earliest due time (null: none). */
+export interface QueueCounts extends Counts {
+  now: number;
+  nextDue: number | null;
+}
+
+/** What every partition of `ctx` holds, by `layout`. */
+export async function countAll(ctx: QueueContext, layout: Layout): Promise<QueueCounts> {
+  const all = await Promise.all(ctx.partitions.map((keys) => counts(ctx.client, keys, layout)));
+  const sum: QueueCounts = { scheduled: 0, due: 0, active: 0, dead: 0, now: 0, nextDue: null };
+  for (const c of all) {
+    sum.scheduled += c.scheduled;
+    sum.due += c.due;
+    sum.active += c.active;
+    sum.dead += c.dead;
+    sum.now = Math.max(sum.now, c.now);
+    if (c.nextDue >= 0 && (sum.nextDue === null || c.nextDue < sum.nextDue)) sum.nextDue = c.nextDue;
+  }
+  return sum;
+}
+
+/** A listing page: offset and limit, checked. */
+export function checkPage(page: { offset?: number; limit?: number }): { offset: number; limit: number } {
+  const offset = page.offset ?? 0;
+  const limit = page.limit ?? 50;
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new ValidationError(`offset must be a whole number >= 0`, 'offset');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    throw new ValidationError(`limit must be a whole number from 1 to 10000`, 'limit');
+  }
+  return { offset, limit };
+}
+
+/** A page of jobs in `state`, earliest first (dead: most recent first), over every partition. */
+export async function listAll(
+  ctx: QueueContext,
+  layout: Layout,
+  state: 'scheduled' | 'active' | 'dead',
+  page: { offset: number; limit: number },
+): Promise<RawJob[]> {
+  const { offset, limit } = page;
+  const newestFirst = state === 'dead';
+  if (ctx.partitions.length === 1) {
+    return listJobs(ctx.client, ctx.keys, state, { offset, limit, newestFirst }, layout);
+  }
+  // The page of the merged order holds at most offset + limit jobs of each partition: read those
+  // from every partition, merge by score, cut the page. Deep pages cost P times their depth.
+  const pages = await Promise.all(
+    ctx.partitions.map((keys) =>
+      listJobs(ctx.client, keys, state, { offset: 0, limit: offset + limit, newestFirst }, layout),
+    ),
+  );
+  const merged = pages.flat().sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
+  return merged.slice(offset, offset + limit);
+}

@@ -1,0 +1,181 @@
+/**
+ * The add path: validate and encode every job first (nothing is written when one is bad), then one
+ * add script call per batch of one partition's jobs, all at once, with WAIT where a job asks for
+ * durability.
+ */
+import { encodeEnvelope } from '../codec/envelope.js';
+import { DurabilityError, ValidationError } from '../errors.js';
+import { resolveAddOptions, type AddOptions, type ResolvedAddOptions } from '../job-options.js';
+import { add, addReplicated, type AddInput, type AddOutput } from '../operations/add.js';
+import type { Layout } from '../operations/wheel.js';
+import { mapByPartition } from '../partition/index.js';
+import type { QueueKeys } from '../redis/keys.js';
+import { validatePayload } from '../schema.js';
+import type { Producer } from './producer.js';
+
+/** What add resolves to. */
+export interface AddResult {
+  id: string;
+  /**
+   * When the job is due (for an existing id: the existing job's due time; for the id of a job
+   * that has already completed: when it completed, as `completedAt`).
+   */
+  runAt: Date;
+  /** False when a job with this id already existed or recently completed; nothing was written then. */
+  created: boolean;
+  /**
+   * Set when a job with this id completed recently (workers remember completed ids for
+   * `rememberCompleted`, default 5 min): the add was a repeat, so nothing was written.
+   */
+  completedAt?: Date;
+  /** With `durability`: how many replicas acknowledged holding the job (at least the number asked). */
+  replicated?: number;
+}
+
+/** One job of addBulk. */
+export interface BulkJob<T> {
+  payload: T;
+  opts?: AddOptions;
+}
+
+/** Jobs per add script call: large enough to amortise the round trip, small enough not to stall Redis. */
+const ADD_BATCH = 500;
+
+type Written = AddOutput & { replicated?: number; waitError?: Error | null };
+
+/** Add `jobs` through `producer`; `traceparent` (of the add's span) goes into every envelope. */
+export async function writeJobs<T>(
+  producer: Producer<T>,
+  jobs: ReadonlyArray<BulkJob<T>>,
+  traceparent: string | undefined,
+): Promise<AddResult[]> {
+  const given: unknown = jobs;
+  if (!Array.isArray(given)) throw new ValidationError('addBulk takes an array of { payload, opts }');
+  // Validation may be async (Standard Schema allows it); the stored payload is the one given, so
+  // a transforming schema runs once, in the worker.
+  const schema = producer.schema;
+  if (schema) {
+    await Promise.all(
+      jobs.map((job, i) =>
+        validatePayload(schema, job.payload).catch((err: unknown) => rethrow(err, i, jobs)),
+      ),
+    );
+  }
+  const { context } = producer;
+  // Everything is checked and encoded before the queue is settled (which may record its config),
+  // unless the codec is the recorded one: then it is known only once settled.
+  const codec = context.definition.codec ?? (await context.settle()).codec;
+  const durability: Array<ResolvedAddOptions['durability']> = [];
+  const inputs: AddInput[] = jobs.map((job, i) => {
+    try {
+      const opts = resolveAddOptions(job.opts, producer.jobDefaults);
+      durability[i] = opts.durability;
+      const fields = { id: opts.id, version: context.definition.version, payload: job.payload };
+      const envelope = encodeEnvelope(
+        codec,
+        traceparent ? { ...fields, traceparent } : fields,
+        producer.maxPayloadBytes,
+      );
+      const meta = {
+        m: opts.attempts,
+        ...(opts.backoff && { b: opts.backoff }),
+        ...(opts.timeoutMs !== undefined && { o: opts.timeoutMs }),
+      };
+      return { id: opts.id, when: opts.when, envelope, meta };
+    } catch (err) {
+      return rethrow(err, i, jobs);
+    }
+  });
+  const { eventsCap, layout } = await context.settle();
+  const outputs = await mapByPartition(
+    inputs.map((input, i) => ({ input, durability: durability[i] })),
+    context.partitions.length,
+    (job) => job.input.id,
+    (p, batch) =>
+      addBatch(
+        producer,
+        context.partitions[p]!,
+        batch.map((job) => job.input),
+        { eventsCap, layout },
+        batch.map((job) => job.durability),
+      ),
+    ADD_BATCH,
+  );
+  return checkDurability(
+    outputs.map((out, i) => ({
+      id: inputs[i]!.id,
+      runAt: new Date(out.runAt),
+      created: out.created,
+      ...(out.completedAt !== undefined && { completedAt: new Date(out.completedAt) }),
+    })),
+    outputs,
+    durability,
+  );
+}
+
+function rethrow(err: unknown, i: number, jobs: readonly unknown[]): never {
+  if (jobs.length > 1 && err instanceof Error) err.message = `job ${i}: ${err.message}`;
+  throw err;
+}
+
+/** One add script call; when a job of the batch asks for durability, WAIT for the most any asks. */
+async function addBatch<T>(
+  producer: Producer<T>,
+  keys: QueueKeys,
+  batch: AddInput[],
+  settled: { eventsCap: number; layout: Layout },
+  durability: ReadonlyArray<ResolvedAddOptions['durability']>,
+): Promise<Written[]> {
+  const client = producer.context.client;
+  const asked = durability.filter((d) => d !== undefined);
+  if (asked.length === 0) return add(client, keys, batch, settled.eventsCap, settled.layout);
+  const wait = {
+    replicas: Math.max(...asked.map((d) => d.replicas)),
+    timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
+  };
+  const { outputs, replicated, waitError } = await addReplicated(
+    client,
+    keys,
+    batch,
+    settled.eventsCap,
+    wait,
+    settled.layout,
+  );
+  return outputs.map((out) => ({ ...out, replicated, waitError }));
+}
+
+/**
+ * Fill in `replicated` for the jobs that asked for durability, and throw DurabilityError (with every
+ * result) when any of them got fewer replicas than it asked for: nothing is accepted silently.
+ */
+function checkDurability(
+  results: AddResult[],
+  written: ReadonlyArray<{ replicated?: number; waitError?: Error | null }>,
+  durability: ReadonlyArray<ResolvedAddOptions['durability']>,
+): AddResult[] {
+  let short: { requested: number; replicated: number; timeoutMs: number; cause: Error | null } | undefined;
+  results.forEach((result, i) => {
+    const asked = durability[i];
+    const replicated = written[i]?.replicated;
+    if (asked === undefined || replicated === undefined) return;
+    result.replicated = replicated;
+    if (replicated < asked.replicas && (short === undefined || replicated < short.replicated)) {
+      short = {
+        requested: asked.replicas,
+        replicated,
+        timeoutMs: asked.timeoutMs,
+        cause: written[i]?.waitError ?? null,
+      };
+    }
+  });
+  if (short) {
+    throw new DurabilityError(
+      short.requested,
+      short.replicated,
+      short.timeoutMs,
+      results,
+      short.cause ? { cause: short.cause } : undefined,
+    );
+  }
+  return results;
+}

@@ -4,19 +4,19 @@
  * decides precision: the sleep ends at the due time itself.
  */
 import type { ServerClock, Sleeper } from '../clock.js';
-import type { ClaimedJob, ClaimOutput } from '../operations/claim.js';
+import type { ClaimedJob } from '../operations/claim.js';
+import type { ClaimSource } from './claim-source.js';
 
 /** What the loop needs from the worker: storage as functions, so the loop holds no queries. */
 export interface ClaimLoopDeps {
-  claim(limit: number): Promise<ClaimOutput>;
+  /** Where due jobs come from, and how to wait for more (the pause must end early on sleeper.wakeNow()). */
+  source: Pick<ClaimSource, 'claim' | 'pause'>;
   freeSlots(): number;
   /** Resolves when a slot frees (or the worker stops). */
   waitForSlot(): Promise<void>;
   start(job: ClaimedJob): void;
   clock: ServerClock;
   sleeper: Sleeper;
-  /** How to wait between claims; default sleeper.sleep. Must end early on sleeper.wakeNow(). */
-  pause?(ms: number): Promise<void>;
   /** Longest sleep without looking: bounds the delay a lost wake-up can cause. */
   maxSleepMs: number;
   onError(err: unknown): void;
@@ -53,7 +53,7 @@ export class ClaimLoop {
   /** One claim with all free slots; returns how long to sleep before the next (0: go on at once). */
   async runOnce(): Promise<number> {
     const free = this.deps.freeSlots();
-    const out = await this.deps.claim(free);
+    const out = await this.deps.source.claim(free);
     this.deps.clock.observe(out.now);
     for (const job of out.jobs) this.deps.start(job);
     if (out.jobs.length === free) return 0;
@@ -82,7 +82,7 @@ export class ClaimLoop {
         sleepMs = ERROR_PAUSE_MS;
       }
       if (sleepMs > 0 && !this.stopped) {
-        await (this.deps.pause ? this.deps.pause(sleepMs) : this.deps.sleeper.sleep(sleepMs));
+        await this.deps.source.pause(sleepMs);
       }
     }
   }

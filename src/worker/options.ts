@@ -60,7 +60,7 @@ export interface WorkerOptions<T = unknown> {
   strategy?: StrategyOption;
   /** With strategy 'wheel': the bucket width, which is the timing precision. Must match the producers'. Default 1000 ms. */
   wheel?: { granularityMs?: number };
-  /** Backoff between attempts when the job sets none: a spec or a function. Default exponential from 1 s, capped at 1 h, with jitter. */
+  /** Backoff between attempts of jobs added without one (neither the add nor the queue's defaultJobOptions gave one): a spec or a function. Default exponential from 1 s, capped at 1 h, with jitter. */
   backoff?: Backoff;
   /** Longest sleep without looking at Redis, bounding the delay a lost wake-up can cause. Default 10 s. */
   maxSleepMs?: number;

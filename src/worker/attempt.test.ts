@@ -1,0 +1,251 @@
+import { describe, expect, it } from 'vitest';
+import { DelayqError, LeaseLostError } from '../errors.js';
+import { Job } from '../job.js';
+import type { AckJob, AckOutcome } from '../operations/ack.js';
+import type { ClaimedJob } from '../operations/claim.js';
+import type { FailOutput } from '../operations/fail.js';
+import { ScriptLeaseLost } from '../redis/script-errors.js';
+import {
+  ALLOWED,
+  Attempt,
+  type AttemptFail,
+  type AttemptRelease,
+  type AttemptState,
+  type AttemptStore,
+} from './attempt.js';
+import type { HeldLease } from './lease-keeper.js';
+
+/** A store whose replies the test sets, recording every call it gets. */
+class FakeStore implements AttemptStore {
+  readonly calls: Array<['ack', AckJob] | ['fail', AttemptFail] | ['release', AttemptRelease]> = [];
+  ackReply: AckOutcome | Error = { status: 'ok' };
+  failReply: FailOutput | Error = { outcome: 'retry', at: 5_000 };
+  releaseReply: boolean | Error = true;
+
+  async ack(job: AckJob): Promise<AckOutcome> {
+    this.calls.push(['ack', job]);
+    return reply(this.ackReply);
+  }
+
+  async fail(input: AttemptFail): Promise<FailOutput> {
+    this.calls.push(['fail', input]);
+    return reply(this.failReply);
+  }
+
+  async release(input: AttemptRelease): Promise<boolean> {
+    this.calls.push(['release', input]);
+    return reply(this.releaseReply);
+  }
+}
+
+function reply<R>(value: R | Error): R {
+  if (value instanceof Error) throw value;
+  return value;
+}
+
+const claimed: ClaimedJob = {
+  id: 'job-1',
+  token: 'tok-1',
+  envelope: Buffer.from(''),
+  meta: { a: 2, m: 3 },
+  runAt: 1_000,
+  claimedAt: 1_010,
+  deadline: 16_010,
+};
+
+function setup(throwingListener = false) {
+  const store = new FakeStore();
+  const seen: string[] = [];
+  const errors: Error[] = [];
+  const settled: HeldLease[] = [];
+  const attempt = new Attempt<string>(claimed, store, {
+    completed: (job, result) => {
+      seen.push(`completed ${job.id} ${String(result)}`);
+      if (throwingListener) throw new Error('listener broke');
+    },
+    failed: (job, error, retryAt) => seen.push(`failed ${job.id} ${error.message} ${retryAt.getTime()}`),
+    dead: (job, error, id) => seen.push(`dead ${job === null ? 'null' : job.id} ${error.message} ${id}`),
+    error: (err) => errors.push(err),
+    settling: (lease) => settled.push(lease),
+  });
+  const job = new Job<string>(
+    claimed.id,
+    'payload',
+    claimed.meta.a,
+    claimed.meta.m,
+    new Date(claimed.runAt),
+    new Date(claimed.claimedAt),
+    attempt.signal,
+    async () => {},
+  );
+  return { store, seen, errors, settled, attempt, job };
+}
+
+describe('Attempt', () => {
+  it('starts running, holding the claimed lease, with its signal not aborted', () => {
+    const { attempt } = setup();
+    expect(attempt.state).toBe('running');
+    expect(attempt.lease).toEqual({ id: 'job-1', token: 'tok-1', deadline: 16_010, lost: false });
+    expect(attempt.signal.aborted).toBe(false);
+  });
+
+  it('complete: acks with the token and the known deadline, then emits completed', async () => {
+    const { attempt, job, store, seen, errors, settled } = setup();
+    const pending = attempt.complete(job, 'R');
+    expect(attempt.state).toBe('completing');
+    expect(settled).toEqual([attempt.lease]);
+    expect(await pending).toBe('completed');
+    expect(store.calls).toEqual([['ack', { id: 'job-1', token: 'tok-1', knownDeadline: 16_010 }]]);
+    expect(seen).toEqual(['completed job-1 R']);
+    expect(errors).toEqual([]);
+  });
+
+  it('complete: a resent ack found already applied is a completion', async () => {
+    const { attempt, job, store, seen } = setup();
+    store.ackReply = { status: 'already' };
+    expect(await attempt.complete(job, 1)).toBe('completed');
+    expect(seen).toEqual(['completed job-1 1']);
+  });
+
+  it('complete: an ack the script refuses leaves the attempt lost, reported and aborted', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    store.ackReply = { status: 'lost', detail: 'expired' };
+    expect(await attempt.complete(job, 1)).toBe('lost');
+    expect(seen).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(LeaseLostError);
+    expect(errors[0]!.message).toMatch(/lease on job job-1 was lost \(result refused: expired\)/);
+    expect(attempt.lease.lost).toBe(true);
+    expect(attempt.signal.aborted).toBe(true);
+  });
+
+  it('fail: records the error and retries after the delay, emitting failed with the retry time', async () => {
+    const { attempt, job, store, seen } = setup();
+    const error = new TypeError('boom');
+    expect(await attempt.fail(job, error, 250)).toBe('retrying');
+    expect(store.calls).toEqual([
+      [
+        'fail',
+        {
+          id: 'job-1',
+          token: 'tok-1',
+          retryDelayMs: 250,
+          error: { name: 'TypeError', message: 'boom', attempt: 2, stack: error.stack },
+        },
+      ],
+    ]);
+    expect(seen).toEqual(['failed job-1 boom 5000']);
+  });
+
+  it('fail: buried when the script finds the attempts spent', async () => {
+    const { attempt, job, store, seen } = setup();
+    store.failReply = { outcome: 'dead', at: 7_000 };
+    expect(await attempt.fail(job, new Error('last'), 250)).toBe('buried');
+    expect(seen).toEqual(['dead job-1 last job-1']);
+  });
+
+  it('fail: a resent fail found already applied ends failed, with no event', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    store.failReply = { outcome: 'already' };
+    expect(await attempt.fail(job, new Error('x'), 250)).toBe('failed');
+    expect(seen).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('bury: fails with no retry delay, whatever attempts are left; dead names the id when there is no job', async () => {
+    const { attempt, store, seen } = setup();
+    store.failReply = { outcome: 'dead', at: 7_000 };
+    expect(await attempt.bury(null, new Error('undecodable'))).toBe('buried');
+    expect(store.calls[0]![0]).toBe('fail');
+    expect((store.calls[0]![1] as AttemptFail).retryDelayMs).toBeNull();
+    expect(seen).toEqual(['dead null undecodable job-1']);
+  });
+
+  it('release at shutdown: aborts the signal, hands the job back due now; a late result is dropped silently', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    expect(await attempt.release('shutdown', 0)).toBe('released');
+    expect(attempt.signal.aborted).toBe(true);
+    expect((attempt.signal.reason as DelayqError).code).toBe('DELAYQ_SHUTDOWN');
+    expect(await attempt.complete(job, 'late')).toBe('released');
+    expect(await attempt.fail(job, new Error('late'), 10)).toBe('released');
+    expect(store.calls).toEqual([['release', { id: 'job-1', token: 'tok-1', delayMs: 0 }]]);
+    expect(seen).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('a release that cannot be sent leaves the attempt unsettled; the late result is still dropped quietly', async () => {
+    const { attempt, job, store, errors } = setup();
+    store.releaseReply = new Error('connection is closed');
+    expect(await attempt.release('shutdown', 0)).toBe('unsettled');
+    expect(await attempt.complete(job, 'late')).toBe('unsettled');
+    expect(store.calls.map((c) => c[0])).toEqual(['release']);
+    expect(errors.map((e) => e.message)).toEqual(['connection is closed']);
+  });
+
+  it('release for a newer payload version: hands the job back after the delay without aborting', async () => {
+    const { attempt, store } = setup();
+    expect(await attempt.release('newer-version', 60_000)).toBe('released');
+    expect(attempt.signal.aborted).toBe(false);
+    expect(store.calls).toEqual([['release', { id: 'job-1', token: 'tok-1', delayMs: 60_000 }]]);
+  });
+
+  it('loseLease: aborts the signal and reports once; a late ack or fail is refused without being sent', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    expect(attempt.loseLease('not renewed in time')).toBe('lost');
+    expect(attempt.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(attempt.loseLease('again')).toBe('lost');
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/\(not renewed in time\)/)]);
+    expect(await attempt.complete(job, 'late')).toBe('lost');
+    expect(await attempt.fail(job, new Error('aborted'), 10)).toBe('lost');
+    expect(await attempt.release('shutdown', 0)).toBe('lost');
+    expect(store.calls).toEqual([]);
+    expect(seen).toEqual([]);
+    expect(errors.slice(1).map((e) => e.message)).toEqual([
+      expect.stringMatching(/result refused: not renewed in time/),
+      expect.stringMatching(/result refused: not renewed in time/),
+    ]);
+  });
+
+  it('a fail the script refuses (lease lost) leaves the attempt lost and reported', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    store.failReply = new ScriptLeaseLost('not held');
+    expect(await attempt.fail(job, new Error('x'), 10)).toBe('lost');
+    expect(seen).toEqual([]);
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/result refused: not held/)]);
+  });
+
+  it('an operation that cannot be sent leaves the attempt unsettled and reports the error', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    store.ackReply = new Error('connection is closed');
+    expect(await attempt.complete(job, 1)).toBe('unsettled');
+    expect(seen).toEqual([]);
+    expect(errors.map((e) => e.message)).toEqual(['connection is closed']);
+  });
+
+  it('refuses a second fate: nothing is sent, the state stays, and the refusal is reported', async () => {
+    const { attempt, job, store, errors } = setup();
+    const first = attempt.complete(job, 1);
+    expect(await attempt.fail(job, new Error('racing'), 10)).toBe('completing');
+    expect(await first).toBe('completed');
+    expect(await attempt.bury(job, new Error('again'))).toBe('completed');
+    expect(await attempt.release('shutdown', 0)).toBe('completed');
+    expect(attempt.loseLease('late keeper')).toBe('completed');
+    expect(store.calls.map((c) => c[0])).toEqual(['ack']);
+    expect(attempt.signal.aborted).toBe(false);
+    expect(errors.map((e) => [(e as DelayqError).code, e.message])).toEqual([
+      ['DELAYQ_INTERNAL', 'job job-1: fail refused, the attempt is already completing'],
+      ['DELAYQ_INTERNAL', 'job job-1: bury refused, the attempt is already completed'],
+    ]);
+  });
+
+  it('a listener that throws is reported, and the fate stands', async () => {
+    const { attempt, job, errors } = setup(true);
+    expect(await attempt.complete(job, 1)).toBe('completed');
+    expect(errors.map((e) => e.message)).toEqual(['listener broke']);
+  });
+
+  it('only a running attempt has transitions: every other state is final or settling', () => {
+    const withTransitions = (Object.keys(ALLOWED) as AttemptState[]).filter((s) => ALLOWED[s].length > 0);
+    expect(withTransitions).toEqual(['running']);
+  });
+});

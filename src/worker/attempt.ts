@@ -1,0 +1,276 @@
+/**
+ * One attempt of a job inside a worker, as a state machine: the attempt starts `running` (claimed,
+ * lease held) and ends in exactly one fate. Each transition is a named method that sends one
+ * storage operation and emits the worker's event; a transition the current state does not allow is
+ * refused here, in one place, before anything is sent. So no result is applied after the lease is
+ * lost or the job handed back, and no attempt gets a second fate. Drawn in docs/STATE-MACHINES.md.
+ *
+ *   running ─complete─▶ completing ─ack.lua OK/ALREADY─▶ completed
+ *   running ─fail─────▶ failing ─fail.lua RETRY─▶ retrying | DEAD─▶ buried | ALREADY─▶ failed
+ *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried
+ *   running ─release──▶ releasing ─release.lua─▶ released
+ *   running ─loseLease▶ lost                    (the lease keeper found it gone)
+ *   completing | failing ─script refused (LEASE_LOST)─▶ lost
+ *   completing | failing | releasing ─not sent (Redis unreachable)─▶ unsettled
+ *
+ * Room left: `cancel` (issue 15) is one more transition out of `running` (the holder is told by a
+ * wake-up) into a terminal `cancelled`, refusing a late complete or fail as `lost` does. A batch
+ * (issue 16) is several Attempts settled together: `complete` already goes through a batching
+ * store (AckBatcher), so a batch completes with one script call and each attempt keeps its own fate.
+ */
+import { DelayqError, LeaseLostError } from '../errors.js';
+import type { Job } from '../job.js';
+import type { AckJob, AckOutcome } from '../operations/ack.js';
+import type { ClaimedJob } from '../operations/claim.js';
+import type { FailOutput, RecordedError } from '../operations/fail.js';
+import { ScriptLeaseLost } from '../redis/script-errors.js';
+import type { HeldLease } from './lease-keeper.js';
+
+/** Where an attempt is: running, settling (its fate's operation in flight), or its fate. */
+export type AttemptState =
+  | 'running'
+  | 'completing'
+  | 'failing'
+  | 'releasing'
+  | 'completed'
+  | 'retrying'
+  | 'buried'
+  /** A resent fail found already applied (the first reply was lost): retried or buried then. */
+  | 'failed'
+  | 'released'
+  | 'lost'
+  /** The fate's operation could not be sent or answered: the lease expires and the reaper returns the job. */
+  | 'unsettled';
+
+/** The named transitions. */
+export type Transition = 'complete' | 'fail' | 'bury' | 'release' | 'loseLease';
+
+/** Which transitions each state allows; every other call is refused. */
+export const ALLOWED: Readonly<Record<AttemptState, readonly Transition[]>> = {
+  running: ['complete', 'fail', 'bury', 'release', 'loseLease'],
+  completing: [],
+  failing: [],
+  releasing: [],
+  completed: [],
+  retrying: [],
+  buried: [],
+  failed: [],
+  released: [],
+  lost: [],
+  unsettled: [],
+};
+
+/** A failed attempt as fail.lua takes it: retry after `retryDelayMs`, or bury when null. */
+export interface AttemptFail {
+  id: string;
+  token: string;
+  retryDelayMs: number | null;
+  error: RecordedError;
+}
+
+/** A job handed back uncharged, due again after `delayMs`. */
+export interface AttemptRelease {
+  id: string;
+  token: string;
+  delayMs: number;
+}
+
+/** The storage operations a fate needs (WorkerStorage; a stand-in in unit tests). */
+export interface AttemptStore {
+  ack(job: AckJob): Promise<AckOutcome>;
+  fail(input: AttemptFail): Promise<FailOutput>;
+  /** True when released; false when the lease was no longer held. */
+  release(input: AttemptRelease): Promise<boolean>;
+}
+
+/** What an attempt tells its worker. */
+export interface AttemptHooks<T> {
+  completed(job: Job<T>, result: unknown): void;
+  failed(job: Job<T>, error: Error, retryAt: Date): void;
+  dead(job: Job<T> | null, error: Error, id: string): void;
+  /** A lost lease, a refused result, an operation not applied, a listener that threw. */
+  error(err: Error): void;
+  /** The lease need not be renewed any more: a fate is being settled, or the lease is gone. */
+  settling(lease: HeldLease): void;
+}
+
+/** Why a release happens; a shutdown also aborts the handler's signal. */
+export type ReleaseReason = 'shutdown' | 'newer-version';
+
+/** One attempt of one claimed job. */
+export class Attempt<T> {
+  readonly lease: HeldLease;
+  private readonly controller = new AbortController();
+  private current: AttemptState = 'running';
+  /** Why the lease was lost, for the report of a result refused after that. */
+  private lossDetail = '';
+  /** A release was begun: the handler's late result is expected, and dropped quietly, whatever the release's outcome. */
+  private handedBack = false;
+
+  constructor(
+    readonly claimed: ClaimedJob,
+    private readonly store: AttemptStore,
+    private readonly hooks: AttemptHooks<T>,
+  ) {
+    this.lease = { id: claimed.id, token: claimed.token, deadline: claimed.deadline, lost: false };
+  }
+
+  get state(): AttemptState {
+    return this.current;
+  }
+
+  /** The handler's signal: aborted when the lease is lost, the worker shuts down, or the job times out. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Abort the handler's signal without a transition (its timeout: the attempt then fails). */
+  abort(reason: Error): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** The handler resolved: ack (token checked). */
+  async complete(job: Job<T>, result: unknown): Promise<AttemptState> {
+    if (!this.begin('complete', 'completing')) return this.current;
+    const { id, token } = this.claimed;
+    let outcome: AckOutcome;
+    try {
+      outcome = await this.store.ack({ id, token, knownDeadline: this.lease.deadline });
+    } catch (err) {
+      return this.notApplied(err);
+    }
+    if (outcome.status === 'lost') return this.refused(outcome.detail);
+    this.current = 'completed';
+    this.tell(() => this.hooks.completed(job, result));
+    return this.current;
+  }
+
+  /** The handler threw: retry after `retryDelayMs`, or bury when the script finds the attempts spent. */
+  fail(job: Job<T>, error: Error, retryDelayMs: number): Promise<AttemptState> {
+    if (!this.begin('fail', 'failing')) return Promise.resolve(this.current);
+    return this.sendFail(job, error, retryDelayMs);
+  }
+
+  /** Bury at once, whatever attempts are left: a payload that cannot be read or validated. */
+  bury(job: Job<T> | null, error: Error): Promise<AttemptState> {
+    if (!this.begin('bury', 'failing')) return Promise.resolve(this.current);
+    return this.sendFail(job, error, null);
+  }
+
+  /**
+   * Hand the job back without charging the attempt, due after `delayMs`: at shutdown (the handler's
+   * signal aborts, and whatever it returns later is dropped) or for a newer payload version.
+   */
+  async release(reason: ReleaseReason, delayMs: number): Promise<AttemptState> {
+    if (!this.begin('release', 'releasing')) return this.current;
+    this.handedBack = true;
+    if (reason === 'shutdown') {
+      this.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
+    }
+    const { id, token } = this.claimed;
+    try {
+      // false: the lease was gone already, and the reaper owns the job. Either way it is not ours.
+      await this.store.release({ id, token, delayMs });
+    } catch (err) {
+      return this.notApplied(err);
+    }
+    this.current = 'released';
+    return this.current;
+  }
+
+  /** The lease keeper found the lease gone while the handler runs: abort its signal and report. */
+  loseLease(detail: string): AttemptState {
+    if (!this.begin('loseLease', 'lost')) return this.current;
+    this.lossDetail = detail;
+    this.report(detail);
+    return this.current;
+  }
+
+  private async sendFail(
+    job: Job<T> | null,
+    error: Error,
+    retryDelayMs: number | null,
+  ): Promise<AttemptState> {
+    const { id, token, meta } = this.claimed;
+    const recorded: RecordedError = { name: error.name, message: error.message, attempt: meta.a };
+    if (error.stack !== undefined) recorded.stack = error.stack;
+    let out: FailOutput;
+    try {
+      out = await this.store.fail({ id, token, retryDelayMs, error: recorded });
+    } catch (err) {
+      return this.notApplied(err);
+    }
+    if (out.outcome === 'retry') {
+      this.current = 'retrying';
+      if (job) this.tell(() => this.hooks.failed(job, error, new Date(out.at)));
+    } else if (out.outcome === 'dead') {
+      this.current = 'buried';
+      this.tell(() => this.hooks.dead(job, error, id));
+    } else {
+      this.current = 'failed';
+    }
+    return this.current;
+  }
+
+  /**
+   * Enter `next` if the current state allows `transition`; otherwise refuse it. A result after a
+   * lost lease is reported (fencing: refused, not applied); one after a release is expected and
+   * dropped; anything else is a second fate, which is a bug and reported as one.
+   */
+  private begin(transition: Transition, next: AttemptState): boolean {
+    if (ALLOWED[this.current].includes(transition)) {
+      this.current = next;
+      this.hooks.settling(this.lease);
+      return true;
+    }
+    if (transition === 'loseLease' || transition === 'release') return false;
+    if (this.current === 'lost') {
+      this.report(`result refused: ${this.lossDetail}`);
+    } else if (!this.handedBack) {
+      this.hooks.error(
+        new DelayqError(
+          'DELAYQ_INTERNAL',
+          `job ${this.claimed.id}: ${transition} refused, the attempt is already ${this.current}`,
+        ),
+      );
+    }
+    return false;
+  }
+
+  /** The script refused the fate: the lease was lost (expired, or another worker holds the job). */
+  private refused(detail: string): AttemptState {
+    this.current = 'lost';
+    this.lossDetail = detail;
+    this.report(`result refused: ${detail}`);
+    return this.current;
+  }
+
+  /** Not applied (Redis unreachable, ...): the lease will expire and the job come back. Nothing lost. */
+  private notApplied(err: unknown): AttemptState {
+    if (err instanceof ScriptLeaseLost) return this.refused(err.detail);
+    this.current = 'unsettled';
+    this.hooks.error(toError(err));
+    return this.current;
+  }
+
+  private report(detail: string): void {
+    const error = new LeaseLostError(this.claimed.id, detail);
+    this.lease.lost = true;
+    this.abort(error);
+    this.hooks.error(error);
+  }
+
+  /** Run a hook; a listener that throws is reported, never taken for a failed operation. */
+  private tell(hook: () => void): void {
+    try {
+      hook();
+    } catch (err) {
+      this.hooks.error(toError(err));
+    }
+  }
+}
+
+function toError(err: unknown): Error {
+  if (err instanceof Error) return err;
+  return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
+}

@@ -1,0 +1,46 @@
+/**
+ * Where a worker's claim loop gets due jobs from. One interface, one implementation per layout:
+ * the schedule ZSET (strategies zpopmin and range), the time wheel, and a partitioned queue's set
+ * of schedules. The claim loop asks a source for jobs and the next due time and holds no strategy
+ * branches; the choice is made once, in claimSourceFor() (sources.ts).
+ */
+import type { Sleeper, ServerClock } from '../clock.js';
+import type { ClaimInput, ClaimOutput } from '../operations/claim.js';
+import type { Layout } from '../operations/wheel.js';
+import type { Strategy } from '../redis/capabilities.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { QueueKeys } from '../redis/keys.js';
+
+/** A supply of due jobs. */
+export interface ClaimSource {
+  /** Lease up to `limit` due jobs; the output says when the next job or lease expiry is due. */
+  claim(limit: number): Promise<ClaimOutput>;
+  /** Wait up to `ms` for work; ends early on the sleeper's wakeNow() (and on whatever the source watches). */
+  pause(ms: number): Promise<void>;
+  /** A wake-up from `partition` (null: unknown, such as a reconnect); its head is due at `due` (null: unknown). */
+  woken(partition: number | null, due: number | null): void;
+  /** Open what the source needs before the first claim. */
+  start(): Promise<void>;
+  /** Close it; a pause in progress ends. */
+  stop(): Promise<void>;
+}
+
+/** What every claim sends besides the limit: the same for every source. */
+export type ClaimSettings = Omit<ClaimInput, 'strategy' | 'limit' | 'layout' | 'buckets'>;
+
+/** What a source is built from. */
+export interface ClaimSourceContext {
+  client: RedisClient;
+  /** The keys of each partition (one entry unless the queue is partitioned). */
+  partitions: readonly QueueKeys[];
+  strategy: Strategy;
+  layout: Layout;
+  settings: ClaimSettings;
+  clock: ServerClock;
+  sleeper: Sleeper;
+  maxSleepMs: number;
+  /** The wheel's blocking wait for the ready list (null: the server has neither BLMOVE nor BRPOPLPUSH). */
+  blockingMove: 'blmove' | 'brpoplpush' | null;
+  /** Errors that do not fail a claim (one partition of several, the wheel's blocking connection). */
+  onError(err: Error): void;
+}

@@ -1,0 +1,77 @@
+/**
+ * A partitioned queue as one claim source: one claim from each due partition with its share of
+ * the free slots, all at once (on a Cluster they go to their own masters). Which partitions are
+ * due, and their shares, come from the PartitionPicker. A partition whose claim fails is left
+ * alone for a while; the jobs the others gave are started all the same.
+ */
+import type { ServerClock } from '../clock.js';
+import type { ClaimedJob, ClaimOutput } from '../operations/claim.js';
+import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
+import { PartitionPicker } from './partition-picker.js';
+
+/** How long a partition whose claim failed is left alone (the loop pauses as long when all fail). */
+const PARTITION_ERROR_PAUSE_MS = 1_000;
+
+/** Claims from several partitions, each through its own source. */
+export class PartitionedSource implements ClaimSource {
+  private readonly picker: PartitionPicker;
+
+  constructor(
+    private readonly partitions: readonly ClaimSource[],
+    private readonly ctx: Pick<ClaimSourceContext, 'sleeper' | 'maxSleepMs' | 'onError'> & {
+      clock: Pick<ServerClock, 'now'>;
+    },
+  ) {
+    this.picker = new PartitionPicker(partitions.length, ctx.maxSleepMs);
+  }
+
+  async claim(limit: number): Promise<ClaimOutput> {
+    const { picker, ctx } = this;
+    const shares = picker.plan(limit, ctx.clock.now());
+    const settled = await Promise.allSettled(
+      shares.map((share) => this.partitions[share.partition]!.claim(share.limit)),
+    );
+    const jobs: ClaimedJob[] = [];
+    let now = ctx.clock.now();
+    let failure: unknown;
+    settled.forEach((result, i) => {
+      const share = shares[i]!;
+      if (result.status === 'rejected') {
+        failure ??= result.reason;
+        picker.failed(share.partition, now, PARTITION_ERROR_PAUSE_MS);
+        return;
+      }
+      const out = result.value;
+      now = Math.max(now, out.now);
+      jobs.push(...out.jobs);
+      picker.claimed(share.partition, share.limit, out.jobs.length, out.now, out.nextAt);
+    });
+    if (failure !== undefined) {
+      // All failed: the loop reports it and pauses. Some failed: go on with the others.
+      if (settled.every((r) => r.status === 'rejected')) throw toError(failure);
+      ctx.onError(toError(failure));
+    }
+    return { now, nextAt: picker.nextAt(now), jobs };
+  }
+
+  pause(ms: number): Promise<void> {
+    return this.ctx.sleeper.sleep(ms);
+  }
+
+  woken(partition: number | null, due: number | null): void {
+    if (partition === null) this.picker.wokenAll();
+    else this.picker.woken(partition, due);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.partitions.map((p) => p.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.partitions.map((p) => p.stop()));
+  }
+}
+
+function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,122 @@
+/**
+ * Runs one attempt: decode the envelope, hand back a job of a newer payload version, upgrade and
+ * validate the payload, run the handler (bounded by the job's timeout, inside a trace span when
+ * tracing is loaded), and choose the fate. Applying the fate is the Attempt's (attempt.ts).
+ */
+import type { Codec } from '../codec/codec.js';
+import { decodeEnvelope } from '../codec/envelope.js';
+import { JobTimeoutError, UnsupportedVersionError } from '../errors.js';
+import { Job } from '../job.js';
+import { validatePayload } from '../schema.js';
+import type { Tracing } from '../tracing.js';
+import type { Attempt } from './attempt.js';
+import type { ResolvedWorkerOptions } from './options.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { upgradePayload } from './upgrade.js';
+
+/** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
+export type Handler<T> = (job: Job<T>) => Promise<unknown>;
+
+/** What running an attempt needs from the worker. */
+export interface RunDeps<T> {
+  queue: string;
+  handler: Handler<T>;
+  codec: Codec;
+  options: Pick<ResolvedWorkerOptions<T>, 'version' | 'migrate' | 'schema' | 'newerVersionDelayMs'>;
+  retry: RetryPolicy;
+  tracing: Tracing | null;
+  /** job.extendLease(). */
+  extend(attempt: Attempt<T>, ms: number): Promise<void>;
+  /** The handler is done, or will not run: its slot goes to the next job. Called once. */
+  handlerDone(): void;
+  report(err: unknown): void;
+}
+
+/** Run `attempt` to its fate. */
+export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Promise<void> {
+  const { claimed } = attempt;
+  const o = deps.options;
+  let job: Job<T>;
+  let traceparent: string | undefined;
+  try {
+    const envelope = decodeEnvelope(deps.codec, claimed.envelope, claimed.id);
+    traceparent = envelope.traceparent;
+    if (envelope.version > o.version) {
+      // A rolling deploy: hand it back uncharged, due later, so an upgraded worker takes it.
+      deps.handlerDone();
+      const state = await attempt.release('newer-version', o.newerVersionDelayMs);
+      if (state === 'released')
+        deps.report(new UnsupportedVersionError(claimed.id, envelope.version, o.version));
+      return;
+    }
+    let payload = upgradePayload(envelope.payload, envelope.version, o.version, o.migrate);
+    if (o.schema) payload = await validatePayload(o.schema, payload);
+    job = new Job<T>(
+      claimed.id,
+      payload as T,
+      claimed.meta.a,
+      claimed.meta.m,
+      new Date(claimed.runAt),
+      new Date(claimed.claimedAt),
+      attempt.signal,
+      (ms) => deps.extend(attempt, ms),
+    );
+  } catch (err) {
+    // An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once
+    // with the reason, and go on.
+    deps.handlerDone();
+    await attempt.bury(null, toError(err));
+    return;
+  }
+  let result: unknown;
+  try {
+    const tracing = deps.tracing;
+    result = await (tracing
+      ? tracing.process(
+          {
+            queue: deps.queue,
+            id: job.id,
+            attempt: job.attempt,
+            runAt: claimed.runAt,
+            claimedAt: claimed.claimedAt,
+            traceparent,
+          },
+          () => runHandler(attempt, job, deps.handler),
+        )
+      : runHandler(attempt, job, deps.handler));
+  } catch (err) {
+    deps.handlerDone();
+    const error = toError(err);
+    await attempt.fail(job, error, deps.retry.delayMs(job.id, claimed.meta, error));
+    return;
+  }
+  deps.handlerDone();
+  await attempt.complete(job, result);
+}
+
+/**
+ * The handler, bounded by the job's timeoutMs when it has one: at the timeout its signal aborts
+ * and the attempt fails with "timed out". A handler that ignores the signal runs on unobserved;
+ * its result is not applied.
+ */
+function runHandler<T>(attempt: Attempt<T>, job: Job<T>, handler: Handler<T>): Promise<unknown> {
+  const timeoutMs = attempt.claimed.meta.o;
+  const run = handler(job);
+  if (timeoutMs === undefined) return run;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new JobTimeoutError(job.id, timeoutMs);
+      attempt.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  run.catch(() => {}); // after a timeout, a late rejection is expected and not ours to report
+  return Promise.race([run, timedOut]).finally(() => clearTimeout(timer));
+}
+
+/** `err` as an Error (handlers may throw anything). */
+export function toError(err: unknown): Error {
+  if (err instanceof Error) return err;
+  return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
+}

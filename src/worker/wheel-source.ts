@@ -1,0 +1,76 @@
+/**
+ * The time wheel as a claim source: each claim also promotes the due buckets the previous claim
+ * named, and the pause between claims also ends the moment the ready list holds a job (see
+ * ready-waiter.ts), so a job promoted by another worker starts without waiting for a timer.
+ */
+import { claim, type ClaimOutput } from '../operations/claim.js';
+import type { WheelLayout } from '../operations/wheel.js';
+import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
+import { ReadyWaiter } from './ready-waiter.js';
+
+/** Claims from the wheel of an unpartitioned queue. */
+export class WheelSource implements ClaimSource {
+  /** The starts of the buckets to pass to the next claim, as the last claim reported them. */
+  private head: number[] = [];
+  /** Jobs left in ready after the last claim (the rate limit may hold them back). */
+  private readyLeft = 0;
+  private readonly waiter: ReadyWaiter | undefined;
+
+  constructor(
+    private readonly ctx: ClaimSourceContext,
+    private readonly layout: WheelLayout,
+  ) {
+    const keys = ctx.partitions[0]!;
+    if (ctx.blockingMove !== null) {
+      this.waiter = new ReadyWaiter(ctx.client, keys.ready, ctx.blockingMove, (err) => ctx.onError(err));
+    }
+  }
+
+  async claim(limit: number): Promise<ClaimOutput> {
+    const { client, settings } = this.ctx;
+    const out = await claim(client, this.ctx.partitions[0]!, {
+      ...settings,
+      strategy: 'wheel',
+      limit,
+      layout: this.layout,
+      buckets: this.head,
+    });
+    if (out.wheel) {
+      this.head = out.wheel.head;
+      this.readyLeft = out.wheel.readyLeft;
+      // Due buckets were left because this claim did not pass them: claim again at once, with them.
+      if (out.wheel.dueLeft) out.nextAt = out.now;
+    }
+    return out;
+  }
+
+  /**
+   * Sleep, and also end the sleep when the ready list holds a job (a promotion by another worker,
+   * a job added due now, a reaped or released job), unless ready still holds jobs this worker may
+   * not start yet (the rate limit), which would end it at once.
+   */
+  async pause(ms: number): Promise<void> {
+    const { sleeper } = this.ctx;
+    const waiter = this.waiter;
+    if (!waiter || this.readyLeft > 0) return sleeper.sleep(ms);
+    const sleep = sleeper.sleep(ms);
+    const blocked = waiter.wait(ms).then((ready) => {
+      if (ready) sleeper.interrupt();
+    });
+    await sleep;
+    await waiter.interrupt();
+    await blocked;
+  }
+
+  woken(): void {
+    // The sleeper's wake-up is all there is to do.
+  }
+
+  async start(): Promise<void> {
+    await this.waiter?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.waiter?.stop();
+  }
+}

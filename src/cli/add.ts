@@ -1,11 +1,12 @@
 /**
- * `delayq add <queue> <json> [--delay|--at] [--id] [--attempts]`, or `--file jobs.ndjson` for many:
- * one job spec per line, `{"payload": ..., "delay"?: "10s", "at"?: ISO or ms, "id"?: ..., "attempts"?: n}`.
+ * `delayq add <queue> <json> [--delay|--run-at] [--id] [--attempts]`, or `--file jobs.ndjson` for many:
+ * one job spec per line, `{"payload": ..., "delay"?: "10s", "runAt"?: ISO or ms, "id"?: ..., "attempts"?: n}`.
+ * Flags and fields are named as add's options (runAt, not at).
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Duration } from '../duration.js';
 import type { AddOptions } from '../job-options.js';
 import type { BulkJob, Queue } from '../queue.js';
@@ -16,6 +17,7 @@ import {
   intArg,
   OperationalError,
   output,
+  RUN_AT_RENAMED,
   UsageError,
   withQueue,
 } from './context.js';
@@ -28,7 +30,9 @@ const FILE_BATCH = 1_000;
 
 interface AddFlags {
   delay?: number;
-  at?: Date;
+  runAt?: Date;
+  /** The 0.1 spelling of --run-at, refused. */
+  at?: unknown;
   id?: string;
   attempts?: number;
   file?: string;
@@ -39,15 +43,17 @@ export function registerAdd(program: Command): void {
     .command('add <queue> [json]')
     .description('schedule a job whose payload is <json>, or every job of an NDJSON file (--file)')
     .option('--delay <duration>', "run after this long ('90s', '1h30m', ms)", durationArg)
-    .option('--at <date>', 'run at this time (ISO 8601 or epoch ms)', dateArg)
+    .option('--run-at <date>', 'run at this time (ISO 8601 or epoch ms)', dateArg)
+    .addOption(new Option('--at <date>').hideHelp())
     .option('--id <id>', 'job id; adding an existing id changes nothing')
     .option('--attempts <n>', 'attempts before the dead set', intArg(1))
-    .option('--file <path>', 'NDJSON file, one {"payload", "delay"?, "at"?, "id"?, "attempts"?} per line')
+    .option('--file <path>', 'NDJSON file, one {"payload", "delay"?, "runAt"?, "id"?, "attempts"?} per line')
     .action(async (name: string, json: string | undefined, flags: AddFlags, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
-      if (flags.delay !== undefined && flags.at !== undefined)
-        throw new UsageError('give --delay or --at, not both');
+      if (flags.at !== undefined) throw new UsageError(RUN_AT_RENAMED);
+      if (flags.delay !== undefined && flags.runAt !== undefined)
+        throw new UsageError('give --delay or --run-at, not both');
       if ((json === undefined) === (flags.file === undefined)) {
         throw new UsageError('give either a JSON payload or --file <ndjson>');
       }
@@ -68,7 +74,7 @@ export function registerAdd(program: Command): void {
       const payload = parseJson(json!, 'the payload');
       const opts: AddOptions = {};
       if (flags.delay !== undefined) opts.delay = flags.delay;
-      if (flags.at !== undefined) opts.runAt = flags.at;
+      if (flags.runAt !== undefined) opts.runAt = flags.runAt;
       if (flags.id !== undefined) opts.id = flags.id;
       if (flags.attempts !== undefined) opts.attempts = flags.attempts;
       await withQueue(
@@ -109,12 +115,21 @@ function lineJob(line: string, n: number, defaults: AddFlags): BulkJob<unknown> 
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec) || !('payload' in spec)) {
     throw new UsageError(`line ${n}: expected an object with a "payload" field`);
   }
-  const s = spec as { payload: unknown; delay?: unknown; at?: unknown; id?: unknown; attempts?: unknown };
+  const s = spec as {
+    payload: unknown;
+    delay?: unknown;
+    runAt?: unknown;
+    at?: unknown;
+    id?: unknown;
+    attempts?: unknown;
+  };
+  if (s.at !== undefined) throw new UsageError(`line ${n}: "at" is now "runAt", as add's runAt option`);
   const opts: AddOptions = {};
   if (s.delay !== undefined) opts.delay = s.delay as Duration;
-  else if (s.at !== undefined) opts.runAt = typeof s.at === 'string' ? new Date(s.at) : (s.at as number);
+  else if (s.runAt !== undefined)
+    opts.runAt = typeof s.runAt === 'string' ? new Date(s.runAt) : (s.runAt as number);
   else if (defaults.delay !== undefined) opts.delay = defaults.delay;
-  else if (defaults.at !== undefined) opts.runAt = defaults.at;
+  else if (defaults.runAt !== undefined) opts.runAt = defaults.runAt;
   if (s.id !== undefined) opts.id = s.id as string;
   if (s.attempts !== undefined) opts.attempts = s.attempts as number;
   else if (defaults.attempts !== undefined) opts.attempts = defaults.attempts;

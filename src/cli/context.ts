@@ -13,6 +13,9 @@ import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 /** Exit code 2: the command line was wrong. */
 export class UsageError extends Error {}
 
+/** The 0.1 flag --at, refused: flags are named as add's options. */
+export const RUN_AT_RENAMED = "--at is now --run-at, as add's runAt option";
+
 /** Exit code 1: the command was fine but could not be carried out. */
 export class OperationalError extends Error {}
 

@@ -75,7 +75,7 @@ export function registerDashboard(program: Command): void {
       if (!token)
         out.line(
           out.c.dim(
-            'actions are off: pass --token (or DELAYQ_DASHBOARD_TOKEN) to retry, cancel and delete from the page',
+            'actions are off: pass --token (or DELAYQ_DASHBOARD_TOKEN) to retry, cancel and remove from the page',
           ),
         );
       out.line(out.c.dim('Ctrl-C stops it'));

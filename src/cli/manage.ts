@@ -1,11 +1,12 @@
 /** `delayq cancel`, `reschedule`, `retry` and `remove`: change waiting and dead jobs. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   dateArg,
   durationArg,
   globalsOf,
   OperationalError,
   output,
+  RUN_AT_RENAMED,
   UsageError,
   withQueue,
 } from './context.js';
@@ -33,27 +34,36 @@ export function registerManage(program: Command): void {
     .command('reschedule <queue> <id>')
     .description('move a waiting job to a new time')
     .option('--delay <duration>', 'due this long from now', durationArg)
-    .option('--at <date>', 'due at this time (ISO 8601 or epoch ms)', dateArg)
-    .action(async (name: string, id: string, opts: { delay?: number; at?: Date }, command: Command) => {
-      const globals = globalsOf(command);
-      const out = output(globals);
-      if ((opts.delay === undefined) === (opts.at === undefined))
-        throw new UsageError('give exactly one of --delay or --at');
-      await withQueue(globals, name, async ({ queue }) => {
-        const moved = await queue.reschedule(
-          id,
-          opts.delay !== undefined ? { delay: opts.delay } : { runAt: opts.at! },
-        );
-        if (!moved)
-          throw new OperationalError(
-            `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
+    .option('--run-at <date>', 'due at this time (ISO 8601 or epoch ms)', dateArg)
+    .addOption(new Option('--at <date>').hideHelp())
+    .action(
+      async (
+        name: string,
+        id: string,
+        opts: { delay?: number; runAt?: Date; at?: unknown },
+        command: Command,
+      ) => {
+        const globals = globalsOf(command);
+        const out = output(globals);
+        if (opts.at !== undefined) throw new UsageError(RUN_AT_RENAMED);
+        if ((opts.delay === undefined) === (opts.runAt === undefined))
+          throw new UsageError('give exactly one of --delay or --run-at');
+        await withQueue(globals, name, async ({ queue }) => {
+          const moved = await queue.reschedule(
+            id,
+            opts.delay !== undefined ? { delay: opts.delay } : { runAt: opts.runAt! },
           );
-        const info = await queue.get(id);
-        const runAt = info?.runAt.toISOString() ?? null;
-        out.data({ queue: name, id, rescheduled: true, runAt });
-        out.line(`${out.c.green('rescheduled')} ${id}${runAt ? ` to ${runAt}` : ''}`);
-      });
-    });
+          if (!moved)
+            throw new OperationalError(
+              `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
+            );
+          const info = await queue.get(id);
+          const runAt = info?.runAt.toISOString() ?? null;
+          out.data({ queue: name, id, rescheduled: true, runAt });
+          out.line(`${out.c.green('rescheduled')} ${id}${runAt ? ` to ${runAt}` : ''}`);
+        });
+      },
+    );
 
   program
     .command('retry <queue> [id]')

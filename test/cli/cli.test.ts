@@ -168,7 +168,7 @@ describe('delayq on a partitioned queue', () => {
   });
 });
 
-describe('delayq cancel / reschedule / retry / purge', () => {
+describe('delayq cancel / reschedule / retry / remove', () => {
   it('reschedules and cancels a waiting job, and refuses when it is not waiting', async () => {
     const q = uniqueQueue('cli');
     await newQueue(q).add('x', { id: 'a', delay: '1h' });
@@ -188,6 +188,27 @@ describe('delayq cancel / reschedule / retry / purge', () => {
     );
     expect((await cli(['reschedule', q, 'a', '--delay', '1s'])).code).toBe(1);
     expect((await cli(['reschedule', q, 'a'])).code).toBe(2);
+  });
+
+  it("--run-at, named as add's runAt option; the 0.1 flag --at is refused", async () => {
+    const q = uniqueQueue('cli');
+    const at = new Date(Date.UTC(2099, 0, 2, 3, 4, 5, 678));
+    const added = await cli(['--json', 'add', q, '1', '--id', 'r', '--run-at', at.toISOString()]);
+    expect(json(added.stdout)).toMatchObject({ id: 'r', runAt: at.toISOString(), created: true });
+    const later = new Date(at.getTime() + 60_000);
+    expect((await cli(['reschedule', q, 'r', '--run-at', String(later.getTime())])).code).toBe(0);
+    const r = inspector(redis.url());
+    expect(Number(await r.zscore(queueKeys(q).schedule, 'r'))).toBe(later.getTime());
+    await r.quit();
+    for (const args of [
+      ['add', q, '2', '--at', at.toISOString()],
+      ['reschedule', q, 'r', '--at', at.toISOString()],
+    ]) {
+      const old = await cli(args);
+      expect(old.code).toBe(2);
+      expect(old.stderr).toBe("delayq: --at is now --run-at, as add's runAt option\n");
+    }
+    expect(await newQueue(q).counts()).toMatchObject({ scheduled: 1 });
   });
 
   it('retries one dead job, then all, then removes dead jobs', async () => {
@@ -259,6 +280,16 @@ describe('delayq add --file', () => {
     const now = await serverNow(r);
     expect(Number(await r.zscore(queueKeys(q).schedule, 'first')) - now).toBeGreaterThan(7_100_000);
     await r.quit();
+
+    await writeFile(file, `${JSON.stringify({ payload: 1, id: 'dated', runAt: 4_102_444_800_000 })}\n`);
+    expect((await cli(['add', q, '--file', file])).code).toBe(0);
+    const r2 = inspector(redis.url());
+    expect(Number(await r2.zscore(queueKeys(q).schedule, 'dated'))).toBe(4_102_444_800_000);
+    await r2.quit();
+    await writeFile(file, `${JSON.stringify({ payload: 1, at: 4_102_444_800_000 })}\n`);
+    const oldField = await cli(['add', q, '--file', file]);
+    expect(oldField.code).toBe(2);
+    expect(oldField.stderr).toBe(`delayq: line 1: "at" is now "runAt", as add's runAt option\n`);
 
     await writeFile(file, '{"payload":1}\nnot json\n');
     const bad = await cli(['add', q, '--file', file]);

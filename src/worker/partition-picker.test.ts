@@ -62,4 +62,19 @@ describe('PartitionPicker', () => {
     expect(picker.plan(4, 999)).toEqual([]);
     expect(picker.plan(4, 1_000)).toEqual([{ partition: 0, limit: 4 }]);
   });
+
+  it('keeps a wake-up that arrived while that partition’s claim was in flight', () => {
+    const picker = new PartitionPicker(2, 3_600_000);
+    expect(picker.plan(2, 0).map((s) => s.partition)).toEqual([0, 1]);
+    // A job due at 200 is added to partition 1 after its claim ran in Redis, before the answer is back.
+    picker.woken(1, 200);
+    picker.claimed(0, 1, 0, 10, -1);
+    picker.claimed(1, 1, 0, 10, -1); // its claim saw an empty partition
+    expect(picker.nextAt(10)).toBe(200);
+    expect(picker.plan(2, 200)).toEqual([{ partition: 1, limit: 2 }]);
+    // Once that claim is answered, the wake-up is spent: the next answer counts alone (partition 0's
+    // bound, from its claim at 10, is now the earliest).
+    picker.claimed(1, 2, 1, 200, -1);
+    expect(picker.nextAt(200)).toBe(10 + 3_600_000);
+  });
 });

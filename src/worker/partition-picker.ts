@@ -20,6 +20,12 @@ export interface PartitionShare {
 export class PartitionPicker {
   /** Server time at which each partition must be looked at; -Infinity: now. */
   private readonly nextLook: number[];
+  /**
+   * The earliest wake-up per partition since its claim was planned: a claim's answer may predate a
+   * job added while it was in flight, so it must not erase that job's wake-up (it would then wait
+   * for maxSleepMs).
+   */
+  private readonly wokenSincePlan: number[];
   /** Where the next round-robin of leftover slots starts. */
   private offset = 0;
 
@@ -29,6 +35,7 @@ export class PartitionPicker {
     private readonly maxSleepMs: number,
   ) {
     this.nextLook = Array.from({ length: partitions }, () => -Infinity);
+    this.wokenSincePlan = Array.from({ length: partitions }, () => Infinity);
   }
 
   /** The shares of `free` slots among the partitions due at server time `now` (none when none is due). */
@@ -42,9 +49,11 @@ export class PartitionPicker {
     const even = Math.floor(free / due.length);
     const extra = free % due.length;
     if (extra > 0) this.offset = (due[extra - 1]! + 1) % this.partitions;
-    return due
+    const shares = due
       .map((partition, i) => ({ partition, limit: even + (i < extra ? 1 : 0) }))
       .filter((share) => share.limit > 0);
+    for (const share of shares) this.wokenSincePlan[share.partition] = Infinity;
+    return shares;
   }
 
   /**
@@ -54,7 +63,8 @@ export class PartitionPicker {
   claimed(partition: number, limit: number, taken: number, now: number, nextAt: number): void {
     // A full claim may have left due jobs behind: look again at once.
     const next = taken >= limit ? -Infinity : nextAt < 0 ? Infinity : nextAt;
-    this.nextLook[partition] = Math.min(next, now + this.maxSleepMs);
+    this.nextLook[partition] = Math.min(next, now + this.maxSleepMs, this.wokenSincePlan[partition]!);
+    this.wokenSincePlan[partition] = Infinity;
   }
 
   /** A claim from `partition` failed at server time `now`: try it again after `pauseMs`. */
@@ -64,7 +74,9 @@ export class PartitionPicker {
 
   /** A wake-up for `partition`: its head is due at `due`, or unknown (null: look at once). */
   woken(partition: number, due: number | null): void {
-    this.nextLook[partition] = due === null ? -Infinity : Math.min(this.nextLook[partition]!, due);
+    const at = due === null ? -Infinity : due;
+    this.nextLook[partition] = Math.min(this.nextLook[partition]!, at);
+    this.wokenSincePlan[partition] = Math.min(this.wokenSincePlan[partition]!, at);
   }
 
   /** A wake-up of unknown origin (a reconnect): look at every partition. */

@@ -72,6 +72,7 @@ describe('cluster: partitions', () => {
       (handler, options) => work(name, handler, options),
       P,
       1_000,
+      redis.client,
     );
   });
 });

@@ -151,6 +151,7 @@ describe('partitions: jobs', () => {
       (handler, options) => worker(name, handler, options),
       P,
       500,
+      () => inspector(redis.url()),
     );
   });
 });

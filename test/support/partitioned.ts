@@ -6,7 +6,9 @@ import { afterEach, expect } from 'vitest';
 import { Queue, Worker, type BulkJob, type Job, type WorkerOptions } from '../../src/index.js';
 import type { ConnectionOption } from '../../src/redis/connection.js';
 import { partitionOf } from '../../src/partition/index.js';
+import type { Cluster, Redis } from 'ioredis';
 import { waitFor } from './fixtures.js';
+import { connectionsBefore, waitForSleepingWorker } from './idle-worker.js';
 
 /**
  * Makers of Queues and Workers of `partitions` partitions on `connection()`, each closed after the
@@ -78,7 +80,8 @@ export function idIn(partition: number, partitions: number, prefix: string): str
 /**
  * With a worker made by `startWorker` asleep until a job an hour ahead (its own timer set to an
  * hour), add a job due in 200 ms to each partition: each must start within `maxLateMs` of its due
- * time, which only a wake-up explains.
+ * time, which only a wake-up explains. "Asleep" is read from Redis through `inspect()` (a client the
+ * helper closes), not guessed.
  */
 export async function expectWakeFromEveryPartition(
   queue: Queue<number>,
@@ -88,14 +91,22 @@ export async function expectWakeFromEveryPartition(
   ) => Worker<number>,
   partitions: number,
   maxLateMs: number,
+  inspect: () => Redis | Cluster,
 ): Promise<void> {
   const late: number[] = [];
-  const worker = startWorker(async (job) => void late.push(job.claimedAt.getTime() - job.runAt.getTime()), {
-    maxSleepMs: 3_600_000,
-  });
-  await worker.waitUntilReady();
+  // The far job first: the worker's first claim then sees it and sleeps until it.
   await queue.add(-1, { delay: '1h' });
-  await new Promise((r) => setTimeout(r, 100)); // let it go to sleep until the far job
+  const look = inspect();
+  try {
+    const before = await connectionsBefore(look);
+    const worker = startWorker(async (job) => void late.push(job.claimedAt.getTime() - job.runAt.getTime()), {
+      maxSleepMs: 3_600_000,
+    });
+    await worker.waitUntilReady();
+    await waitForSleepingWorker(look, before);
+  } finally {
+    await look.quit();
+  }
   for (let p = 0; p < partitions; p++)
     await queue.add(p, { id: idIn(p, partitions, `wake-${p}-`), delay: 200 });
   await waitFor(() => late.length === partitions, { timeoutMs: 5_000, what: 'the woken runs' });

@@ -4,11 +4,13 @@
  * a queue from before the config record is found by its jobs' meta hash.
  */
 import { Cluster } from 'ioredis';
+import { whenReachable } from '../definition/reach.js';
 import type { RedisClient } from '../redis/connection.js';
 import { configKey, queueKeys, queueNameOfTag } from '../redis/keys.js';
 
 /** Names of the known queues, sorted; scans at most `limit` queues' worth of keys per pattern. */
 export async function discoverQueues(client: RedisClient, limit = 10_000): Promise<string[]> {
+  await whenReachable(client);
   const names = new Set<string>();
   // The config record of every queue, and the meta hash of queues from before the record (every
   // job has a meta entry while it is scheduled, active or dead).

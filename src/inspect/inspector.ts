@@ -6,6 +6,7 @@
  */
 import type { Codec, Envelope } from '../codec/codec.js';
 import { codecNamed } from '../definition/codecs.js';
+import { whenReachable } from '../definition/reach.js';
 import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
 import { settleConfig, type ConfigRecord } from '../operations/config.js';
 import { dueSlices, oldestDead } from '../operations/due.js';
@@ -69,6 +70,8 @@ export class Inspector {
    * this tool lacks does not fail here: counts work, payloads show the error, adds refuse it.
    */
   static async open(client: RedisClient, name: string, options: InspectorOptions = {}): Promise<Inspector> {
+    // A server that is not there: one ConnectionError naming it, not ioredis's retries' error.
+    await whenReachable(client);
     const found = await settleConfig(client, name, {
       mode: 'read',
       partitions: { wanted: '', initial: '1' },

@@ -6,6 +6,7 @@ import { createDashboard } from '../../src/dashboard/handler.js';
 import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { freePort } from '../support/redis-server.js';
 
 const redis = useRedis();
 const TOKEN = 'test-token-0123456789abcdef';
@@ -322,6 +323,20 @@ describe('dashboard over HTTP', () => {
     const missing = await fetch(new URL(`api/queues/${uniqueQueue('typo')}`, server.url));
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: string }).error).toMatch(/no queue 'typo-[0-9a-f]+' here/);
+  });
+
+  it('answers 503 naming the Redis it cannot reach, at once', async () => {
+    const port = await freePort();
+    const server = await dashboard({ connection: `redis://127.0.0.1:${port}` });
+    const started = Date.now();
+    for (const path of ['api/queues', 'api/queues/emails']) {
+      const res = await fetch(new URL(path, server.url));
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: string }).error).toMatch(
+        new RegExp(`^redis: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`),
+      );
+    }
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('mounts under a base path in a user server and passes other paths on', async () => {

@@ -61,12 +61,15 @@ def main():
     port, queue, add_lua_path, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     user, password = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
     r = redis.Redis(port=int(port), username=user, password=password)
-    # "First, learn the queue's shape": this producer writes the zset layout, one partition.
-    layout = r.get(f"dq:{{{queue}}}:layout")
-    if layout not in (None, b"zset"):
-        sys.exit(f"queue {queue} has layout {layout!r}; this producer writes only the zset layout")
-    if r.get(f"dq:{{{queue}}}:partitions") is not None:
-        sys.exit(f"queue {queue} is partitioned; this producer writes only one partition")
+    # "First, learn the queue's shape": the config record says how the workers read the queue.
+    # This producer writes format 1, the zset layout, one partition, the json codec.
+    config = {k.decode(): v.decode() for k, v in r.hgetall(f"dq:{{{queue}}}:config").items()}
+    if not config:
+        sys.exit(f"queue {queue} has no config record: start its workers first, or record one")
+    wanted = {"format": "1", "layout": "zset", "partitions": "1", "codec": "json"}
+    for field, value in wanted.items():
+        if config.get(field) != value:
+            sys.exit(f"queue {queue} has {field} {config.get(field)!r}; this producer writes only {value!r}")
     with open(add_lua_path, encoding="utf-8") as f:
         add = r.register_script(f.read())  # EVALSHA, falling back to SCRIPT LOAD on NOSCRIPT
     seconds, micros = r.time()

@@ -146,3 +146,25 @@ it('jobs from a Python producer written from PROTOCOL.md run once each, none ear
     expect(Object.is((only!.payload as { negZero: number }).negZero, -0)).toBe(true);
   }
 });
+
+it('the Python producer reads the config record and refuses a queue whose codec it cannot write', async () => {
+  const name = uniqueQueue('py-msgpack');
+  const queue = new Queue(name, { connection: redis.url(), codec: 'msgpack' });
+  cleanups.push(() => queue.close());
+  await queue.counts(); // the first call records the queue's definition
+  const script = join(import.meta.dirname, '../foreign/producer.py');
+  const result = await run(PYTHON, [
+    script,
+    String(redis.server().port),
+    name,
+    '/nonexistent/add.lua',
+    '1',
+  ]).then(
+    () => null,
+    (err: Error & { code?: number; stderr?: string }) => err,
+  );
+  expect(result?.code).toBe(1);
+  expect(result?.stderr).toContain("has codec 'msgpack'; this producer writes only 'json'");
+  // Nothing was written: the producer stopped before its first add.
+  expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+});

@@ -3,6 +3,7 @@ import type { SystemName } from './adapters/adapter.js';
 import type { Environment } from './lib/machine.js';
 import type { Profile } from './lib/profile.js';
 import type { Figure } from './lib/recorder.js';
+import type { W8Step } from './workloads/w8-capacity.js';
 
 /** Everything a run wrote to its JSON file. */
 export interface RunResults {
@@ -143,6 +144,27 @@ const TARGETS: Target[] = [
     met: (m) => below(m.delayq, 16),
   },
   {
+    label: 'W1 c1 processing jobs/s',
+    workload: 'W1',
+    metric: 'processing c1',
+    text: 'ahead of BullMQ and bee-queue (issue 14)',
+    met: (m) => ratio(m.delayq, Math.max(m.bullmq ?? NaN, m['bee-queue'] ?? NaN), 1),
+  },
+  {
+    label: 'W1 c1 Redis commands per processed job',
+    workload: 'W1',
+    metric: 'Redis commands per processed job c1',
+    text: '≤ 10 (issue 14)',
+    met: (m) => below(m.delayq, 10),
+  },
+  {
+    label: 'W8 capacity at p99 lateness ≤ 10 ms (jobs/s)',
+    workload: 'W8',
+    metric: 'capacity at p99 lateness ≤ 10 ms',
+    text: '≥ 10,000 (issue 14)',
+    met: (m) => ratio(m.delayq, 10_000, 1),
+  },
+  {
     label: 'Redis CPU µs per job (W1 c50)',
     workload: 'W1',
     metric: 'Redis CPU per processed job c50',
@@ -152,7 +174,7 @@ const TARGETS: Target[] = [
 ];
 
 function ratio(a: number | undefined, b: number | undefined, k: number): boolean | undefined {
-  return a === undefined || b === undefined ? undefined : a >= k * b;
+  return a === undefined || b === undefined || Number.isNaN(b) ? undefined : a >= k * b;
 }
 
 function below(a: number | undefined, limit: number): boolean | undefined {
@@ -189,6 +211,7 @@ const TITLES: Record<string, string> = {
   W5: 'W5 memory',
   W6: 'W6 crash recovery',
   W7: 'W7 scale',
+  W8: 'W8 capacity at the lateness bound',
 };
 
 function describeWorkload(p: Profile, w: string, results: RunResults): string {
@@ -210,11 +233,49 @@ function describeWorkload(p: Profile, w: string, results: RunResults): string {
       const fill = results.figures.some((f) => f.workload === 'W7' && f.metric.startsWith('backlog fill'))
         ? `; "backlog fill" is the time to add them with addBulk in chunks of ${p.bulkSize}`
         : '';
-      return `With N jobs waiting a day ahead (${p.w7.waiting.map((n) => n.toLocaleString('en-US')).join(', ')}${fill}): median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
+      const bytes = results.figures.some((f) => f.workload === 'W7' && f.metric.startsWith('bytes per'))
+        ? '; "bytes per waiting job" is the growth of Redis used_memory over the fill divided by N (at small N the fixed cost of a queue weighs in)'
+        : '';
+      return `With N jobs waiting a day ahead (${p.w7.waiting.map((n) => n.toLocaleString('en-US')).join(', ')}${fill}${bytes}): median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s). \`--w7-max=1e7\` adds 10⁷ waiting (not in the default run: its fill alone is about ten times the 10⁶ one per system).`;
     }
+    case 'W8':
+      return describeW8(p);
     default:
       return '';
   }
+}
+
+/** What W8 does, from the profile (results saved before W8 existed have no w8 in theirs). */
+function describeW8(p: Profile): string {
+  const w = p.w8;
+  if (w === undefined) return '';
+  const rates = w.rates.map((r) => r.toLocaleString('en-US')).join(', ');
+  return `The highest arrival rate of delayed jobs each system sustains with p99 lateness ≤ ${w.p99LimitMs} ms. For each rate (${rates} jobs/s, lowest first), on a fresh queue with one worker process at concurrency ${w.concurrency}: the bench adds rate × ${w.tickMs / 1000} jobs every ${w.tickMs} ms for ${w.stepMs / 1000} s, each due ${w.leadMs / 1000}–${(w.leadMs + w.spreadMs) / 1000} s after its add call (spread evenly). Lateness is the handler's \`Date.now()\` minus (\`Date.now()\` at the add call + delay), for every system alike, so the add call's own time counts. A step holds when every job ran, p99 ≤ ${w.p99LimitMs} ms and the producer kept up (no tick started a whole tick late, the last add returned within a tick of the step's end); a step where the producer fell behind is reported as such, not as a pass. One warm-up job per step (not measured) connects the producer first. The first step that does not hold ends the search; the figure is the last step that held (0: none held); ${w.reps} repetition(s). \`--only=W8 --w8-steps=500,1000 --w8-seconds=30\` changes the steps and their length.`;
+}
+
+/** Every W8 step as a table: rate by system, with p99 lateness and the verdict. */
+function w8StepTable(results: RunResults): string {
+  const steps = results.details['W8 steps'] as W8Step[] | undefined;
+  if (!Array.isArray(steps) || steps.length === 0) return '';
+  const rates = [...new Set(steps.map((s) => s.rate))].sort((a, b) => a - b);
+  const cell = (s: W8Step | undefined): string => {
+    if (!s) return '–';
+    const p99 = s.p99 === null ? 'not all ran' : `p99 ${fmt(s.p99, 'ms')} ms`;
+    const verdict = s.verdict === 'held' ? 'held' : `**${s.verdict}**`;
+    const producer = s.verdict === 'producer behind' ? ` (added ${fmt(s.addedPerSec, 'jobs')}/s)` : '';
+    return `${verdict}, ${p99}${producer}`;
+  };
+  const head = `| offered rate (jobs/s) | ${results.systems.join(' | ')} |\n|---:|${results.systems.map(() => '---').join('|')}|\n`;
+  const rows = rates.map((rate) => {
+    const cells = results.systems.map((system) =>
+      steps
+        .filter((s) => s.system === system && s.rate === rate)
+        .map(cell)
+        .join('; '),
+    );
+    return `| ${rate.toLocaleString('en-US')} | ${cells.map((c) => c || '–').join(' | ')} |`;
+  });
+  return `Every step (a system's search ends at its first step that did not hold):\n\n${head}${rows.join('\n')}\n`;
 }
 
 /** The Markdown page. */
@@ -265,16 +326,17 @@ export function markdownReport(
   }
   const targets = targetTable(results);
   if (targets) {
-    out.push('## Against the targets of issue 5\n');
+    out.push('## Against the targets (issues 5 and 14)\n');
     out.push(targets);
   }
   if (analysis.trim()) out.push(`${analysis.trim()}\n`);
-  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7']) {
+  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8']) {
     const table = figureTable(results, w);
     if (!table) continue;
     out.push(`## ${TITLES[w]}\n`);
     out.push(`${describeWorkload(p, w, results)}\n`);
     out.push(table);
+    if (w === 'W8') out.push(w8StepTable(results));
     if (w === 'W3' && Object.keys(results.distributions).length > 0) {
       out.push(`![Lateness distributions of the last repetition of W2 and W3](${paths.chartPath})\n`);
     }

@@ -1,7 +1,7 @@
 /** Turns a run's results into docs/benchmarks.md and the lateness chart (SVG, no dependencies). */
 import type { SystemName } from './adapters/adapter.js';
 import type { Environment } from './lib/machine.js';
-import type { Profile } from './lib/profile.js';
+import { FULL, type Profile } from './lib/profile.js';
 import type { Figure } from './lib/recorder.js';
 import type { W8Step } from './workloads/w8-capacity.js';
 
@@ -245,10 +245,10 @@ function describeWorkload(p: Profile, w: string, results: RunResults): string {
   }
 }
 
-/** What W8 does, from the profile (results saved before W8 existed have no w8 in theirs). */
+/** What W8 does, from the profile. */
 function describeW8(p: Profile): string {
-  const w = p.w8;
-  if (w === undefined) return '';
+  // Results saved before W8 existed have no w8 in their profile: described with today's full one.
+  const w = (p.w8 as Profile['w8'] | undefined) ?? FULL.w8;
   const rates = w.rates.map((r) => r.toLocaleString('en-US')).join(', ');
   return `The highest arrival rate of delayed jobs each system sustains with p99 lateness ≤ ${w.p99LimitMs} ms. For each rate (${rates} jobs/s, lowest first), on a fresh queue with one worker process at concurrency ${w.concurrency}: the bench adds rate × ${w.tickMs / 1000} jobs every ${w.tickMs} ms for ${w.stepMs / 1000} s, each due ${w.leadMs / 1000}–${(w.leadMs + w.spreadMs) / 1000} s after its add call (spread evenly). Lateness is the handler's \`Date.now()\` minus (\`Date.now()\` at the add call + delay), for every system alike, so the add call's own time counts. A step holds when every job ran, p99 ≤ ${w.p99LimitMs} ms and the producer kept up (no tick started a whole tick late, the last add returned within a tick of the step's end); a step where the producer fell behind is reported as such, not as a pass. One warm-up job per step (not measured) connects the producer first. The first step that does not hold ends the search; the figure is the last step that held (0: none held); ${w.reps} repetition(s). \`--only=W8 --w8-steps=500,1000 --w8-seconds=30\` changes the steps and their length.`;
 }
@@ -277,6 +277,10 @@ function w8StepTable(results: RunResults): string {
   });
   return `Every step (a system's search ends at its first step that did not hold):\n\n${head}${rows.join('\n')}\n`;
 }
+
+/** What the soak does; its figures are printed by the soak itself, not kept in this page's run. */
+const SOAK =
+  '`bench/soak.ts`: delayq alone, on its own redis-server, for 20 minutes (`--minutes N`): 500 delayed jobs/s (`--rate`), each due 0.1–2 s after its add, 2 % failing their first attempt and 0.5 % every attempt (3 attempts, 200 ms fixed backoff), 3 worker processes at concurrency 16, and one SIGKILL of a worker per 5 minutes (`--kills`; never w0, whose RSS is followed from start to end), each replaced at once. Dead jobs are removed each minute, as an application would. It prints Redis `used_memory` and worker RSS at the start, every minute, at the end of the load and after the drain; then checks, from a ledger kept outside Redis (each worker appends its handler starts and ends, completions and deaths to its own file; the soak keeps the accepted ids and the kill times), that no accepted job was lost and none ran twice while its holder lived (a run that began before the previous one had failed or its process been killed). Exit 1 if either happened, if a job ended otherwise than its payload asked (dead instead of completed or the reverse), or if the queue did not drain within 120 s.';
 
 /** The Markdown page. */
 export function markdownReport(
@@ -341,6 +345,13 @@ export function markdownReport(
       out.push(`![Lateness distributions of the last repetition of W2 and W3](${paths.chartPath})\n`);
     }
   }
+  if (!results.figures.some((f) => f.workload === 'W8')) {
+    out.push(`## ${TITLES['W8']}\n`);
+    out.push(`${describeW8(p)}\n`);
+    out.push('_Not measured in the run this page shows (it predates W8 or left it out)._\n');
+  }
+  out.push('## Soak (`npm run soak`, not part of `npm run bench`)\n');
+  out.push(`${SOAK}\n`);
   if (results.ceilings.length > 0) {
     out.push("## Redis's own ceiling on this machine\n");
     out.push(

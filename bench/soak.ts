@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     const perTick = Math.max(1, Math.round((rate * TICK_MS) / 1000));
     let n = 0;
     let addErrors = 0;
-    let minute1: { memory: number; rss: number | null } | undefined;
+    const byMinute: Array<{ memory: number; rss: number | null }> = [];
     for (let k = 0; ; k++) {
       const slot = t0 + k * TICK_MS;
       if (slot >= t0 + durationMs) break;
@@ -239,8 +239,9 @@ async function main(): Promise<void> {
         await sweepDead();
         const counts = await queue.counts();
         const memory = await usedMemory(redis.control);
-        minute1 ??= { memory, rss: rssMiB(workers[0]!.pid) };
-        const done = [...workers, ...retired].reduce((s, w) => s + w.stats.completed, 0);
+        byMinute.push({ memory, rss: rssMiB(workers[0]!.pid) });
+        // A killed worker stays in `workers` until its replacement is ready: count each process once.
+        const done = [...new Set([...workers, ...retired])].reduce((s, w) => s + w.stats.completed, 0);
         log(
           `accepted ${accepted.size}, completed ~${done} (workers' last reports), scheduled ${counts.scheduled}, ` +
             `due ${counts.due}, active ${counts.active}, dead removed ${foundDead.size}; ` +
@@ -300,12 +301,16 @@ async function main(): Promise<void> {
         .join(' ')}`,
     );
     console.log(
-      `  Redis used_memory: start ${mib(memory0)}, after minute 1 ${minute1 ? mib(minute1.memory) : '–'}, ` +
+      `  Redis used_memory: start ${mib(memory0)}; by minute ${byMinute.map((m) => (m.memory / 2 ** 20).toFixed(1)).join(', ') || '–'} MiB; ` +
         `end of load ${mib(memoryLoaded)}, drained ${mib(memoryEnd)}`,
     );
     console.log(
-      `  RSS of w0 (never killed): start ${rss0?.toFixed(1)} MiB, after minute 1 ${minute1?.rss?.toFixed(1) ?? '–'} MiB, ` +
-        `end of load ${rssLoaded?.toFixed(1)} MiB, drained ${rssEnd?.toFixed(1)} MiB`,
+      `  RSS of w0 (never killed): start ${rss0?.toFixed(1)}; by minute ${byMinute.map((m) => m.rss?.toFixed(1) ?? '?').join(', ') || '–'} MiB; ` +
+        `end of load ${rssLoaded?.toFixed(1)}, drained ${rssEnd?.toFixed(1)} MiB`,
+    );
+    console.log(
+      `  (delayq remembers completed ids, 100,000 for 5 min by default: at ${rate} jobs/s that set fills in ` +
+        `${Math.round(Math.min(100_000 / rate, 300))} s, expect used_memory to grow until then: compare the minutes after it)`,
     );
     console.log(
       `  accepted ${report.accepted} (add calls failed: ${addErrors}), completed ${report.completed}, dead ${report.dead} ` +

@@ -85,7 +85,8 @@ async function once(ctx: Context, system: SystemName, concurrency: number, count
       ctx.log(
         `  W1 ${system} c${concurrency}: add ${Math.round((count / addMs) * 1000)}/s, ` +
           `process ${Math.round((done.completed / done.elapsedMs) * 1000)}/s, ` +
-          `Redis ${((cpu2 - cpu1) / count).toFixed(1)} µs/job`,
+          `Redis ${((cpu2 - cpu1) / count).toFixed(1)} µs/job, ` +
+          `${(callsBetween(calls1, calls2) / count).toFixed(1)} commands/job`,
       );
     } finally {
       await child.close();

@@ -8,6 +8,7 @@
  * --render=bench/results/latest.json (only re-render the docs from a saved results file),
  * --w7-max=1e7 (W7 also at every power of ten above the profile's sizes up to this many waiting),
  * --w8-steps=500,1000,... (W8's arrival rates, jobs/s), --w8-seconds=N (W8's length of a step).
+ * A flag's value may also follow it as the next argument (`--only W8`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -44,10 +45,17 @@ const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
   ceiling: runCeiling,
 };
 
+/** Flags that take a value, given as `--name=value` or `--name value`; the others are switches. */
+const VALUED = new Set(['only', 'systems', 'cpu-prof', 'reps', 'render', 'w7-max', 'w8-steps', 'w8-seconds']);
+
 function flag(name: string): string | undefined {
-  const arg = process.argv.slice(2).find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (arg === undefined) return undefined;
-  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : '';
+  const args = process.argv.slice(2);
+  const at = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (at < 0) return undefined;
+  const arg = args[at]!;
+  if (arg.includes('=')) return arg.slice(arg.indexOf('=') + 1);
+  const next = args[at + 1];
+  return VALUED.has(name) && next !== undefined && !next.startsWith('--') ? next : '';
 }
 
 function list(value: string | undefined, known: readonly string[], name: string): string[] | undefined {
@@ -113,11 +121,17 @@ async function main(): Promise<void> {
     'w8-steps',
     'w8-seconds',
   ]);
-  for (const arg of process.argv.slice(2)) {
+  const args = process.argv.slice(2);
+  args.forEach((arg, i) => {
     const name = arg.replace(/^--/, '').split('=')[0]!;
+    const previous = args[i - 1];
+    // The value of a `--name value` pair.
+    if (!arg.startsWith('--') && previous !== undefined && !previous.includes('=')) {
+      if (VALUED.has(previous.replace(/^--/, ''))) return;
+    }
     if (!arg.startsWith('--') || !known.has(name))
       throw new Error(`unknown argument ${arg}; known: --${[...known].join(', --')}`);
-  }
+  });
   const render = flag('render');
   if (render !== undefined) {
     // Re-render the docs from a saved results file, without measuring anything.

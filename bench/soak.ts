@@ -7,7 +7,8 @@
  *
  * Flags: --minutes N (20), --rate N jobs/s (500), --workers N (3), --concurrency N (16 per worker),
  * --kills N (one per 5 minutes, at least 1; never the first worker, whose RSS is followed from
- * start to end), --keep-ledger (keep the ledger directory even when the check passes).
+ * start to end), --keep-ledger (keep the ledger directory even when the check passes),
+ * --self-check (only run the checker on hand-made histories that each hold a known fault).
  *
  * Its own redis-server on a free port (never 6379); every process it starts is stopped by pid.
  */
@@ -21,6 +22,7 @@ import { Queue, type BulkJob } from '../src/index.js';
 import { sleep } from './lib/context.js';
 import { runMain } from './lib/main.js';
 import { startBenchRedis, usedMemory } from './lib/redis.js';
+import { SELF_CHECK_CASES, selfCheck } from './lib/soak-self-check.js';
 import {
   checkSoak,
   readSoakLedger,
@@ -125,8 +127,17 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '16' },
       kills: { type: 'string' },
       'keep-ledger': { type: 'boolean', default: false },
+      'self-check': { type: 'boolean', default: false },
     },
   });
+  if (values['self-check']) {
+    const failures = selfCheck();
+    for (const f of failures) console.log(`FAILED ${f}`);
+    console.log(`soak self-check: ${SELF_CHECK_CASES - failures.length} passed, ${failures.length} failed`);
+    if (failures.length > 0)
+      throw new Error('the soak checker did not say what the hand-made histories hold');
+    return;
+  }
   const minutes = Number(values.minutes);
   const rate = Number(values.rate);
   const workerCount = Number(values.workers);

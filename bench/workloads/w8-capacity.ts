@@ -7,9 +7,11 @@
  * (spread evenly, so due times arrive at R per second). Lateness is the handler's Date.now() minus
  * (Date.now() at the add call + delay), for every system alike: a delay counts from the add call, so
  * the add call's own time is part of it. A step holds when every job ran, the p99 lateness is within
- * the bound and the producer kept up (no tick started a whole tick behind its slot, and the last add
- * returned within a tick of the step's end): a step where the producer fell behind did not offer
- * the rate, so it is reported as such, never as a pass. The first step that does not hold ends the
+ * the bound and the producer kept up (the last add returned within a tick of the step's end, so the
+ * whole rate was offered, and no tick started more than MAX_TICK_LAG_TICKS ticks behind its slot, so
+ * the stream had no long gap): a step where the producer fell behind did not offer the rate, so it
+ * is reported as such, never as a pass. A shorter stall of the bench process (a busy machine) only
+ * shows in the step's "tick lag max". The first step that does not hold ends the
  * search for that system; the figure is the last step that held (0 when none did).
  */
 import { loadavg } from 'node:os';
@@ -47,6 +49,13 @@ export interface W8Step {
   /** 1-minute load average when the step started. */
   load: number;
 }
+
+/**
+ * How many ticks late a tick may start before the step counts as "producer behind": a one-tick
+ * stall is a scheduling hiccup on a shared machine (seen at load 5: 120 ms) that the catch-up
+ * absorbs; five ticks is half a second with no arrivals, then a burst: another workload.
+ */
+const MAX_TICK_LAG_TICKS = 5;
 
 /** Time allowed after the last due time for the worker to finish every job before the step counts as not drained. */
 const DRAIN_MS = 60_000;
@@ -108,7 +117,8 @@ async function step(ctx: Context, system: SystemName, rate: number): Promise<W8S
     // for every system alike, so the step measures the steady rate and not the start-up.
     await adapter.add({ payload: { i: -1, due: Date.now(), warmup: true }, delayMs: 0 });
     const produced = await produce(adapter, rate, w8);
-    const behind = produced.maxTickLagMs > w8.tickMs || produced.elapsedMs > w8.stepMs + w8.tickMs;
+    const behind =
+      produced.maxTickLagMs > MAX_TICK_LAG_TICKS * w8.tickMs || produced.elapsedMs > w8.stepMs + w8.tickMs;
     const addedPerSec = (produced.jobs / Math.max(produced.elapsedMs, w8.stepMs)) * 1000;
     const base = {
       system,

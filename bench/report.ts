@@ -158,6 +158,13 @@ const TARGETS: Target[] = [
     met: (m) => below(m.delayq, 10),
   },
   {
+    label: 'W1 c50 Redis commands per processed job',
+    workload: 'W1',
+    metric: 'Redis commands per processed job c50',
+    text: '≤ 3 (issue 14)',
+    met: (m) => below(m.delayq, 3),
+  },
+  {
     label: 'W8 capacity at p99 lateness ≤ 10 ms (jobs/s)',
     workload: 'W8',
     metric: 'capacity at p99 lateness ≤ 10 ms',

@@ -1,8 +1,9 @@
 /** Turns a run's results into docs/benchmarks.md and the lateness chart (SVG, no dependencies). */
 import type { SystemName } from './adapters/adapter.js';
 import type { Environment } from './lib/machine.js';
-import type { Profile } from './lib/profile.js';
+import { FULL, type Profile } from './lib/profile.js';
 import type { Figure } from './lib/recorder.js';
+import type { W8Step } from './workloads/w8-capacity.js';
 
 /** Everything a run wrote to its JSON file. */
 export interface RunResults {
@@ -143,6 +144,34 @@ const TARGETS: Target[] = [
     met: (m) => below(m.delayq, 16),
   },
   {
+    label: 'W1 c1 processing jobs/s',
+    workload: 'W1',
+    metric: 'processing c1',
+    text: 'ahead of BullMQ and bee-queue (issue 14)',
+    met: (m) => ratio(m.delayq, Math.max(m.bullmq ?? NaN, m['bee-queue'] ?? NaN), 1),
+  },
+  {
+    label: 'W1 c1 Redis commands per processed job',
+    workload: 'W1',
+    metric: 'Redis commands per processed job c1',
+    text: '≤ 10 (issue 14)',
+    met: (m) => below(m.delayq, 10),
+  },
+  {
+    label: 'W1 c50 Redis commands per processed job',
+    workload: 'W1',
+    metric: 'Redis commands per processed job c50',
+    text: '≤ 3 (issue 14)',
+    met: (m) => below(m.delayq, 3),
+  },
+  {
+    label: 'W8 capacity at p99 lateness ≤ 10 ms (jobs/s)',
+    workload: 'W8',
+    metric: 'capacity at p99 lateness ≤ 10 ms',
+    text: '≥ 10,000 (issue 14)',
+    met: (m) => ratio(m.delayq, 10_000, 1),
+  },
+  {
     label: 'Redis CPU µs per job (W1 c50)',
     workload: 'W1',
     metric: 'Redis CPU per processed job c50',
@@ -152,7 +181,7 @@ const TARGETS: Target[] = [
 ];
 
 function ratio(a: number | undefined, b: number | undefined, k: number): boolean | undefined {
-  return a === undefined || b === undefined ? undefined : a >= k * b;
+  return a === undefined || b === undefined || Number.isNaN(b) ? undefined : a >= k * b;
 }
 
 function below(a: number | undefined, limit: number): boolean | undefined {
@@ -189,6 +218,7 @@ const TITLES: Record<string, string> = {
   W5: 'W5 memory',
   W6: 'W6 crash recovery',
   W7: 'W7 scale',
+  W8: 'W8 capacity at the lateness bound',
 };
 
 function describeWorkload(p: Profile, w: string, results: RunResults): string {
@@ -210,12 +240,54 @@ function describeWorkload(p: Profile, w: string, results: RunResults): string {
       const fill = results.figures.some((f) => f.workload === 'W7' && f.metric.startsWith('backlog fill'))
         ? `; "backlog fill" is the time to add them with addBulk in chunks of ${p.bulkSize}`
         : '';
-      return `With N jobs waiting a day ahead (${p.w7.waiting.map((n) => n.toLocaleString('en-US')).join(', ')}${fill}): median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s).`;
+      const bytes = results.figures.some((f) => f.workload === 'W7' && f.metric.startsWith('bytes per'))
+        ? '; "bytes per waiting job" is the growth of Redis used_memory over the fill divided by N (at small N the fixed cost of a queue weighs in)'
+        : '';
+      return `With N jobs waiting a day ahead (${p.w7.waiting.map((n) => n.toLocaleString('en-US')).join(', ')}${fill}${bytes}): median time from add to handler start of one immediate job on an idle worker (${p.w7.singles} samples), then ${p.w7.jobs.toLocaleString('en-US')} immediate jobs at concurrency ${p.w7.concurrency}; ${p.w7.reps} repetition(s). \`--w7-max=1e7\` adds 10⁷ waiting (not in the default run: its fill alone is about ten times the 10⁶ one per system).`;
     }
+    case 'W8':
+      return describeW8(p);
     default:
       return '';
   }
 }
+
+/** What W8 does, from the profile. */
+function describeW8(p: Profile): string {
+  // Results saved before W8 existed have no w8 in their profile: described with today's full one.
+  const w = (p.w8 as Profile['w8'] | undefined) ?? FULL.w8;
+  const rates = w.rates.map((r) => r.toLocaleString('en-US')).join(', ');
+  return `The highest arrival rate of delayed jobs each system sustains with p99 lateness ≤ ${w.p99LimitMs} ms. For each rate (${rates} jobs/s, lowest first), on a fresh queue with one worker process at concurrency ${w.concurrency}: the bench adds rate × ${w.tickMs / 1000} jobs every ${w.tickMs} ms for ${w.stepMs / 1000} s, each due ${w.leadMs / 1000}–${(w.leadMs + w.spreadMs) / 1000} s after its add call (spread evenly). Lateness is the handler's \`Date.now()\` minus (\`Date.now()\` at the add call + delay), for every system alike, so the add call's own time counts. A step holds when every job ran, p99 ≤ ${w.p99LimitMs} ms and the producer kept up (the last add returned within a tick of the step's end, and no tick started more than five ticks late); a step where the producer fell behind is reported as such, not as a pass. One warm-up job per step (not measured) connects the producer first. The first step that does not hold ends the search; the figure is the last step that held (0: none held; a system that held the highest step sustains at least that); ${w.reps} repetition(s). \`--only=W8 --w8-steps=500,1000 --w8-seconds=30\` changes the steps and their length.`;
+}
+
+/** Every W8 step as a table: rate by system, with p99 lateness and the verdict. */
+function w8StepTable(results: RunResults): string {
+  const steps = results.details['W8 steps'] as W8Step[] | undefined;
+  if (!Array.isArray(steps) || steps.length === 0) return '';
+  const rates = [...new Set(steps.map((s) => s.rate))].sort((a, b) => a - b);
+  const cell = (s: W8Step | undefined): string => {
+    if (!s) return '–';
+    const p99 = s.p99 === null ? 'not all ran' : `p99 ${fmt(s.p99, 'ms')} ms`;
+    const verdict = s.verdict === 'held' ? 'held' : `**${s.verdict}**`;
+    const producer = s.verdict === 'producer behind' ? ` (added ${fmt(s.addedPerSec, 'jobs')}/s)` : '';
+    return `${verdict}, ${p99}${producer}`;
+  };
+  const head = `| offered rate (jobs/s) | ${results.systems.join(' | ')} |\n|---:|${results.systems.map(() => '---').join('|')}|\n`;
+  const rows = rates.map((rate) => {
+    const cells = results.systems.map((system) =>
+      steps
+        .filter((s) => s.system === system && s.rate === rate)
+        .map(cell)
+        .join('; '),
+    );
+    return `| ${rate.toLocaleString('en-US')} | ${cells.map((c) => c || '–').join(' | ')} |`;
+  });
+  return `Every step (a system's search ends at its first step that did not hold):\n\n${head}${rows.join('\n')}\n`;
+}
+
+/** What the soak does; its figures are printed by the soak itself, not kept in this page's run. */
+const SOAK =
+  '`bench/soak.ts`: delayq alone, on its own redis-server, for 20 minutes (`--minutes N`): 500 delayed jobs/s (`--rate`), each due 0.1–2 s after its add, 2 % failing their first attempt and 0.5 % every attempt (3 attempts, 200 ms fixed backoff), 3 worker processes at concurrency 16, and one SIGKILL of a worker per 5 minutes (`--kills`; never w0, whose RSS is followed from start to end), each replaced at once. Dead jobs are removed each minute, as an application would. It prints Redis `used_memory` and worker RSS at the start, every minute, at the end of the load and after the drain (delayq remembers the ids of completed jobs, by default 100,000 for at most 5 minutes, so `used_memory` rises by design until that set is full: 200 s at 500 jobs/s; flat means flat after that); then checks, from a ledger kept outside Redis (each worker appends its handler starts and ends, completions and deaths to its own file; the soak keeps the accepted ids and the kill times), that no accepted job was lost and none ran twice while its holder lived (a run that began before the previous one had failed or its process been killed). Exit 1 if either happened, if a job ended otherwise than its payload asked (dead instead of completed or the reverse), or if the queue did not drain within 120 s. `npm run soak -- --self-check` runs only the check, on hand-made histories that each hold a known fault.';
 
 /** The Markdown page. */
 export function markdownReport(
@@ -265,20 +337,28 @@ export function markdownReport(
   }
   const targets = targetTable(results);
   if (targets) {
-    out.push('## Against the targets of issue 5\n');
+    out.push('## Against the targets (issues 5 and 14)\n');
     out.push(targets);
   }
   if (analysis.trim()) out.push(`${analysis.trim()}\n`);
-  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7']) {
+  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8']) {
     const table = figureTable(results, w);
     if (!table) continue;
     out.push(`## ${TITLES[w]}\n`);
     out.push(`${describeWorkload(p, w, results)}\n`);
     out.push(table);
+    if (w === 'W8') out.push(w8StepTable(results));
     if (w === 'W3' && Object.keys(results.distributions).length > 0) {
       out.push(`![Lateness distributions of the last repetition of W2 and W3](${paths.chartPath})\n`);
     }
   }
+  if (!results.figures.some((f) => f.workload === 'W8')) {
+    out.push(`## ${TITLES['W8']}\n`);
+    out.push(`${describeW8(p)}\n`);
+    out.push('_Not measured in the run this page shows (it predates W8 or left it out)._\n');
+  }
+  out.push('## Soak (`npm run soak`, not part of `npm run bench`)\n');
+  out.push(`${SOAK}\n`);
   if (results.ceilings.length > 0) {
     out.push("## Redis's own ceiling on this machine\n");
     out.push(

@@ -5,7 +5,10 @@
  * Flags: --quick, --only=W1,W2,...,ceiling, --systems=delayq,bullmq,bee-queue,
  * --cpu-prof=delayq (worker processes of those systems write .cpuprofile files to bench/results/prof),
  * --reps=N (repetitions instead of the profile's), --write-docs (also write the docs for a partial run),
- * --render=bench/results/latest.json (only re-render the docs from a saved results file).
+ * --render=bench/results/latest.json (only re-render the docs from a saved results file),
+ * --w7-max=1e7 (W7 also at every power of ten above the profile's sizes up to this many waiting),
+ * --w8-steps=500,1000,... (W8's arrival rates, jobs/s), --w8-seconds=N (W8's length of a step).
+ * A flag's value may also follow it as the next argument (`--only W8`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -16,7 +19,7 @@ import { SYSTEMS, type SystemName } from './adapters/adapter.js';
 import { profiling } from './lib/child.js';
 import type { Context } from './lib/context.js';
 import { describeEnvironment } from './lib/machine.js';
-import { FULL, QUICK } from './lib/profile.js';
+import { FULL, QUICK, type Profile } from './lib/profile.js';
 import { Recorder } from './lib/recorder.js';
 import { startBenchRedis } from './lib/redis.js';
 import { latenessChart, markdownReport, type RunResults } from './report.js';
@@ -26,7 +29,8 @@ import { runW2, runW3 } from './workloads/w2-w3-lateness.js';
 import { runW4 } from './workloads/w4-idle.js';
 import { runW5 } from './workloads/w5-memory.js';
 import { runW6 } from './workloads/w6-recovery.js';
-import { runW7 } from './workloads/w7-scale.js';
+import { runW7, w7Sizes } from './workloads/w7-scale.js';
+import { runW8 } from './workloads/w8-capacity.js';
 import { runMain } from './lib/main.js';
 
 const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
@@ -37,13 +41,21 @@ const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
   W5: runW5,
   W6: runW6,
   W7: runW7,
+  W8: runW8,
   ceiling: runCeiling,
 };
 
+/** Flags that take a value, given as `--name=value` or `--name value`; the others are switches. */
+const VALUED = new Set(['only', 'systems', 'cpu-prof', 'reps', 'render', 'w7-max', 'w8-steps', 'w8-seconds']);
+
 function flag(name: string): string | undefined {
-  const arg = process.argv.slice(2).find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (arg === undefined) return undefined;
-  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : '';
+  const args = process.argv.slice(2);
+  const at = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (at < 0) return undefined;
+  const arg = args[at]!;
+  if (arg.includes('=')) return arg.slice(arg.indexOf('=') + 1);
+  const next = args[at + 1];
+  return VALUED.has(name) && next !== undefined && !next.startsWith('--') ? next : '';
 }
 
 function list(value: string | undefined, known: readonly string[], name: string): string[] | undefined {
@@ -65,13 +77,61 @@ async function formatted(markdown: string): Promise<string> {
   return format(markdown, { parser: 'markdown', singleQuote: true, printWidth: 110 });
 }
 
+/** A positive number from a flag, in plain or exponent form (1e7). */
+function positive(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a number > 0, got '${value}'`);
+  return n;
+}
+
+/** The profile with the sizes the W7 and W8 flags ask for. */
+function sized(profile: Profile): Profile {
+  const w7Max = flag('w7-max');
+  const steps = flag('w8-steps');
+  const seconds = flag('w8-seconds');
+  return {
+    ...profile,
+    w7: {
+      ...profile.w7,
+      ...(w7Max !== undefined && { waiting: w7Sizes(profile.w7.waiting, positive('w7-max', w7Max)) }),
+    },
+    w8: {
+      ...profile.w8,
+      ...(steps !== undefined && {
+        rates: steps
+          .split(',')
+          .filter(Boolean)
+          .map((r) => positive('w8-steps', r)),
+      }),
+      ...(seconds !== undefined && { stepMs: positive('w8-seconds', seconds) * 1000 }),
+    },
+  };
+}
+
 async function main(): Promise<void> {
-  const known = new Set(['quick', 'only', 'systems', 'cpu-prof', 'write-docs', 'reps', 'render']);
-  for (const arg of process.argv.slice(2)) {
+  const known = new Set([
+    'quick',
+    'only',
+    'systems',
+    'cpu-prof',
+    'write-docs',
+    'reps',
+    'render',
+    'w7-max',
+    'w8-steps',
+    'w8-seconds',
+  ]);
+  const args = process.argv.slice(2);
+  args.forEach((arg, i) => {
     const name = arg.replace(/^--/, '').split('=')[0]!;
+    const previous = args[i - 1];
+    // The value of a `--name value` pair.
+    if (!arg.startsWith('--') && previous !== undefined && !previous.includes('=')) {
+      if (VALUED.has(previous.replace(/^--/, ''))) return;
+    }
     if (!arg.startsWith('--') || !known.has(name))
       throw new Error(`unknown argument ${arg}; known: --${[...known].join(', --')}`);
-  }
+  });
   const render = flag('render');
   if (render !== undefined) {
     // Re-render the docs from a saved results file, without measuring anything.
@@ -96,7 +156,7 @@ async function main(): Promise<void> {
   const reps = flag('reps');
   if (reps !== undefined && !/^[1-9]\d*$/.test(reps))
     throw new Error(`--reps must be a whole number >= 1, got '${reps}'`);
-  const profile = reps === undefined ? base : { ...base, reps: Number(reps) };
+  const profile = sized({ ...base, ...(reps !== undefined && { reps: Number(reps) }) });
   const only = list(flag('only'), Object.keys(WORKLOADS), 'only') ?? Object.keys(WORKLOADS);
   const systems = (list(flag('systems'), SYSTEMS, 'systems') ?? SYSTEMS) as SystemName[];
   const profiled = list(flag('cpu-prof'), SYSTEMS, 'cpu-prof') ?? [];
@@ -105,8 +165,16 @@ async function main(): Promise<void> {
     mkdirSync(profiling.dir, { recursive: true });
     for (const s of profiled) profiling.systems.add(s);
   }
+  // A W7 that reaches further is still a full run; fewer sizes or other W8 steps are not.
+  const resized =
+    base.w7.waiting.some((n) => !profile.w7.waiting.includes(n)) ||
+    flag('w8-steps') !== undefined ||
+    flag('w8-seconds') !== undefined;
   const partial =
-    only.length !== Object.keys(WORKLOADS).length || systems.length !== SYSTEMS.length || reps !== undefined;
+    only.length !== Object.keys(WORKLOADS).length ||
+    systems.length !== SYSTEMS.length ||
+    reps !== undefined ||
+    resized;
   const writeDocs = (profile.name === 'full' && !partial) || flag('write-docs') !== undefined;
   const command =
     process.env['npm_lifecycle_event'] !== undefined && process.argv.length === 2

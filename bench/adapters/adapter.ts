@@ -17,6 +17,8 @@ export interface BenchPayload {
   due: number;
   /** Filler to reach a payload size (W5). */
   pad?: string;
+  /** Run but not measured: warms the producer's connection before a timed phase (W8). */
+  warmup?: boolean;
 }
 
 /** One job to add. */

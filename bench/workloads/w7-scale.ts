@@ -7,7 +7,7 @@ import type { SystemName } from '../adapters/adapter.js';
 import { createAdapter } from '../adapters/index.js';
 import { ChildWorker, startCountingWorker } from '../lib/child.js';
 import { freshQueue, sleep, type Context } from '../lib/context.js';
-import { reset } from '../lib/redis.js';
+import { reset, usedMemory } from '../lib/redis.js';
 import { median } from '../lib/stats.js';
 import { addInBulk } from './w1-throughput.js';
 
@@ -20,6 +20,7 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
   const queue = freshQueue('w7');
   const adapter = createAdapter(system, { url, queue });
   try {
+    const memory0 = await usedMemory(control);
     const fillMs = await addInBulk(
       ctx,
       (c) => adapter.addBulk(c),
@@ -32,6 +33,9 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
     const label = waiting.toLocaleString('en-US');
     // Filling the backlog is what W7 costs at 10⁶: recorded, so the bench's runtime is explained.
     ctx.rec.add('W7', `backlog fill, ${label} waiting`, 's', 'lower', system, fillMs / 1000);
+    // What the backlog costs in memory, per job: at 10⁷ this decides whether a system fits at all.
+    const bytesPerJob = ((await usedMemory(control)) - memory0) / waiting;
+    ctx.rec.add('W7', `bytes per waiting job, ${label} waiting`, 'B', 'lower', system, bytesPerJob);
 
     // (b) first, while the worker is idle.
     const single = await ChildWorker.start({
@@ -75,7 +79,7 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
       ctx.rec.add('W7', `processing c${concurrency}, ${label} waiting`, 'jobs/s', 'higher', system, rate);
       ctx.log(
         `  W7 ${system} ${label} waiting: filled in ${(fillMs / 1000).toFixed(1)} s, ` +
-          `${Math.round(rate)}/s, add-to-start ${median(latencies)} ms`,
+          `${bytesPerJob.toFixed(0)} B/job, ${Math.round(rate)}/s, add-to-start ${median(latencies)} ms`,
       );
     } finally {
       await child.close();
@@ -83,6 +87,19 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
   } finally {
     await adapter.close();
   }
+}
+
+/**
+ * The backlog sizes for `--w7-max=N`: the profile's sizes up to N, then every power of ten above
+ * the largest of them up to N, then N itself (so --w7-max=1e7 adds 10⁷ to 10³, 10⁵, 10⁶).
+ */
+export function w7Sizes(defaults: readonly number[], max: number): number[] {
+  const top = Math.floor(max);
+  const sizes = defaults.filter((n) => n <= top);
+  let next = 10 ** Math.ceil(Math.log10(Math.max(1, ...sizes) + 1));
+  for (; next <= top; next *= 10) sizes.push(next);
+  if (!sizes.includes(top)) sizes.push(top);
+  return sizes;
 }
 
 /** Run W7 for every backlog size, system and repetition. */

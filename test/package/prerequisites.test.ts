@@ -3,13 +3,13 @@
  * that lack tools, `vitest run` stops before any test with one message naming each missing tool and
  * the apt-get line that installs it; the check passes only when every tool is there.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, PYTHON_PATH } from '../support/prerequisites.js';
+import { runCommand, type CommandResult } from '../support/run-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VITEST = join(ROOT, 'node_modules/vitest/vitest.mjs');
@@ -31,24 +31,11 @@ function binWith(name: string, tools: string[]): string {
   return bin;
 }
 
-function run(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      env: { HOME: process.env['HOME'] ?? tmpdir(), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30_000,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+function run(args: string[], env: Record<string, string>): Promise<CommandResult> {
+  return runCommand(process.execPath, args, {
+    cwd: ROOT,
+    env: { HOME: process.env['HOME'] ?? tmpdir(), ...env },
+    timeoutMs: 30_000,
   });
 }
 

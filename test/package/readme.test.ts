@@ -7,7 +7,6 @@
  * both kinds of file; and every `delayq <command> --flag` of its shell blocks must exist in the
  * installed CLI's --help. The lists are parsed from README.md, so a README change is checked as is.
  */
-import { spawn } from 'node:child_process';
 import {
   cpSync,
   mkdirSync,
@@ -22,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, type CommandResult } from '../support/run-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -82,27 +82,9 @@ function readmeCommands(markdown: string): ReadmeCommand[] {
   return out;
 }
 
-function run(
-  command: string,
-  args: string[],
-  cwd: string,
-  timeoutMs = 180_000,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: timeoutMs,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(command: string, args: string[], cwd: string, timeoutMs = 180_000): Promise<CommandResult> {
+  const env = { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' };
+  return runCommand(command, args, { cwd, env, timeoutMs });
 }
 
 async function mustRun(command: string, args: string[], cwd: string): Promise<string> {

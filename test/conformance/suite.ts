@@ -160,6 +160,21 @@ export function conformanceSuite(
     await r.incr(keys.wheelCount);
   }
 
+  /**
+   * Script calls and blocking waits the server has served so far, over every master: a worker
+   * that polls or spins shows here (the inspector's own TIME and INFO are not counted).
+   */
+  async function callsSoFar(r: Redis | Cluster): Promise<number> {
+    const nodes = r instanceof Cluster ? r.nodes('master') : [r];
+    let total = 0;
+    for (const node of nodes) {
+      const info = await node.info('commandstats');
+      for (const m of info.matchAll(/^cmdstat_(evalsha|eval|blmove|brpoplpush):calls=(\d+)/gm))
+        total += Number(m[2]);
+    }
+    return total;
+  }
+
   const claimInput = (leaseMs: number, workerId = 'test') => ({
     strategy,
     limit: 10,
@@ -804,12 +819,19 @@ export function conformanceSuite(
       await queue.pause();
       expect(await queue.isPaused()).toBe(true);
       // Adds are accepted while paused, and their wake-ups make both workers claim (and find the gate).
-      const due = (await serverNow(look)) + 50;
+      // Due at once: the wheel puts them straight into its ready list, where a worker blocked on
+      // that list would wake at once, again and again, if it did not know the queue is paused.
+      const due = await serverNow(look);
       for (let n = 0; n < 4; n++) await queue.add(n, { runAt: due });
       // Past the due time and (wheel) the end of its bucket: every job could be claimed by now.
       await untilServerTime(look, due + precisionMs + 300);
       expect(runs).toEqual([]);
       expect(await queue.counts()).toMatchObject({ scheduled: 4, active: 0 });
+      // Paused workers sleep: with due jobs waiting (in the wheel's ready list too) they neither
+      // poll nor spin. Over half a second, a few calls at most (a reaper tick), not hundreds.
+      const callsBefore = await callsSoFar(look);
+      await untilServerTime(look, (await serverNow(look)) + 500);
+      expect((await callsSoFar(look)) - callsBefore).toBeLessThan(20);
 
       const resumedAt = await serverNow(look);
       await queue.resume();

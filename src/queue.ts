@@ -12,6 +12,7 @@ import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
 import { cancel, reschedule } from './operations/manage.js';
+import { isPaused, pause, resume } from './operations/pause.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import type { QueueKeys } from './redis/keys.js';
 import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
@@ -126,6 +127,34 @@ export class Queue<T = unknown> {
       (await this.context.settle()).layout,
     );
     return { scheduled, due, active, dead };
+  }
+
+  /**
+   * Stop every worker of the queue from claiming: the claim script itself refuses while paused, and
+   * a wake message tells sleeping workers to wait for the resume. Adds are still accepted, running
+   * jobs finish, acks, fails and reaps go on. With partitions, each is paused by its own call.
+   */
+  async pause(): Promise<void> {
+    this.assertOpen();
+    await this.context.settle();
+    await pause(this.client, this.partitions);
+  }
+
+  /**
+   * Let workers claim again, waking every one of them so due jobs start at once. A job that fell
+   * due during the pause keeps its due time: its lateness shows the pause.
+   */
+  async resume(): Promise<void> {
+    this.assertOpen();
+    await this.context.settle();
+    await resume(this.client, this.partitions);
+  }
+
+  /** Whether the queue is paused (with partitions: whether any of them is). */
+  async isPaused(): Promise<boolean> {
+    this.assertOpen();
+    await this.context.settle();
+    return isPaused(this.client, this.partitions);
   }
 
   /** @internal The keys of the partition job `id` lives in. */

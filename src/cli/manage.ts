@@ -1,4 +1,7 @@
-/** `delayq cancel`, `reschedule`, `retry` and `remove`: change waiting and dead jobs. */
+/**
+ * `delayq cancel`, `reschedule`, `retry` and `remove`: change waiting and dead jobs; `pause` and
+ * `resume`: stop and start the claiming of a whole queue.
+ */
 import { Option, type Command } from 'commander';
 import {
   dateArg,
@@ -13,6 +16,34 @@ import {
 import { progress } from './progress.js';
 
 export function registerManage(program: Command): void {
+  program
+    .command('pause <queue>')
+    .description(
+      'stop every worker of the queue from starting jobs (adds still accepted, running jobs finish)',
+    )
+    .action(async (name: string, _opts: unknown, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      await withQueue(globals, name, async ({ queue }) => {
+        await queue.pause();
+        out.data({ queue: name, paused: true });
+        out.line(`${out.c.yellow('paused')} ${name}`);
+      });
+    });
+
+  program
+    .command('resume <queue>')
+    .description('let the workers of a paused queue start jobs again, at once')
+    .action(async (name: string, _opts: unknown, command: Command) => {
+      const globals = globalsOf(command);
+      const out = output(globals);
+      await withQueue(globals, name, async ({ queue }) => {
+        await queue.resume();
+        out.data({ queue: name, paused: false });
+        out.line(`${out.c.green('resumed')} ${name}`);
+      });
+    });
+
   program
     .command('cancel <queue> <id>')
     .description('remove a waiting job (not a running or dead one)')

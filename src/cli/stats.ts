@@ -17,6 +17,7 @@ interface QueueStats {
   counts: QueueCounts;
   strategy: string;
   lateness: Lateness;
+  paused: boolean;
 }
 
 /** The due chart of `delayq stats <queue>`: the coming hour in 12 slices of 5 minutes. */
@@ -49,8 +50,12 @@ export function registerStats(program: Command): void {
 
 async function statsOf(inspector: Inspector): Promise<QueueStats> {
   const counts = await inspector.counts();
-  const [strategy, lateness] = await Promise.all([inspector.strategy(), inspector.lateness(counts)]);
-  return { queue: inspector.name, counts, strategy, lateness };
+  const [strategy, lateness, paused] = await Promise.all([
+    inspector.strategy(),
+    inspector.lateness(counts),
+    inspector.isPaused(),
+  ]);
+  return { queue: inspector.name, counts, strategy, lateness, paused };
 }
 
 function latenessText(l: Lateness): string {
@@ -88,8 +93,8 @@ async function allQueues(
     table(
       [
         ['queue', 'scheduled', 'due', 'active', 'dead', 'next due', 'strategy', 'lateness'].map(c.bold),
-        ...rows.map(({ queue, counts: n, strategy, lateness }) => [
-          queue,
+        ...rows.map(({ queue, counts: n, strategy, lateness, paused }) => [
+          paused ? `${queue} ${c.yellow('(paused)')}` : queue,
           String(n.scheduled),
           n.due > 0 ? c.yellow(String(n.due)) : '0',
           String(n.active),
@@ -110,12 +115,18 @@ function plainCounts(c: QueueCounts): { scheduled: number; due: number; active: 
 }
 
 function json(r: QueueStats): Record<string, unknown> {
-  return { ...plainCounts(r.counts), nextDue: r.counts.nextDue, strategy: r.strategy, lateness: r.lateness };
+  return {
+    ...plainCounts(r.counts),
+    nextDue: r.counts.nextDue,
+    strategy: r.strategy,
+    lateness: r.lateness,
+    paused: r.paused,
+  };
 }
 
 async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): Promise<void> {
   const stats = await statsOf(inspector);
-  const { counts, strategy, lateness } = stats;
+  const { counts, strategy, lateness, paused } = stats;
   const { now, nextDue: next } = counts;
   const [redisVersion, due] = await Promise.all([
     inspector.redisVersion(),
@@ -130,12 +141,14 @@ async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): P
     redisVersion,
     lateness,
     due,
+    paused,
   });
   const { c } = out;
   out.line(`${c.bold(inspector.name)}  ${c.dim(`(Redis ${redisVersion}, claim strategy ${strategy})`)}`);
   out.line(
     table(
       [
+        ['paused', paused ? c.yellow('yes: workers start no job until `delayq resume`') : 'no'],
         ['scheduled', String(counts.scheduled)],
         ['due now', counts.due > 0 ? c.yellow(String(counts.due)) : '0'],
         ['active', String(counts.active)],

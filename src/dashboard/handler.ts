@@ -37,7 +37,7 @@ export interface DashboardOptions {
   /** Show only these queues. Default: every queue found with SCAN. */
   queues?: string[];
   /**
-   * Enables the actions (retry, cancel, remove, retry all dead). When set, every page and API call
+   * Enables the actions (retry, cancel, remove, retry all dead, pause and resume the queue). When set, every page and API call
    * needs it too: a `?token=` login (sets a session cookie) or `Authorization: Bearer <token>`.
    * Undefined counts as unset, so it can come straight from the environment.
    */
@@ -233,9 +233,16 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
           if (err instanceof HttpError && err.status === 404) return null;
           throw err;
         });
-        if (!inspector) return { name, counts: { scheduled: 0, due: 0, active: 0, dead: 0 }, strategy: null };
+        if (!inspector)
+          return {
+            name,
+            counts: { scheduled: 0, due: 0, active: 0, dead: 0 },
+            strategy: null,
+            paused: false,
+          };
         const { scheduled, due, active, dead } = await inspector.counts();
-        return { name, counts: { scheduled, due, active, dead }, strategy: await inspector.strategy() };
+        const [strategy, paused] = await Promise.all([inspector.strategy(), inspector.isPaused()]);
+        return { name, counts: { scheduled, due, active, dead }, strategy, paused };
       }),
     );
     return { queues: rows };
@@ -244,7 +251,11 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
     const { now, nextDue: next, ...counts } = await inspector.counts();
-    const [due, strategy] = await Promise.all([inspector.dueHistogram(now), inspector.strategy()]);
+    const [due, strategy, paused] = await Promise.all([
+      inspector.dueHistogram(now),
+      inspector.strategy(),
+      inspector.isPaused(),
+    ]);
     let activity: unknown = null;
     if (metrics) {
       const series = metrics.activity.series(name, 300);
@@ -257,7 +268,7 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         latenessMax: series.map((s) => (s.latenessCount ? s.latenessMaxMs : null)),
       };
     }
-    return { name, now, counts, nextDue: next, due, strategy, activity };
+    return { name, now, counts, nextDue: next, due, strategy, paused, activity };
   }
 
   async function jobs(name: string, params: URLSearchParams): Promise<unknown> {
@@ -284,6 +295,13 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     if (m) {
       const moved = await (await queueOf(decode(m[1]!))).queue.dead.retryAll();
       return json(200, { ok: true, moved });
+    }
+    m = /^\/api\/queues\/([^/]+)\/(pause|resume)$/.exec(path);
+    if (m) {
+      const { queue } = await queueOf(decode(m[1]!));
+      if (m[2] === 'pause') await queue.pause();
+      else await queue.resume();
+      return json(200, { ok: true, paused: m[2] === 'pause' });
     }
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)\/(retry|cancel|remove)$/.exec(path);
     if (!m) throw new HttpError(404, 'no such action');

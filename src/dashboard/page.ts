@@ -78,8 +78,8 @@ export function queuePage(boot: PageBoot): string {
     `delayq — ${boot.queue ?? ''}`,
     boot,
     `<main class="wrap">
-  <div class="title-row"><h1>${escapeHtml(boot.queue ?? '')}</h1>
-    <div class="actions-global">${boot.canAct ? '<button type="button" class="danger" id="retry-all">Retry all dead</button>' : ''}</div>
+  <div class="title-row"><h1>${escapeHtml(boot.queue ?? '')}</h1><span class="badge paused" id="paused-badge" hidden>paused</span>
+    <div class="actions-global">${boot.canAct ? '<button type="button" id="pause-toggle" data-paused="" hidden>Pause</button> <button type="button" class="danger" id="retry-all">Retry all dead</button>' : ''}</div>
   </div>
   <section class="cards">
     <div class="card"><div class="label">scheduled</div><div class="value" id="c-scheduled">–</div><div class="sub" id="c-next"></div></div>

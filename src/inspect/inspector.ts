@@ -125,6 +125,11 @@ export class Inspector {
     return this.queue.list(state, page);
   }
 
+  /** Whether the queue is paused (any partition of it): workers claim nothing until the resume. */
+  isPaused(): Promise<boolean> {
+    return this.queue.isPaused();
+  }
+
   /** The claim strategy and, for the wheel, its bucket width, as a person reads it. */
   async strategy(): Promise<string> {
     const { strategy, layout } = await producerOf(this.queue).context.settle();

@@ -41,6 +41,8 @@ export interface ClaimOutput {
   now: number;
   nextAt: number;
   jobs: ClaimedJob[];
+  /** True when the queue (this partition) is paused: nothing was taken, and nextAt is -1 (wait for the resume). */
+  paused?: boolean;
   /**
    * Strategy 'wheel' only: jobs left in ready; whether due buckets were left for lack of their key
    * (claim again at once); the starts of the index's first buckets, to pass as `buckets` next time.
@@ -78,6 +80,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
         keys.errors,
         keys.limiter,
         keys.events,
+        keys.paused,
         ...tail.keys,
       ],
       [
@@ -110,7 +113,9 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
       deadline: now + input.leaseMs,
     });
   }
-  const out: ClaimOutput = { now, nextAt: num(reply, 1, name), jobs };
+  // The paused flag is the reply's last element, after any strategy's own fields.
+  const paused = num(reply, reply.length - 1, name) === 1;
+  const out: ClaimOutput = { now, nextAt: num(reply, 1, name), jobs, paused };
   if (input.strategy === 'wheel') {
     const at = 3 + count * FIELDS_PER_JOB;
     const heads = num(reply, at + 2, name);

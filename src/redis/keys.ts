@@ -56,6 +56,11 @@ export type QueueKeys = {
   readonly wheel: string;
   /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
   readonly wheelCount: string;
+  /**
+   * STRING, present while the queue (or this partition) is paused; value: paused-at ms. Named `z`
+   * as in layout 2 (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
+   */
+  readonly paused: string;
 };
 
 /** The prefix of every delayq key. */
@@ -192,6 +197,7 @@ function keysWithTag(tag: string): QueueKeys {
     ready: `${base}ready`,
     wheel: `${base}wheel`,
     wheelCount: `${base}wheel-count`,
+    paused: `${base}z`,
   };
 }
 

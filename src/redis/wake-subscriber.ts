@@ -30,6 +30,9 @@ export class WakeSubscriber {
     this.client = client;
     client.on('error', (err: Error) => this.onError(err));
     client.on('message', (channel: string, message: string) => {
+      // `<due ms>`: the head moved earlier. `P` (paused) and `R <head>` (resumed) give no number,
+      // so they mean "claim now": a paused claim answers paused and the worker sleeps until the
+      // resume; after `R` the claim takes what fell due during the pause.
       const due = Number(message);
       const index = this.channels.indexOf(channel);
       this.onWake(Number.isFinite(due) ? due : null, index < 0 ? null : index);

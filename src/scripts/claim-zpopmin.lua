@@ -10,12 +10,14 @@
 -- KEYS[8] errors    HASH id -> last error (JSON)
 -- KEYS[9] limiter   ZSET token -> start ms of recent starts (rate limit)
 -- KEYS[10] events   STREAM of job events
+-- KEYS[11] paused   STRING present while the queue is paused (pause.lua)
 -- ARGV[1] limit, ARGV[2] lease ms, ARGV[3] worker id, ARGV[4] dead max count, ARGV[5] dead max age ms,
 -- ARGV[6] rate limit: max starts (0 = no limit), ARGV[7] rate limit: window ms, ARGV[8] events cap
--- Returns: { now, next_at, n, then 5 per job: id, token, envelope, meta (JSON), run_at }
+-- Returns: { now, next_at, n, then 5 per job: id, token, envelope, meta (JSON), run_at, paused }
 --          next_at is the earliest of the schedule's head and the active set's earliest
 --          deadline (when this or another worker must act next), or -1 when both are empty.
--- Guarantee: a job is claimed only when due by the server clock; each claim gets a fresh
+--          paused (the last element) is 1 when the queue is paused: then n is 0 and next_at -1.
+-- Guarantee: a job is claimed only when due by the server clock and the queue is not paused; each claim gets a fresh
 --          token and deadline; expired leases are returned first, so a claiming worker
 --          never leaves a crashed worker's job waiting for a reaper tick; with a rate limit, no
 --          more than max jobs start in any window of `per` ms, across all workers of the queue.

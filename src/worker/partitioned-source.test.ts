@@ -9,6 +9,7 @@ class FakePartition implements ClaimSource {
   readonly limits: number[] = [];
   jobs = 0;
   nextAt = -1;
+  paused = false;
   error: Error | undefined;
   started = 0;
   stopped = 0;
@@ -24,7 +25,7 @@ class FakePartition implements ClaimSource {
     const taken = Math.min(limit, this.jobs);
     this.jobs -= taken;
     const jobs = Array.from({ length: taken }, (_, i) => ({ id: `${this.name}${i}` }) as ClaimedJob);
-    return { now: this.now(), nextAt: this.nextAt, jobs };
+    return { now: this.now(), nextAt: this.paused ? -1 : this.nextAt, jobs, paused: this.paused };
   }
 
   async pause(): Promise<void> {}
@@ -53,6 +54,15 @@ function setup() {
 }
 
 describe('PartitionedSource', () => {
+  it('is paused when every partition it asked says so (pause writes them one by one)', async () => {
+    const { a, b, source, advance } = setup();
+    a.paused = true;
+    expect((await source.claim(4)).paused).toBe(false);
+    b.paused = true;
+    advance(10_000);
+    expect((await source.claim(4)).paused).toBe(true);
+  });
+
   it('shares the free slots among the due partitions and merges what they give', async () => {
     const { a, b, source } = setup();
     a.jobs = 5;

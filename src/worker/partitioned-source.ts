@@ -33,17 +33,21 @@ export class PartitionedSource implements ClaimSource {
     );
     const jobs: ClaimedJob[] = [];
     let now = ctx.clock.now();
+    // Paused when every partition asked said so (pause writes them all, one by one).
+    let paused = shares.length > 0;
     let failure: unknown;
     settled.forEach((result, i) => {
       const share = shares[i]!;
       if (result.status === 'rejected') {
         failure ??= result.reason;
+        paused = false;
         picker.failed(share.partition, now, PARTITION_ERROR_PAUSE_MS);
         return;
       }
       const out = result.value;
       now = Math.max(now, out.now);
       jobs.push(...out.jobs);
+      if (out.paused !== true) paused = false;
       picker.claimed(share.partition, share.limit, out.jobs.length, out.now, out.nextAt);
     });
     if (failure !== undefined) {
@@ -51,7 +55,7 @@ export class PartitionedSource implements ClaimSource {
       if (settled.every((r) => r.status === 'rejected')) throw toError(failure);
       ctx.onError(toError(failure));
     }
-    return { now, nextAt: picker.nextAt(now), jobs };
+    return { now, nextAt: picker.nextAt(now), jobs, paused };
   }
 
   pause(ms: number): Promise<void> {

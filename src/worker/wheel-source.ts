@@ -14,6 +14,8 @@ export class WheelSource implements ClaimSource {
   private head: number[] = [];
   /** Jobs left in ready after the last claim (the rate limit may hold them back). */
   private readyLeft = 0;
+  /** The last claim found the queue paused: ready may hold jobs that must not start until the resume. */
+  private paused = false;
   private readonly waiter: ReadyWaiter | undefined;
 
   constructor(
@@ -35,6 +37,7 @@ export class WheelSource implements ClaimSource {
       layout: this.layout,
       buckets: this.head,
     });
+    this.paused = out.paused === true;
     if (out.wheel) {
       this.head = out.wheel.head;
       this.readyLeft = out.wheel.readyLeft;
@@ -47,12 +50,13 @@ export class WheelSource implements ClaimSource {
   /**
    * Sleep, and also end the sleep when the ready list holds a job (a promotion by another worker,
    * a job added due now, a reaped or released job), unless ready still holds jobs this worker may
-   * not start yet (the rate limit), which would end it at once.
+   * not start yet (the rate limit, or a paused queue: only the resume's wake message ends that
+   * sleep), which would end it at once.
    */
   async pause(ms: number): Promise<void> {
     const { sleeper } = this.ctx;
     const waiter = this.waiter;
-    if (!waiter || this.readyLeft > 0) return sleeper.sleep(ms);
+    if (!waiter || this.readyLeft > 0 || this.paused) return sleeper.sleep(ms);
     const sleep = sleeper.sleep(ms);
     const blocked = waiter.wait(ms).then((ready) => {
       if (ready) sleeper.interrupt();

@@ -134,6 +134,30 @@ describe('delayq add / show / ls / stats', () => {
   });
 });
 
+describe('delayq pause / resume', () => {
+  it('pauses and resumes a queue, and stats says so; an unknown queue is an error', async () => {
+    const q = uniqueQueue('cli');
+    const queue = newQueue(q);
+    await queue.add({ n: 1 }, { delay: '1h' });
+    const paused = await cli(['--json', 'pause', q]);
+    expect(paused.code).toBe(0);
+    expect(json(paused.stdout)).toEqual({ queue: q, paused: true });
+    expect(await queue.isPaused()).toBe(true);
+    expect(json((await cli(['--json', 'stats', q])).stdout)).toMatchObject({ queue: q, paused: true });
+    expect((await cli(['stats', q])).stdout).toMatch(/^paused +yes/m);
+    expect((await cli(['stats'])).stdout).toMatch(new RegExp(`^${q} \\(paused\\) +1 +0 +0 +0 `, 'm'));
+
+    const resumed = await cli(['resume', q]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain(`resumed ${q}`);
+    expect(await queue.isPaused()).toBe(false);
+    expect(json((await cli(['--json', 'stats', q])).stdout)).toMatchObject({ paused: false });
+
+    const unknown = await cli(['pause', uniqueQueue('nothing')]);
+    expect(unknown.code).toBe(1);
+  });
+});
+
 describe('delayq on a partitioned queue', () => {
   it('stats sums and ls merges the partitions; the queue is listed once', async () => {
     const q = uniqueQueue('cli');

@@ -160,6 +160,21 @@ export function conformanceSuite(
     await r.incr(keys.wheelCount);
   }
 
+  /**
+   * Script calls and blocking waits the server has served so far, over every master: a worker
+   * that polls or spins shows here (the inspector's own TIME and INFO are not counted).
+   */
+  async function callsSoFar(r: Redis | Cluster): Promise<number> {
+    const nodes = r instanceof Cluster ? r.nodes('master') : [r];
+    let total = 0;
+    for (const node of nodes) {
+      const info = await node.info('commandstats');
+      for (const m of info.matchAll(/^cmdstat_(evalsha|eval|blmove|brpoplpush):calls=(\d+)/gm))
+        total += Number(m[2]);
+    }
+    return total;
+  }
+
   const claimInput = (leaseMs: number, workerId = 'test') => ({
     strategy,
     limit: 10,
@@ -786,6 +801,109 @@ export function conformanceSuite(
       expect(await queue.reschedule('later', { runAt: Date.now() + 7_200_000 })).toBe(true);
       expect(await queue.cancel('later')).toBe(true);
       expect(await footprint(name)).toEqual({});
+    });
+
+    it('pause: no worker claims while due jobs wait; resume wakes them at once; lateness shows the pause', async () => {
+      const { queue, name } = setup<number>();
+      const look = at.inspector();
+      const before = await connectionsBefore(look);
+      const runs: Array<{ n: number; runAt: number; claimedAt: number }> = [];
+      const handler = async (job: Job<number>): Promise<void> =>
+        void runs.push({ n: job.payload, runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() });
+      // Hour-long safety timers: only wake messages can explain a prompt start after the resume.
+      const workers = [0, 1].map(() => worker<number>(name, handler, { maxSleepMs: 3_600_000 }));
+      await Promise.all(workers.map((w) => w.waitUntilReady()));
+      await waitForSleepingWorker(look, before, { blocking: strategy === 'wheel' });
+
+      expect(await queue.isPaused()).toBe(false);
+      await queue.pause();
+      expect(await queue.isPaused()).toBe(true);
+      // Adds are accepted while paused, and their wake-ups make both workers claim (and find the gate).
+      // Due at once: the wheel puts them straight into its ready list, where a worker blocked on
+      // that list would wake at once, again and again, if it did not know the queue is paused.
+      const due = await serverNow(look);
+      for (let n = 0; n < 4; n++) await queue.add(n, { runAt: due });
+      // Past the due time and (wheel) the end of its bucket: every job could be claimed by now.
+      await untilServerTime(look, due + precisionMs + 300);
+      expect(runs).toEqual([]);
+      expect(await queue.counts()).toMatchObject({ scheduled: 4, active: 0 });
+      // Paused workers sleep: with due jobs waiting (in the wheel's ready list too) they neither
+      // poll nor spin. Over half a second, a few calls at most (a reaper tick), not hundreds.
+      const callsBefore = await callsSoFar(look);
+      await untilServerTime(look, (await serverNow(look)) + 500);
+      expect((await callsSoFar(look)) - callsBefore).toBeLessThan(20);
+
+      const resumedAt = await serverNow(look);
+      await queue.resume();
+      expect(await queue.isPaused()).toBe(false);
+      await waitFor(() => runs.length === 4, { timeoutMs: 5_000, what: 'the runs after the resume' });
+      await look.quit();
+      expect(runs.map((r) => r.n).sort()).toEqual([0, 1, 2, 3]);
+      for (const run of runs) {
+        // The due time is kept, so the lateness (claimedAt - runAt) includes the whole pause.
+        expect(run.runAt).toBe(due);
+        expect(run.claimedAt).toBeGreaterThanOrEqual(resumedAt);
+        expect(run.claimedAt - run.runAt).toBeGreaterThanOrEqual(resumedAt - due);
+        // Promptly after the resume, with hour-long timers: the resume's wake message did it.
+        expect(run.claimedAt - resumedAt).toBeLessThan(1_500);
+      }
+    });
+
+    it('pause lets a running job finish and ack, and starts nothing new until the resume', async () => {
+      const { queue, name } = setup<string>();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const started: string[] = [];
+      const done: string[] = [];
+      worker<string>(
+        name,
+        async (job) => {
+          started.push(job.payload);
+          if (job.payload === 'running') await gate;
+          done.push(job.payload);
+        },
+        { concurrency: 2, maxSleepMs: 3_600_000 },
+      );
+      await queue.add('running');
+      await waitFor(() => started.length === 1, {
+        what: 'the first job started',
+        timeoutMs: 5_000 + precisionMs,
+      });
+      await queue.pause();
+      await queue.add('waiting');
+      release();
+      await waitFor(async () => done.includes('running') && (await queue.counts()).active === 0, {
+        what: 'the running job acked while paused',
+      });
+      const look = at.inspector();
+      await untilServerTime(look, (await serverNow(look)) + precisionMs + 300);
+      await look.quit();
+      expect(started).toEqual(['running']);
+      expect(await queue.counts()).toMatchObject({ scheduled: 1, active: 0 });
+      await queue.resume();
+      await waitFor(() => done.includes('waiting'), { what: 'the job after the resume', timeoutMs: 5_000 });
+    });
+
+    it('a paused claim takes nothing and says so; reaping still runs', async () => {
+      const { queue, name } = setup<string>();
+      await queue.add('a');
+      const client = at.inspector();
+      const keys = queueKeys(name);
+      const first = await claim(client, keys, { ...claimInput(100), limit: 1 });
+      expect(first.jobs).toHaveLength(1);
+      expect(first.paused).toBe(false);
+      await queue.pause();
+      await queue.add('b');
+      await untilServerTime(client, first.now + 100 + precisionMs + 50);
+      // The first lease has expired: the paused claim reaps it back, and takes nothing.
+      const paused = await claim(client, keys, claimInput(100));
+      expect(paused).toMatchObject({ jobs: [], nextAt: -1, paused: true });
+      expect(await queue.counts()).toMatchObject({ scheduled: 2, active: 0 });
+      await queue.resume();
+      const after = await claim(client, keys, claimInput(100));
+      expect(after.paused).toBe(false);
+      expect(after.jobs).toHaveLength(2);
+      await client.quit();
     });
 
     it('caps the dead set by count', async () => {

@@ -146,6 +146,12 @@ describe('dashboard in a browser', () => {
     await page.locator('#table-dead tbody tr[data-id]').first().click();
     await page.locator('#inspector pre.bad').waitFor();
     expect(await page.locator('#inspector').textContent()).toContain('card declined');
+
+    // Pause from the page: the badge shows, the button turns to Resume, Redis holds the pause.
+    await page.locator('#pause-toggle', { hasText: 'Pause' }).click();
+    await page.locator('#paused-badge').waitFor({ state: 'visible', timeout: 10_000 });
+    await page.locator('#pause-toggle', { hasText: 'Resume' }).waitFor({ timeout: 10_000 });
+    expect(await queue.isPaused()).toBe(true);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}dashboard.png`, fullPage: true });
 
@@ -166,6 +172,9 @@ describe('dashboard in a browser', () => {
       }
       await page.screenshot({ path: `${ARTIFACTS}dashboard-${width}.png` });
     }
+    await page.locator('#pause-toggle', { hasText: 'Resume' }).click();
+    await page.locator('#paused-badge').waitFor({ state: 'hidden', timeout: 10_000 });
+    expect(await queue.isPaused()).toBe(false);
     expect(problems).toEqual([]);
   });
 });

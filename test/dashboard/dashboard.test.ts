@@ -195,6 +195,37 @@ describe('dashboard over HTTP', () => {
     await r.quit();
   });
 
+  it('pauses and resumes a queue from its page: the button, the paused badge, and paused in the data', async () => {
+    const name = uniqueQueue('d');
+    const queue = await seed(name, 1, []);
+    const d = await dashboard({ token: TOKEN });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const html = await (await fetch(`${d.url}queues/${name}`, { headers: auth })).text();
+    expect(html).toContain('id="pause-toggle"');
+    expect(html).toContain('id="paused-badge"');
+    const overview = async (): Promise<unknown> =>
+      (await fetch(`${d.url}api/queues/${name}`, { headers: auth })).json();
+    const listed = async (): Promise<unknown> =>
+      (
+        (await (await fetch(`${d.url}api/queues`, { headers: auth })).json()) as {
+          queues: Array<{ name: string }>;
+        }
+      ).queues.find((q) => q.name === name);
+    expect(await overview()).toMatchObject({ paused: false });
+
+    const paused = await fetch(`${d.url}api/queues/${name}/pause`, { method: 'POST', headers: auth });
+    expect(paused.status).toBe(200);
+    expect(await paused.json()).toEqual({ ok: true, paused: true });
+    expect(await queue.isPaused()).toBe(true);
+    expect(await overview()).toMatchObject({ paused: true });
+    expect(await listed()).toMatchObject({ name, paused: true });
+
+    const resumed = await fetch(`${d.url}api/queues/${name}/resume`, { method: 'POST', headers: auth });
+    expect(resumed.status).toBe(200);
+    expect(await queue.isPaused()).toBe(false);
+    expect(await overview()).toMatchObject({ paused: false });
+  });
+
   it('read-only hides and refuses actions', async () => {
     const name = uniqueQueue('d');
     await seed(name, 0, ['z1']);
@@ -205,8 +236,12 @@ describe('dashboard over HTTP', () => {
     expect(html).toContain('"readOnly":true');
     const res = await fetch(`${d.url}api/queues/${name}/dead/retry-all`, { method: 'POST', headers: auth });
     expect(res.status).toBe(403);
+    expect(html).not.toContain('id="pause-toggle"');
+    const pause = await fetch(`${d.url}api/queues/${name}/pause`, { method: 'POST', headers: auth });
+    expect(pause.status).toBe(403);
     const r = inspector(redis.url());
     expect(await r.zcard(queueKeys(name).dead)).toBe(1);
+    expect(await r.exists(queueKeys(name).paused)).toBe(0);
     await r.quit();
   });
 
@@ -229,6 +264,7 @@ describe('dashboard over HTTP', () => {
         name,
         counts: { scheduled: 30, due: 0, active: 0, dead: 0 },
         strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
+        paused: false,
       },
     ]);
     const overview = await get<{ nextDue: number; due: { counts: number[] } }>(`api/queues/${name}`);

@@ -215,3 +215,38 @@ describe('partitions: agreement and limits', () => {
     expect(first.value).toMatchObject({ type: 'added', jobId: id });
   });
 });
+
+describe('partitions: pause and resume', () => {
+  it('pause writes every partition: nothing runs in any of them until the resume, then all run at once', async () => {
+    const name = uniqueQueue('pause');
+    const q = queue<string>(name);
+    const ran: Array<{ id: string; claimedAt: number }> = [];
+    worker<string>(name, async (job) => void ran.push({ id: job.id, claimedAt: job.claimedAt.getTime() }), {
+      maxSleepMs: 3_600_000,
+    });
+    await q.pause();
+    expect(await q.isPaused()).toBe(true);
+    const c = client();
+    const keys = partitionKeys(name, P);
+    expect(await Promise.all(keys.map((k) => c.exists(k.paused)))).toEqual([1, 1, 1, 1]);
+    // One job due now in every partition.
+    const ids = [0, 1, 2, 3].map((p) => idsIn(p, 1, `job-${p}-`)[0]!);
+    for (const id of ids) await q.add(id, { id });
+    const [seconds] = await c.time();
+    await waitFor(async () => Number((await c.time())[0]) >= Number(seconds) + 1, {
+      what: 'a second passed',
+    });
+    expect(ran).toEqual([]);
+    expect(await q.counts()).toMatchObject({ scheduled: 4, due: 4, active: 0 });
+    // A pause half undone (one partition resumed by hand) still shows as paused.
+    await c.del(keys[2]!.paused);
+    expect(await q.isPaused()).toBe(true);
+    await q.resume();
+    expect(await q.isPaused()).toBe(false);
+    await waitFor(() => ran.length === 4, {
+      what: 'every partition’s job after the resume',
+      timeoutMs: 5_000,
+    });
+    expect(ran.map((r) => r.id).sort()).toEqual([...ids].sort());
+  });
+});

@@ -40,6 +40,21 @@ async function scrape(url: string): Promise<Map<string, number>> {
 }
 
 describe('metrics', () => {
+  it('delayq_queue_paused is 1 while the queue is paused and 0 after the resume', async () => {
+    const name = uniqueQueue('m');
+    const metrics = new DelayqMetrics();
+    const queue = new Queue(name, { connection: redis.url() });
+    open.push(queue);
+    metrics.observeQueue(queue);
+    const url = await serve(metrics);
+    const label = `{queue="${name}"}`;
+    expect((await scrape(url)).get(`delayq_queue_paused${label}`)).toBe(0);
+    await queue.pause();
+    expect((await scrape(url)).get(`delayq_queue_paused${label}`)).toBe(1);
+    await queue.resume();
+    expect((await scrape(url)).get(`delayq_queue_paused${label}`)).toBe(0);
+  });
+
   it('counts adds, completions, retries and deaths, and reports gauges and histograms at /metrics', async () => {
     const name = uniqueQueue('m');
     const metrics = new DelayqMetrics();

@@ -1,7 +1,7 @@
 /**
  * Model-based property test (STYLE rule 14): random sequences of add, cancel, reschedule, claim
- * (both strategies), ack, fail, extend, release, reap, dead.retry, dead.remove, get, counts and clock
- * moves run against the real Lua scripts on a real redis-server and against a pure TypeScript
+ * (both strategies), ack, fail, extend, release, reap, dead.retry, dead.remove, get, counts, pause,
+ * resume and clock moves run against the real Lua scripts on a real redis-server and against a pure TypeScript
  * model (model.ts). After every command the replies and the whole Redis state of the queue (every
  * key, the token counter, the wake messages) must equal the model's. A divergence fails with the
  * shrunk command sequence, its seed and path.
@@ -168,6 +168,12 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
       script: 'claim-zpopmin',
       from: "redis.call('ZCOUNT', K.schedule, '-inf', now)",
       to: "redis.call('ZCOUNT', K.schedule, '-inf', now + 1)",
+    },
+    {
+      what: 'a paused queue’s claim taking jobs (the pause gate never shut)',
+      script: 'includes',
+      from: "if redis.call('EXISTS', K.paused) == 1 then",
+      to: "if redis.call('EXISTS', K.paused) == 2 then",
     },
     {
       what: 'fail charging no attempt toward the dead set',

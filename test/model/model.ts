@@ -103,6 +103,8 @@ export class QueueModel {
   readonly limiter = new Map<string, number>();
   /** The events cap the next operation is called with (0: no events). */
   eventsCap = 0;
+  /** When the queue was paused (the `paused` key's value), or null while it is not. */
+  pausedAt: number | null = null;
 
   constructor(now: number) {
     this.now = now;
@@ -244,8 +246,11 @@ export class QueueModel {
     now: number;
     nextAt: number;
     jobs: ModelClaimed[];
+    paused: boolean;
   } {
     this.reapExpired(REAP_ON_CLAIM, input.dead);
+    // The pause gate: after reap-on-claim, before the rate limit; nothing taken, no time to look.
+    if (this.pausedAt !== null) return { now: this.now, nextAt: -1, jobs: [], paused: true };
     let limit = input.limit;
     let windowReopens: number | undefined;
     if (input.rate.max > 0) {
@@ -303,7 +308,23 @@ export class QueueModel {
     // Held back by the rate limit: the next look is when the window lets a due job start.
     if (windowReopens !== undefined && scheduleHead !== undefined && scheduleHead <= this.now)
       nextAt = windowReopens;
-    return { now: this.now, nextAt, jobs: claimed };
+    return { now: this.now, nextAt, jobs: claimed, paused: false };
+  }
+
+  /** pause.lua: the first pause's time is kept; `P` wakes every worker. */
+  pause(): { now: number; paused: boolean } {
+    const paused = this.pausedAt === null;
+    if (paused) this.pausedAt = this.now;
+    this.wakes.push('P');
+    return { now: this.now, paused };
+  }
+
+  /** resume.lua: `R <head>` wakes every worker, paused or not. */
+  resume(): { now: number; resumed: boolean } {
+    const resumed = this.pausedAt !== null;
+    this.pausedAt = null;
+    this.wakes.push(`R ${this.head('scheduled') ?? -1}`);
+    return { now: this.now, resumed };
   }
 
   /** ack.lua: only the holder of a valid lease; a resent ack of a job it already finished is 'already'. */

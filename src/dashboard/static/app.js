@@ -114,7 +114,12 @@
               el(
                 'tr',
                 {},
-                el('td', {}, el('a', { href: `${boot.base}/queues/${encodeURIComponent(q.name)}` }, q.name)),
+                el(
+                  'td',
+                  {},
+                  el('a', { href: `${boot.base}/queues/${encodeURIComponent(q.name)}` }, q.name),
+                  ...(q.paused ? [' ', el('span', { class: 'badge paused' }, 'paused')] : []),
+                ),
                 el('td', { class: 'n' }, fmtInt(q.counts.scheduled)),
                 el('td', { class: 'n' }, fmtInt(q.counts.due)),
                 el('td', { class: 'n' }, fmtInt(q.counts.active)),
@@ -386,6 +391,7 @@
       $('#c-dead').textContent = fmtInt(o.counts.dead);
       $('#c-next').textContent = o.nextDue === null ? 'nothing waiting' : `next ${fmtRel(o.nextDue)}`;
       $('#c-overdue').textContent = o.counts.due ? `oldest ${fmtRel(o.nextDue)}` : 'none waiting past due';
+      showPaused(o.paused);
       drawCharts(o);
       await Promise.all(['scheduled', 'active', 'dead'].map(refreshTable));
       setStatus(true, `Redis clock ${fmtTime(o.now)}`);
@@ -394,10 +400,25 @@
     }
   }
 
+  // The paused badge, and the one button that pauses or resumes (its label says what a click does).
+  function showPaused(paused) {
+    $('#paused-badge').hidden = !paused;
+    const toggle = $('#pause-toggle');
+    if (!toggle) return;
+    toggle.hidden = false;
+    toggle.disabled = false;
+    toggle.dataset.paused = paused ? 'yes' : '';
+    toggle.textContent = paused ? 'Resume' : 'Pause';
+    toggle.className = paused ? 'primary' : '';
+  }
+
   async function act(action, id) {
     const q = encodeURIComponent(boot.queue);
     try {
-      if (action === 'retry-all') {
+      if (action === 'pause' || action === 'resume') {
+        await post(`/queues/${q}/${action}`);
+        toast(action === 'pause' ? 'paused: workers start no job until resumed' : 'resumed');
+      } else if (action === 'retry-all') {
         const r = await post(`/queues/${q}/dead/retry-all`);
         toast(`${r.moved} dead job${r.moved === 1 ? '' : 's'} back in the schedule`);
       } else {
@@ -424,6 +445,9 @@
         const state = target.dataset.for;
         offsets[state] = Math.max(0, offsets[state] + (target.dataset.page === 'next' ? PAGE : -PAGE));
         void refreshTable(state);
+      } else if (target.id === 'pause-toggle') {
+        target.disabled = true;
+        void act(target.dataset.paused ? 'resume' : 'pause');
       } else if (target.id === 'retry-all') {
         if (confirm(`Retry all ${fmtInt(totals.dead)} dead jobs of ${boot.queue}?`)) void act('retry-all');
       } else if (target.matches('tr[data-id]')) {

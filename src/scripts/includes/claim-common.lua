@@ -12,12 +12,12 @@
 -- How many expired leases one claim returns at most; the reaper takes the rest.
 local REAP_ON_CLAIM = 100
 
--- The keys and options of a claim, from KEYS[1..10] and ARGV[1..8].
+-- The keys and options of a claim, from KEYS[1..11] and ARGV[1..8].
 local function claim_context()
   local K = {
     schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4],
     leases = KEYS[5], token = KEYS[6], dead = KEYS[7], errors = KEYS[8],
-    limiter = KEYS[9], events = KEYS[10], events_cap = tonumber(ARGV[8]),
+    limiter = KEYS[9], events = KEYS[10], paused = KEYS[11], events_cap = tonumber(ARGV[8]),
   }
   local o = {
     limit = tonumber(ARGV[1]), lease_ms = tonumber(ARGV[2]), worker = ARGV[3],
@@ -105,6 +105,17 @@ local function claim(strategy, K, o)
     lease_head = redis.call('ZRANGE', K.active, 0, 0, 'WITHSCORES')
   end
 
+  -- The pause gate (issue 15): a paused queue's claim takes nothing, whatever the worker believes,
+  -- so no job starts once pause.lua has run. next_at is -1: the worker sleeps until the resume's
+  -- wake message (or its safety timer), not until a due time it may not act on. Reaped leases
+  -- above still go back, so a dead worker's job waits for the resume like any other.
+  if redis.call('EXISTS', K.paused) == 1 then
+    local out = { now, -1, 0 }
+    if strategy.reply then strategy.reply(K, out) end
+    out[#out + 1] = 1
+    return out
+  end
+
   -- Rate limit, shared by every worker of the queue: a sliding log of recent starts.
   local window_reopens = -1
   if o.rate_max > 0 then
@@ -132,6 +143,7 @@ local function claim(strategy, K, o)
   if window_reopens > 0 and head ~= -1 and head <= now then next_at = window_reopens end
   out[2] = next_at
   if strategy.reply then strategy.reply(K, out) end
+  out[#out + 1] = 0
   return out
 end
 

@@ -1,0 +1,17 @@
+-- pause: stop every worker of the queue (or of one partition) from claiming.
+--
+-- KEYS[1] paused    STRING present while paused; value: paused-at ms
+-- KEYS[2] wake      channel of wake messages
+-- Returns: { now, 1 when this call paused the queue or 0 when it was paused already }
+-- Guarantee: once this returns, no claim of this queue (partition) takes a job until resume: the
+--          gate is in the claim script itself (claim-common.lua), so no message is needed for
+--          that. The `P` message only wakes sleeping workers so they drop their local timers and
+--          wait for the resume instead. Adds, acks, fails, extends and reaps go on as before. The
+--          first pause's time is kept: a second pause does not move it.
+
+--!include prelude.lua
+
+local now = now_ms()
+local set = redis.call('SET', KEYS[1], now, 'NX')
+redis.call('PUBLISH', KEYS[2], 'P')
+return { now, set and 1 or 0 }

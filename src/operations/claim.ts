@@ -78,6 +78,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
         keys.errors,
         keys.limiter,
         keys.events,
+        keys.progress,
         ...tail.keys,
       ],
       [

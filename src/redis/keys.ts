@@ -56,6 +56,12 @@ export type QueueKeys = {
   readonly wheel: string;
   /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
   readonly wheelCount: string;
+  /**
+   * HASH id -> the running job's last progress value (JSON, size-capped), written by its lease
+   * holder (progress.lua) and deleted when the attempt ends. Named `pg` as in layout 2
+   * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
+   */
+  readonly progress: string;
 };
 
 /** The prefix of every delayq key. */
@@ -192,6 +198,7 @@ function keysWithTag(tag: string): QueueKeys {
     ready: `${base}ready`,
     wheel: `${base}wheel`,
     wheelCount: `${base}wheel-count`,
+    progress: `${base}pg`,
   };
 }
 

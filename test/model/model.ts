@@ -486,6 +486,7 @@ export class QueueModel {
     score: number;
     lease: { token: string; startedAt: number; workerId: string } | null;
     lastError: unknown;
+    progress: string | null;
   } | null {
     const job = this.jobs.get(id);
     if (!job) return null;
@@ -501,6 +502,8 @@ export class QueueModel {
       score: job.score,
       lease,
       lastError: job.error ?? null,
+      // No command of the model reports progress (test/integration/progress.test.ts covers it).
+      progress: null,
     };
   }
 

@@ -115,6 +115,26 @@ describe('ProgressReporter', () => {
     expect(w.written).toEqual(['1']);
   });
 
+  it('a report not awaited whose write is refused is no unhandled rejection; a bad value is', async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const w = manualWrite();
+      const reporter = new ProgressReporter('j', w.write, 0);
+      void reporter.report(1);
+      w.finish[0]?.(new LeaseLostError('j', 'not held'));
+      const bad = reporter.report(() => 1);
+      await new Promise((r) => setTimeout(r, 0));
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toHaveLength(1);
+      expect(unhandled[0]).toBeInstanceOf(ValidationError);
+      await expect(bad).rejects.toBeInstanceOf(ValidationError);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
+
   it('a refused write rejects every report it carried', async () => {
     const w = manualWrite();
     const reporter = new ProgressReporter('j', w.write, 0);

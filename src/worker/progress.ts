@@ -33,7 +33,10 @@ export class ProgressReporter {
     private readonly capBytes = PROGRESS_MAX_BYTES,
   ) {}
 
-  /** Report `value`; rejects with ValidationError or ProgressTooLargeError (nothing written) or LeaseLostError. */
+  /**
+   * Report `value`; rejects with ValidationError or ProgressTooLargeError (nothing written), or
+   * with LeaseLostError (a rejection that is never unhandled: see below).
+   */
   report(value: unknown): Promise<void> {
     let json: string;
     try {
@@ -45,7 +48,7 @@ export class ProgressReporter {
       // After the end nothing is written: the job's progress was deleted with its attempt.
       return this.ended.reason ? Promise.reject(this.ended.reason) : Promise.resolve();
     }
-    return new Promise<void>((resolve, reject) => {
+    const written = new Promise<void>((resolve, reject) => {
       if (this.waiting) {
         this.waiting.json = json;
         this.waiting.waiters.push({ resolve, reject });
@@ -54,6 +57,12 @@ export class ProgressReporter {
       }
       this.schedule();
     });
+    // A handler may report without awaiting (a hot loop): a refused write must not then crash the
+    // process as an unhandled rejection. The loss is reported anyway (job.signal aborts, the
+    // worker emits 'error'), and an awaiting caller still gets the rejection. A bad value, above,
+    // is the caller's mistake and rejects unmarked.
+    written.catch(() => {});
+    return written;
   }
 
   /**

@@ -7,11 +7,14 @@
  *
  *   running ─complete─▶ completing ─ack.lua OK/ALREADY─▶ completed
  *   running ─fail─────▶ failing ─fail.lua RETRY─▶ retrying | DEAD─▶ buried | ALREADY─▶ failed
- *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried
+ *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried   (unreadable payload; UnrecoverableError)
  *   running ─release──▶ releasing ─release.lua─▶ released
  *   running ─loseLease▶ lost                    (the lease keeper found it gone)
  *   completing | failing ─script refused (LEASE_LOST)─▶ lost
  *   completing | failing | releasing ─not sent (Redis unreachable)─▶ unsettled
+ *
+ * Progress reports (job.progress) are written only while `running`: every transition out of it
+ * ends the attempt's ProgressReporter, so no report is written after the fate is sent.
  *
  * Room left: `cancel` (issue 15) is one more transition out of `running` (the holder is told by a
  * wake-up) into a terminal `cancelled`, refusing a late complete or fail as `lost` does. A batch

@@ -227,3 +227,41 @@ export class CodecUnavailableError extends DelayqError {
     );
   }
 }
+
+/**
+ * Thrown by a handler to end its job for good: the job goes to the dead set at once with this
+ * error as its reason, whatever attempts it has left (a bad address, a refused card). Thrown after
+ * the lease was lost, it is refused like any late result.
+ */
+export class UnrecoverableError extends DelayqError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DELAYQ_UNRECOVERABLE', message, options);
+  }
+}
+
+/**
+ * The reason a running job's `job.signal` aborts with when the job was cancelled (issue 15): stop
+ * work; the job ends cancelled, and whatever the handler returns after this is not applied.
+ */
+export class CancelledError extends DelayqError {
+  constructor(readonly jobId: string) {
+    super(
+      'DELAYQ_CANCELLED',
+      `job ${jobId} was cancelled while it ran; stop its work: the job will not be completed, retried or dead-lettered`,
+    );
+  }
+}
+
+/** A `job.progress()` value encodes to more than the cap; nothing was written. */
+export class ProgressTooLargeError extends DelayqError {
+  constructor(
+    readonly jobId: string,
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      'DELAYQ_PROGRESS_TOO_LARGE',
+      `progress of job ${jobId} encodes to ${size} bytes of JSON, over the cap of ${limit} bytes; nothing was written. Report a small summary (a percentage, a count, a stage name)`,
+    );
+  }
+}

@@ -36,6 +36,9 @@ export {
   ConfigMismatchError,
   UnknownQueueError,
   CodecUnavailableError,
+  UnrecoverableError,
+  CancelledError,
+  ProgressTooLargeError,
 } from './errors.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
 export { Scheduler } from './schedule/index.js';

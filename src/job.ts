@@ -1,6 +1,14 @@
 /**
  * The job a handler receives.
  */
+import { encodeProgress } from './worker/progress-value.js';
+
+/** A reporter that checks the value and writes nothing: a Job made outside a worker (tests). */
+function checkOnly(id: string): (value: unknown) => Promise<void> {
+  return async (value) => {
+    encodeProgress(id, value);
+  };
+}
 
 /** A claimed job as the handler sees it. */
 export class Job<T> {
@@ -23,8 +31,20 @@ export class Job<T> {
     readonly claimedAt: Date,
     signal: AbortSignal,
     private readonly extender: (ms: number) => Promise<void>,
+    private readonly reporter: (value: unknown) => Promise<void> = checkOnly(id),
   ) {
     this.signal = signal;
+  }
+
+  /**
+   * Report how far the job has got (JSON data, at most 4 KiB encoded), shown by `queue.get(id)`,
+   * `delayq show` and the dashboard while the job runs. Writes are coalesced (at most ~10 per second,
+   * the last value wins), so calling it often is fine. Rejects with ValidationError or
+   * ProgressTooLargeError for a value it cannot take (nothing written), and with LeaseLostError
+   * when the lease is gone. The value is deleted when the attempt ends.
+   */
+  progress(value: unknown): Promise<void> {
+    return this.reporter(value);
   }
 
   /**

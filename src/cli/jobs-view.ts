@@ -70,6 +70,7 @@ export function detailLines(info: JobInfo<unknown>, now: number, c: Colors): str
       `${info.lease.deadline.toISOString()} (${relative(info.lease.deadline.getTime(), now)})`,
     ]);
   }
+  if ('progress' in info) lines.push(['progress', JSON.stringify(info.progress) ?? '']);
   if (info.diedAt)
     lines.push(['died', `${info.diedAt.toISOString()} (${relative(info.diedAt.getTime(), now)})`]);
   const width = Math.max(...lines.map(([k]) => k.length));

@@ -406,6 +406,7 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
         }
       : null,
     diedAt: info.diedAt?.getTime() ?? null,
+    progress: 'progress' in info ? info.progress : null,
   };
 }
 

@@ -56,7 +56,17 @@ export async function ackMany(
     await runScript(
       client,
       script('ack'),
-      [keys.jobs, keys.meta, keys.active, keys.leases, keys.errors, keys.completed, keys.events, keys.done],
+      [
+        keys.jobs,
+        keys.meta,
+        keys.active,
+        keys.leases,
+        keys.errors,
+        keys.completed,
+        keys.events,
+        keys.done,
+        keys.progress,
+      ],
       args,
     ),
     'ack',

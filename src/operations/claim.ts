@@ -81,6 +81,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
         keys.limiter,
         keys.events,
         keys.paused,
+        keys.progress,
         ...tail.keys,
       ],
       [

@@ -27,6 +27,8 @@ export interface RecordedError {
   /** Server time it was recorded, when known. */
   at?: number;
   attempt?: number;
+  /** The handler ended the job for good (UnrecoverableError): buried with attempts left unused. */
+  unrecoverable?: boolean;
 }
 
 /** Where the job went: retried at `at`, dead since `at`, or 'already' for a resent fail. */
@@ -50,6 +52,7 @@ export async function fail(client: RedisClient, keys: QueueKeys, input: FailInpu
         keys.errors,
         keys.wake,
         keys.events,
+        keys.progress,
       ],
       args: [
         input.id,

@@ -20,6 +20,8 @@ export interface RawJob {
   score: number;
   lease: { token: string; startedAt: number; workerId: string } | null;
   lastError: RecordedError | null;
+  /** The running attempt's last progress value (JSON text), or null when it reported none. */
+  progress: string | null;
 }
 
 /** Parse a "token|startMs|workerId" lease record. */
@@ -57,6 +59,7 @@ export async function getJob(
       keys.dead,
       keys.errors,
       keys.completed,
+      keys.progress,
       ...(layout.kind === 'wheel' ? [keys.ready] : []),
     ],
     [id],
@@ -70,6 +73,7 @@ export async function getJob(
     score: num(reply, 3, 'get'),
     lease: parseLease(optionalStr(reply, 4)),
     lastError: parseError(optionalStr(reply, 5)),
+    progress: optionalStr(reply, 6),
   };
 }
 
@@ -133,6 +137,7 @@ export async function listJobs(
     .hmget(keys.meta, ...members)
     .hmget(keys.leases, ...members)
     .hmget(keys.errors, ...members)
+    .hmget(keys.progress, ...members)
     .exec();
   if (!results) throw new Error('listJobs: transaction aborted');
   const column = <T>(i: number): T[] => {
@@ -144,6 +149,7 @@ export async function listJobs(
   const metas = column<string | null>(1);
   const leases = column<string | null>(2);
   const errors = column<string | null>(3);
+  const progress = column<string | null>(4);
   const out: RawJob[] = [];
   members.forEach((id, i) => {
     const envelope = envelopes[i];
@@ -159,6 +165,7 @@ export async function listJobs(
       score: scores[i] ?? parsed.r ?? 0,
       lease: parseLease(leases[i] ?? null),
       lastError: parseError(errors[i] ?? null),
+      progress: progress[i] ?? null,
     });
   });
   return out;

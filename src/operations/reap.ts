@@ -34,6 +34,7 @@ export async function reap(
         keys.errors,
         keys.wake,
         keys.events,
+        keys.progress,
         ...tail.keys,
       ],
       [input.limit, input.deadMaxCount, input.deadMaxAgeMs, input.eventsCap, ...tail.args],

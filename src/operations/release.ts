@@ -15,7 +15,7 @@ export async function release(
   const layout = input.layout;
   const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
   const reply = await runWheelAware(client, 'release', keys, layout, guess, {
-    keys: [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events],
+    keys: [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events, keys.progress],
     args: [input.id, input.token, input.delayMs, input.eventsCap],
   });
   return reply === 1;

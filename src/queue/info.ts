@@ -24,6 +24,8 @@ export interface JobInfo<T> {
   lease: { workerId: string; startedAt: Date; deadline: Date } | null;
   /** For a dead job: when it died. */
   diedAt?: Date;
+  /** For an active job: the last value its handler gave `job.progress()`, when it gave one. */
+  progress?: unknown;
 }
 
 /** `raw` decoded with `codec`; a payload that does not decode is reported in decodeError, not thrown. */
@@ -61,5 +63,15 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
   if (version !== undefined) info.version = version;
   if (createdAt !== undefined) info.createdAt = createdAt;
   if (raw.state === 'dead') info.diedAt = new Date(raw.score);
+  if (raw.progress !== null) info.progress = parseProgress(raw.progress);
   return info;
+}
+
+/** A stored progress value; text that is not JSON (written by hand) is shown as it is. */
+function parseProgress(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return json;
+  }
 }

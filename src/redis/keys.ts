@@ -61,6 +61,12 @@ export type QueueKeys = {
    * as in layout 2 (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
    */
   readonly paused: string;
+  /**
+   * HASH id -> the running job's last progress value (JSON, size-capped), written by its lease
+   * holder (progress.lua) and deleted when the attempt ends. Named `pg` as in layout 2
+   * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
+   */
+  readonly progress: string;
 };
 
 /** The prefix of every delayq key. */
@@ -198,6 +204,7 @@ function keysWithTag(tag: string): QueueKeys {
     wheel: `${base}wheel`,
     wheelCount: `${base}wheel-count`,
     paused: `${base}z`,
+    progress: `${base}pg`,
   };
 }
 

@@ -10,6 +10,7 @@
 -- KEYS[6] completed  ZSET id -> finished at ms (only used when retention keeps jobs)
 -- KEYS[7] events     STREAM of job events
 -- KEYS[8] done       ZSET id -> completed at ms: ids of recently completed jobs
+-- KEYS[9] progress   HASH id -> the running job's last progress value (deleted here)
 -- ARGV[1] keep completed: max count (0 = keep none), ARGV[2] keep completed: max age ms (0 = no
 -- age limit), ARGV[3] events cap, ARGV[4] remember ids: max count (0 = none), ARGV[5] remember
 -- ids: max age ms, then 3 per job: id, token, the lease deadline the caller was last told
@@ -27,7 +28,7 @@
 
 local K = {
   jobs = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], errors = KEYS[5], completed = KEYS[6],
-  events = KEYS[7], events_cap = tonumber(ARGV[3]), done = KEYS[8],
+  events = KEYS[7], events_cap = tonumber(ARGV[3]), done = KEYS[8], progress = KEYS[9],
 }
 local keep_count, keep_age_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local remember_count, remember_age_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -72,6 +73,7 @@ if #acked > 0 then
   call_chunked('ZREM', K.active, acked, 1)
   call_chunked('HDEL', K.leases, acked, 1)
   call_chunked('HDEL', K.errors, acked, 1)
+  call_chunked('HDEL', K.progress, acked, 1)
   local finished = nil
   if keep_count > 0 or remember_count > 0 then
     finished = {}

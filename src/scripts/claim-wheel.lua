@@ -3,13 +3,13 @@
 -- is ready" signal that moves nothing); this script takes and leases in one atomic step, so no
 -- job is ever between "taken" and "leased" when a worker dies.
 --
--- KEYS[1..11] exactly as claim-zpopmin.lua, then
--- KEYS[12] ready        LIST of due job ids, in due order
--- KEYS[13] wheel        ZSET bucket start -> bucket end (the index of non-empty buckets)
--- KEYS[14] wheel count  STRING jobs waiting in buckets
--- KEYS[15...] bucket    LIST per bucket the caller expects to be due (see the index head it was told)
+-- KEYS[1..12] exactly as claim-zpopmin.lua, then
+-- KEYS[13] ready        LIST of due job ids, in due order
+-- KEYS[14] wheel        ZSET bucket start -> bucket end (the index of non-empty buckets)
+-- KEYS[15] wheel count  STRING jobs waiting in buckets
+-- KEYS[16...] bucket    LIST per bucket the caller expects to be due (see the index head it was told)
 -- ARGV[1..8] exactly as claim-zpopmin.lua, then
--- ARGV[9] granularity ms, ARGV[10...] the start of each bucket of KEYS[15...], in the same order
+-- ARGV[9] granularity ms, ARGV[10...] the start of each bucket of KEYS[16...], in the same order
 -- Returns: the claim-zpopmin.lua reply { now, next_at, n, 5 per job }, then
 --          ready_left (jobs still in ready), due_left (1 when due buckets are left for lack of
 --          their key: call again at once), m, and the starts of the first m buckets of the index
@@ -33,7 +33,7 @@ local HEAD_BUCKETS = 8
 local SWEEP_BATCH = 1000
 
 local K, o = claim_context()
-wheel_keys(K, 12, 9)
+wheel_keys(K, 13, 9)
 local due_left = false
 
 local function take(K, now, limit)

@@ -11,6 +11,7 @@
 -- KEYS[9] limiter   ZSET token -> start ms of recent starts (rate limit)
 -- KEYS[10] events   STREAM of job events
 -- KEYS[11] paused   STRING present while the queue is paused (pause.lua)
+-- KEYS[12] progress HASH id -> running job's progress (reap-on-claim deletes an expired attempt's)
 -- ARGV[1] limit, ARGV[2] lease ms, ARGV[3] worker id, ARGV[4] dead max count, ARGV[5] dead max age ms,
 -- ARGV[6] rate limit: max starts (0 = no limit), ARGV[7] rate limit: window ms, ARGV[8] events cap
 -- Returns: { now, next_at, n, then 5 per job: id, token, envelope, meta (JSON), run_at, paused }

@@ -9,7 +9,8 @@
 -- KEYS[7] errors    HASH id -> last error
 -- KEYS[8] wake      channel
 -- KEYS[9] events    STREAM of job events
--- KEYS[10...]       wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[10] progress HASH id -> the running job's last progress value (deleted: the attempt ended)
+-- KEYS[11...]       wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] token, ARGV[3] retry delay ms (-1: bury now, whatever attempts are left),
 -- ARGV[4] error (JSON), ARGV[5] dead max count, ARGV[6] dead max age ms, ARGV[7] events cap,
 -- ARGV[8] short reason for the event (the error's message, truncated)
@@ -31,8 +32,9 @@
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
   dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[7]),
+  progress = KEYS[10],
 }
-wheel_keys(K, 10, 9)
+wheel_keys(K, 11, 9)
 if ARGV[3] ~= '-1' and not whole_ms(ARGV[3]) then
   return bad_arg('retry delay ' .. tostring(ARGV[3]) .. ' is not -1 or a whole number of ms >= 0')
 end
@@ -57,6 +59,8 @@ end
 
 redis.call('ZREM', K.active, id)
 redis.call('HDEL', K.leases, id)
+-- Progress is the attempt's: a retry starts from nothing, and a dead job shows its last error.
+redis.call('HDEL', K.progress, id)
 redis.call('HSET', K.errors, id, ARGV[4])
 meta.t = token
 if retry then

@@ -1,18 +1,19 @@
 -- get: everything known about one job, read in one atomic step.
 --
 -- KEYS[1] schedule, KEYS[2] jobs, KEYS[3] meta, KEYS[4] active, KEYS[5] leases,
--- KEYS[6] dead, KEYS[7] errors, KEYS[8] completed
--- KEYS[9] wheel layout only: ready (present: a job in none of the sets is waiting in the wheel)
+-- KEYS[6] dead, KEYS[7] errors, KEYS[8] completed, KEYS[9] progress
+-- KEYS[10] wheel layout only: ready (present: a job in none of the sets is waiting in the wheel)
 -- ARGV[1] id
 -- Returns: false when the job is unknown; else
---          { state, envelope, meta (JSON), score, lease or false, last error (JSON) or false }
+--          { state, envelope, meta (JSON), score, lease or false, last error (JSON) or false,
+--            progress (JSON) or false }
 --          state is 'scheduled' (score = due), 'active' (score = lease deadline),
 --          'dead' (score = died at) or 'completed' (score = finished at). In the wheel layout the
 --          score of a scheduled job is its meta `r`.
 
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], completed = KEYS[8], ready = KEYS[9],
+  dead = KEYS[6], errors = KEYS[7], completed = KEYS[8], progress = KEYS[9], ready = KEYS[10],
 }
 local id = ARGV[1]
 local envelope = redis.call('HGET', K.jobs, id)
@@ -36,5 +37,5 @@ end
 if not state then return false end
 return {
   state, envelope, meta, score,
-  redis.call('HGET', K.leases, id), redis.call('HGET', K.errors, id),
+  redis.call('HGET', K.leases, id), redis.call('HGET', K.errors, id), redis.call('HGET', K.progress, id),
 }

@@ -10,7 +10,8 @@
 -- KEYS[7] errors    HASH id -> last error
 -- KEYS[8] wake      channel
 -- KEYS[9] events    STREAM of job events
--- KEYS[10..12]      wheel layout only: ready, wheel, wheel count (wheel.lua)
+-- KEYS[10] progress HASH id -> the running job's last progress value (deleted: the attempt ended)
+-- KEYS[11..13]      wheel layout only: ready, wheel, wheel count (wheel.lua)
 -- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms, ARGV[4] events cap,
 -- ARGV[5] wheel layout only: granularity ms
 -- Returns: { returned, buried, next_deadline or -1 }
@@ -25,8 +26,9 @@
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
   dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[4]),
+  progress = KEYS[10],
 }
-wheel_keys(K, 10, 5)
+wheel_keys(K, 11, 5)
 local now = now_ms()
 local returned, buried = reap_expired(K, now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
 -- Returned jobs are due now: in the wheel layout they are in ready, which wakes blocked workers.

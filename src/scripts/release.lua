@@ -8,7 +8,8 @@
 -- KEYS[4] leases    HASH id -> "token|startMs|workerId"
 -- KEYS[5] wake      channel
 -- KEYS[6] events    STREAM of job events
--- KEYS[7...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[7] progress  HASH id -> the running job's last progress value (deleted: the attempt ended)
+-- KEYS[8...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] token, ARGV[3] delay ms before it is due again, ARGV[4] events cap
 -- ARGV[5...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
 -- Returns: 1 when released, 0 when the lease was no longer held (then the reaper owns the job);
@@ -25,9 +26,9 @@
 
 local K = {
   schedule = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], wake = KEYS[5],
-  events = KEYS[6], events_cap = tonumber(ARGV[4]),
+  events = KEYS[6], events_cap = tonumber(ARGV[4]), progress = KEYS[7],
 }
-wheel_keys(K, 7, 5)
+wheel_keys(K, 8, 5)
 if not whole_ms(ARGV[3]) then
   return bad_arg('delay ' .. tostring(ARGV[3]) .. ' is not a whole number of ms >= 0 (digits only)')
 end
@@ -39,6 +40,7 @@ if missing then return missing end
 
 redis.call('ZREM', K.active, id)
 redis.call('HDEL', K.leases, id)
+redis.call('HDEL', K.progress, id)
 local meta = read_meta(K.meta, id)
 if meta.a > 0 then meta.a = meta.a - 1 end
 meta.r = now + delay

@@ -17,6 +17,7 @@ import type { Queue } from '../queue.js';
 import { producerOf } from '../queue/producer.js';
 import { validatePayload, type StandardSchemaV1 } from '../schema.js';
 import { Worker, type Handler } from '../worker.js';
+import { encodeProgress } from '../worker/progress-value.js';
 import type { WorkerOptions } from '../worker/options.js';
 
 export { startRedis, freePort } from './redis-server.js';
@@ -116,6 +117,8 @@ export interface RunHandlerOptions<T> {
   schema?: StandardSchemaV1<unknown, T>;
   /** Called for each job.extendLease(ms) the handler makes. */
   onExtendLease?: (ms: number) => void;
+  /** Called for each job.progress(value) the handler makes with a value a worker would accept. */
+  onProgress?: (value: unknown) => void;
 }
 
 /**
@@ -145,6 +148,11 @@ export async function runHandler<T, R>(
     now,
     opts.signal ?? new AbortController().signal,
     async (ms) => opts.onExtendLease?.(ms),
+    async (value) => {
+      // The worker's check, so a value it would refuse is refused here too.
+      encodeProgress(id, value);
+      opts.onProgress?.(value);
+    },
   );
   return handler(job);
 }

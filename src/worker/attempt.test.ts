@@ -32,6 +32,8 @@ class FakeStore implements AttemptStore {
     return reply(this.failReply);
   }
 
+  async progress(): Promise<void> {}
+
   async release(input: AttemptRelease): Promise<boolean> {
     this.calls.push(['release', input]);
     return reply(this.releaseReply);

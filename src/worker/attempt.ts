@@ -7,11 +7,14 @@
  *
  *   running ─complete─▶ completing ─ack.lua OK/ALREADY─▶ completed
  *   running ─fail─────▶ failing ─fail.lua RETRY─▶ retrying | DEAD─▶ buried | ALREADY─▶ failed
- *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried
+ *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried   (unreadable payload; UnrecoverableError)
  *   running ─release──▶ releasing ─release.lua─▶ released
  *   running ─loseLease▶ lost                    (the lease keeper found it gone)
  *   completing | failing ─script refused (LEASE_LOST)─▶ lost
  *   completing | failing | releasing ─not sent (Redis unreachable)─▶ unsettled
+ *
+ * Progress reports (job.progress) are written only while `running`: every transition out of it
+ * ends the attempt's ProgressReporter, so no report is written after the fate is sent.
  *
  * Room left: `cancel` (issue 15) is one more transition out of `running` (the holder is told by a
  * wake-up) into a terminal `cancelled`, refusing a late complete or fail as `lost` does. A batch
@@ -25,6 +28,8 @@ import type { ClaimedJob } from '../operations/claim.js';
 import type { FailOutput, RecordedError } from '../operations/fail.js';
 import { ScriptLeaseLost } from '../redis/script-errors.js';
 import type { HeldLease } from './lease-keeper.js';
+import { ProgressReporter } from './progress.js';
+import { isUnrecoverable } from './run-attempt.js';
 
 /** Where an attempt is: running, settling (its fate's operation in flight), or its fate. */
 export type AttemptState =
@@ -75,9 +80,18 @@ export interface AttemptRelease {
   delayMs: number;
 }
 
+/** A progress value (JSON, checked) written for the holder of `token`. */
+export interface AttemptProgress {
+  id: string;
+  token: string;
+  json: string;
+}
+
 /** The storage operations a fate needs (WorkerStorage; a stand-in in unit tests). */
 export interface AttemptStore {
   ack(job: AckJob): Promise<AckOutcome>;
+  /** Throws ScriptLeaseLost when the lease is not held. */
+  progress(input: AttemptProgress): Promise<void>;
   fail(input: AttemptFail): Promise<FailOutput>;
   /** True when released; false when the lease was no longer held. */
   release(input: AttemptRelease): Promise<boolean>;
@@ -106,6 +120,8 @@ export class Attempt<T> {
   private lossDetail = '';
   /** A release was begun: the handler's late result is expected, and dropped quietly, whatever the release's outcome. */
   private handedBack = false;
+  /** job.progress(): coalesced writes, ended with the attempt (no write after its fate is sent). */
+  private readonly progress: ProgressReporter;
 
   constructor(
     readonly claimed: ClaimedJob,
@@ -113,6 +129,12 @@ export class Attempt<T> {
     private readonly hooks: AttemptHooks<T>,
   ) {
     this.lease = { id: claimed.id, token: claimed.token, deadline: claimed.deadline, lost: false };
+    this.progress = new ProgressReporter(claimed.id, (json) => this.writeProgress(json));
+  }
+
+  /** job.progress(value): checked now, written coalesced while the attempt runs. */
+  reportProgress(value: unknown): Promise<void> {
+    return this.progress.report(value);
   }
 
   get state(): AttemptState {
@@ -151,7 +173,10 @@ export class Attempt<T> {
     return this.sendFail(job, error, retryDelayMs);
   }
 
-  /** Bury at once, whatever attempts are left: a payload that cannot be read or validated. */
+  /**
+   * Bury at once, whatever attempts are left: a payload that cannot be read or validated, or an
+   * UnrecoverableError from the handler (recorded with `unrecoverable: true`).
+   */
   bury(job: Job<T> | null, error: Error): Promise<AttemptState> {
     if (!this.begin('bury', 'failing')) return Promise.resolve(this.current);
     return this.sendFail(job, error, null);
@@ -186,6 +211,18 @@ export class Attempt<T> {
     return this.current;
   }
 
+  /** One coalesced progress write; a refusal means the lease is gone, which the attempt learns too. */
+  private async writeProgress(json: string): Promise<void> {
+    const { id, token } = this.claimed;
+    try {
+      await this.store.progress({ id, token, json });
+    } catch (err) {
+      if (!(err instanceof ScriptLeaseLost)) throw err;
+      this.loseLease(err.detail);
+      throw new LeaseLostError(id, err.detail);
+    }
+  }
+
   private async sendFail(
     job: Job<T> | null,
     error: Error,
@@ -194,6 +231,7 @@ export class Attempt<T> {
     const { id, token, meta } = this.claimed;
     const recorded: RecordedError = { name: error.name, message: error.message, attempt: meta.a };
     if (error.stack !== undefined) recorded.stack = error.stack;
+    if (isUnrecoverable(error)) recorded.unrecoverable = true;
     let out: FailOutput;
     try {
       out = await this.store.fail({ id, token, retryDelayMs, error: recorded });
@@ -220,6 +258,9 @@ export class Attempt<T> {
   private begin(transition: Transition, next: AttemptState): boolean {
     if (ALLOWED[this.current].includes(transition)) {
       this.current = next;
+      this.progress.end(
+        next === 'lost' ? new LeaseLostError(this.claimed.id, 'the attempt lost its lease') : null,
+      );
       this.hooks.settling(this.lease);
       return true;
     }

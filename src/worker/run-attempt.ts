@@ -5,7 +5,7 @@
  */
 import type { Codec } from '../codec/codec.js';
 import { decodeEnvelope } from '../codec/envelope.js';
-import { JobTimeoutError, UnsupportedVersionError } from '../errors.js';
+import { JobTimeoutError, UnsupportedVersionError, UnrecoverableError } from '../errors.js';
 import { Job } from '../job.js';
 import { validatePayload } from '../schema.js';
 import type { Tracing } from '../tracing.js';
@@ -60,6 +60,7 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
       new Date(claimed.claimedAt),
       attempt.signal,
       (ms) => deps.extend(attempt, ms),
+      (value) => attempt.reportProgress(value),
     );
   } catch (err) {
     // An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once
@@ -87,7 +88,9 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
   } catch (err) {
     deps.handlerDone();
     const error = toError(err);
-    await attempt.fail(job, error, deps.retry.delayMs(job.id, claimed.meta, error));
+    // Fail for good: dead at once with its reason, the attempts left unused.
+    if (isUnrecoverable(error)) await attempt.bury(job, error);
+    else await attempt.fail(job, error, deps.retry.delayMs(job.id, claimed.meta, error));
     return;
   }
   deps.handlerDone();
@@ -119,4 +122,12 @@ function runHandler<T>(attempt: Attempt<T>, job: Job<T>, handler: Handler<T>): P
 export function toError(err: unknown): Error {
   if (err instanceof Error) return err;
   return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
+}
+
+/**
+ * The handler asked to end the job for good: an UnrecoverableError, or one from another copy of
+ * the package (a bundled dependency) that carries its code.
+ */
+export function isUnrecoverable(error: Error): boolean {
+  return error instanceof UnrecoverableError || (error as { code?: unknown }).code === 'DELAYQ_UNRECOVERABLE';
 }

@@ -7,6 +7,7 @@
 import { ackMany, type AckJob, type AckOutcome, type Retention } from '../operations/ack.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
+import { progress } from '../operations/progress.js';
 import { reap, type ReapOutput } from '../operations/reap.js';
 import { release } from '../operations/release.js';
 import { ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
@@ -14,7 +15,8 @@ import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { mapByPartition, partitionOf } from '../partition/index.js';
 import { AckBatcher } from './ack-batcher.js';
-import type { AttemptFail, AttemptRelease, AttemptStore } from './attempt.js';
+import type { AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
+import { PROGRESS_MAX_BYTES } from './progress-value.js';
 
 /** How many expired leases one reap call returns at most, per partition. */
 const REAP_LIMIT = 1_000;
@@ -69,6 +71,10 @@ export class WorkerStorage implements AttemptStore {
       eventsCap: this.eventsCap,
       layout: this.layout,
     });
+  }
+
+  progress(input: AttemptProgress): Promise<void> {
+    return progress(this.client, this.keysOf(input.id), { ...input, capBytes: PROGRESS_MAX_BYTES });
   }
 
   release(input: AttemptRelease): Promise<boolean> {

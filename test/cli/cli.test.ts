@@ -235,6 +235,31 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     expect(await newQueue(q).counts()).toMatchObject({ scheduled: 1 });
   });
 
+  it("shows a running job's progress", async () => {
+    const q = uniqueQueue('cli');
+    const queue = newQueue(q);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reported = false;
+    const worker = new Worker(
+      q,
+      async (job) => {
+        await job.progress({ pct: 40 });
+        reported = true;
+        await held;
+      },
+      { connection: redis.url() },
+    );
+    open.push({ close: async () => (release(), await worker.close()) });
+    await queue.add({ n: 1 }, { id: 'p1' });
+    await waitFor(() => reported, { what: 'the progress report' });
+    expect(json((await cli(['--json', 'show', q, 'p1'])).stdout)).toMatchObject({
+      state: 'active',
+      progress: { pct: 40 },
+    });
+    expect((await cli(['show', q, 'p1'])).stdout).toMatch(/progress\s+\{"pct":40\}/);
+  });
+
   it('retries one dead job, then all, then removes dead jobs', async () => {
     const q = uniqueQueue('cli');
     await makeDead(q, ['d1', 'd2', 'd3']);

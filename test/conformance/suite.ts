@@ -689,6 +689,61 @@ export function conformanceSuite(
       expect(completions).toEqual([{ attempt: 2 }]);
     });
 
+    it('job.progress: shown while the job runs, gone with its attempt (completed, or reaped)', async () => {
+      const { queue, name } = setup<string>();
+      const keys = queueKeys(name);
+      const r = at.inspector();
+      // What each later attempt finds in the progress hash before it reports anything.
+      const seenAtStart: Array<string | null> = [];
+
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const holder = worker<string>(name, async (job) => {
+        seenAtStart.push(await r.hget(keys.progress, job.id));
+        await job.progress({ pct: 50, of: job.payload });
+        await held;
+      });
+      const { id } = await queue.add('kept');
+      await waitFor(async () => (await queue.get(id))?.progress, { what: 'the progress to show' });
+      expect(await queue.get(id)).toMatchObject({ state: 'active', progress: { pct: 50, of: 'kept' } });
+      release();
+      await waitFor(async () => (await queue.get(id)) === null, { what: 'the job to complete' });
+      await holder.close();
+
+      const errors: Error[] = [];
+      let blocked = false;
+      const blocker = worker<string>(
+        name,
+        async (job) => {
+          await job.progress({ step: 'before the block' });
+          blocked = true;
+          const until = Date.now() + 700;
+          while (Date.now() < until) {
+            // Block the event loop past the 300 ms lease: the rescuer's claim reaps the attempt.
+          }
+        },
+        { leaseMs: 300, concurrency: 1 },
+      );
+      blocker.on('error', (err) => errors.push(err));
+      await blocker.waitUntilReady();
+      const { id: reapedId } = await queue.add('reaped', { attempts: 3 });
+      await waitFor(() => blocked, { what: 'attempt 1 to report and block' });
+      await blocker.close();
+      worker<string>(
+        name,
+        async (job) => {
+          seenAtStart.push(await r.hget(keys.progress, job.id));
+        },
+        { leaseMs: 5_000 },
+      );
+      await waitFor(async () => (await queue.get(reapedId)) === null, { what: 'attempt 2 to complete' });
+      await r.quit();
+      // Neither the completed attempt nor the reaped one left its progress behind.
+      expect(seenAtStart).toEqual([null, null]);
+      expect(errors.some((e) => e instanceof LeaseLostError && e.jobId === reapedId)).toBe(true);
+      expect(await footprint(name)).not.toHaveProperty('progress');
+    });
+
     it('close() waits for running handlers, then acks them', async () => {
       const { queue, name } = setup();
       let finished = false;

@@ -47,6 +47,36 @@ async function seed(name: string, scheduled: number, dead: string[]): Promise<Qu
 }
 
 describe('dashboard over HTTP', () => {
+  it("shows a running job's progress in its record and in the active list", async () => {
+    const name = uniqueQueue('dprog');
+    const queue = new Queue(name, { connection: redis.url() });
+    open.push(queue);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reported = false;
+    const worker = new Worker(
+      name,
+      async (job) => {
+        await job.progress({ pct: 40, stage: 'upload' });
+        reported = true;
+        await held;
+      },
+      { connection: redis.url() },
+    );
+    open.push({ close: async () => (release(), await worker.close()) });
+    await queue.add({ file: 'a.png' }, { id: 'p1' });
+    await waitFor(() => reported, { what: 'the progress report' });
+    const d = await dashboard();
+    const job = (await (await fetch(`${d.url}api/queues/${name}/jobs/p1`)).json()) as Record<string, unknown>;
+    expect(job).toMatchObject({ id: 'p1', state: 'active', progress: { pct: 40, stage: 'upload' } });
+    const active = (await (await fetch(`${d.url}api/queues/${name}/jobs?state=active`)).json()) as {
+      items: Array<{ id: string; progress: unknown }>;
+    };
+    expect(active.items).toEqual([
+      expect.objectContaining({ id: 'p1', progress: { pct: 40, stage: 'upload' } }),
+    ]);
+  });
+
   it('serves pages and data with security headers, and keeps actions off without a token', async () => {
     const name = uniqueQueue('d');
     await seed(name, 25, ['x1']);

@@ -64,6 +64,39 @@ describe('partitions: keys', () => {
 });
 
 describe('partitions: jobs', () => {
+  it('job.progress goes to the id’s partition, shows in get and list, and is deleted when the job ends', async () => {
+    const name = uniqueQueue('pg');
+    const q = queue<string>(name);
+    const c = client();
+    const keys = partitionKeys(name, P);
+    const ids = [0, 1, 2, 3].map((p) => idIn(p, P, 'pg-'));
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const reported = new Set<string>();
+    worker<string>(
+      name,
+      async (job) => {
+        await job.progress({ id: job.id });
+        reported.add(job.id);
+        await held;
+      },
+      { concurrency: 4 },
+    );
+    await q.addBulk(ids.map((id) => ({ payload: id, opts: { id } })));
+    await waitFor(() => reported.size === 4, { what: 'all four to report' });
+    for (const [p, id] of ids.entries()) {
+      expect(await c.hget(keys[p]!.progress, id)).toBe(JSON.stringify({ id }));
+      expect((await q.get(id))?.progress).toEqual({ id });
+    }
+    const listed = await q.list('active');
+    expect(
+      listed.map((j) => j.progress).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    ).toEqual(ids.map((id) => ({ id })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))));
+    release();
+    await waitFor(async () => (await q.counts()).active === 0, { what: 'the jobs to complete' });
+    for (const k of keys) expect(await c.exists(k.progress)).toBe(0);
+  });
+
   it('every job runs once and never before it is due', async () => {
     const name = uniqueQueue('run');
     await expectEachRunsOnce(

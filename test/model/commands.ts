@@ -15,6 +15,7 @@ import { fail } from '../../src/operations/fail.js';
 import { counts, getJob } from '../../src/operations/inspect.js';
 import { cancel, deadRemove, deadRetry, reschedule } from '../../src/operations/manage.js';
 import { isPaused, pause, resume } from '../../src/operations/pause.js';
+import { progress } from '../../src/operations/progress.js';
 import { reap } from '../../src/operations/reap.js';
 import { release } from '../../src/operations/release.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
@@ -175,6 +176,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     .hgetall(k.meta)
     .hgetall(k.leases)
     .hgetall(k.errors)
+    .hgetall(k.progress)
     .get(k.token)
     .zrange(k.limiter, 0, -1, 'WITHSCORES')
     .xrange(k.events, '-', '+')
@@ -195,6 +197,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     meta,
     leases,
     errors,
+    progressed,
     token,
     limiter,
     events,
@@ -205,6 +208,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     string[],
     string[],
     string[],
+    Record<string, string>,
     Record<string, string>,
     Record<string, string>,
     Record<string, string>,
@@ -227,6 +231,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     meta: parsedValues(meta),
     leases,
     errors: parsedValues(errors),
+    progress: progressed,
     token,
     limiter: pairs(limiter),
     events: events.map(([, fields]) => fields),
@@ -242,6 +247,9 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     leases: Object.fromEntries(all.filter(([, j]) => j.lease).map(([id, job]) => [id, job.lease])),
     errors: Object.fromEntries(
       all.filter(([, j]) => j.error !== undefined).map(([id, job]) => [id, job.error]),
+    ),
+    progress: Object.fromEntries(
+      all.filter(([, j]) => j.progress !== undefined).map(([id, job]) => [id, job.progress]),
     ),
     token: model.lastToken === 0 ? null : String(model.lastToken),
     limiter: [...model.limiter].sort(([ta, a], [tb, b]) => a - b || (ta < tb ? -1 : ta > tb ? 1 : 0)),
@@ -603,6 +611,30 @@ export class ReapCommand extends Base {
   }
 }
 
+export class ProgressCommand extends Base {
+  constructor(
+    private readonly pick: number,
+    private readonly value: number,
+  ) {
+    super();
+  }
+  override check(model: Readonly<Model>): boolean {
+    return model.handles.length > 0;
+  }
+  protected describe(): string {
+    return `progress(lease #${this.pick} from newest, ${this.value})`;
+  }
+  protected async apply(model: Model, real: Real): Promise<void> {
+    const handle = pickHandle(model, this.pick);
+    this.resolved = `${handle.id}#${handle.token}, now ${model.now}`;
+    const json = JSON.stringify({ pct: this.value });
+    const got = await realOutcome(
+      progress(real.client, real.keys, { id: handle.id, token: handle.token, json, capBytes: 4_096 }),
+    );
+    expect(got, 'progress outcome').toEqual(modelOutcome(() => model.progress(handle, json)));
+  }
+}
+
 export class ReleaseCommand extends Base {
   constructor(
     private readonly pick: number,
@@ -736,6 +768,7 @@ export const commandArbs: Array<fc.Arbitrary<Cmd>> = [
     .map(([pick, offset]) => new AdvanceToDueCommand(pick, offset)),
   fc.tuple(fc.integer({ min: 1, max: 3 }), deadArb).map(([limit, dead]) => new ReapCommand(limit, dead)),
   fc.tuple(handlePickArb, fc.constantFrom(0, 700)).map(([pick, delay]) => new ReleaseCommand(pick, delay)),
+  fc.tuple(handlePickArb, fc.nat({ max: 100 })).map(([pick, value]) => new ProgressCommand(pick, value)),
   fc
     .tuple(fc.option(idArb, { nil: null }), fc.integer({ min: 1, max: 3 }))
     .map(([id, batch]) => new DeadRetryCommand(id, batch)),

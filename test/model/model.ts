@@ -30,6 +30,8 @@ export interface ModelJob {
   lease?: string;
   /** The recorded last error, parsed. */
   error?: unknown;
+  /** The running attempt's last progress value (JSON), written by its lease holder. */
+  progress?: string;
 }
 
 /** A lease as its holder knows it: what a worker would pass to ack, fail, extend, release. */
@@ -143,6 +145,7 @@ export class QueueModel {
     job.state = 'dead';
     job.score = this.now;
     delete job.lease;
+    delete job.progress;
     this.emit('dead', id, 'at', this.now);
     if (limits.ageMs > 0) {
       const cutoff = this.now - limits.ageMs;
@@ -172,6 +175,7 @@ export class QueueModel {
       };
       this.emit('lease-lost', id, 'attempt', job.meta.a, 'at', this.now, 'lease', job.lease ?? '');
       delete job.lease;
+      delete job.progress;
       if (job.meta.a >= job.meta.m) {
         this.bury(id, limits);
         buried++;
@@ -354,6 +358,7 @@ export class QueueModel {
     job.state = 'completed';
     job.score = this.now;
     delete job.lease;
+    delete job.progress;
     delete job.error;
     // Keep the newest `count`, none older than `ageMs`.
     const completed = this.inState('completed');
@@ -397,6 +402,7 @@ export class QueueModel {
     }
     if (!job) throw new Error('unreachable: a held lease without its job');
     delete job.lease;
+    delete job.progress;
     job.error = error;
     job.meta.t = token;
     if (delay !== null && job.meta.a < job.meta.m) {
@@ -454,11 +460,19 @@ export class QueueModel {
     return { returned, buried, nextDeadline: this.head('active') ?? -1 };
   }
 
+  /** progress.lua: only the holder of a valid lease writes the value. */
+  progress(handle: Handle, json: string): void {
+    const lost = this.checkLease(handle.id, handle.token);
+    if (lost) throw new ModelLeaseLost(lost);
+    this.jobs.get(handle.id)!.progress = json;
+  }
+
   /** release.lua: back to the schedule after `delay`, the attempt not charged. */
   release(handle: Handle, delay: number): boolean {
     if (this.checkLease(handle.id, handle.token)) return false;
     const job = this.jobs.get(handle.id)!;
     delete job.lease;
+    delete job.progress;
     if (job.meta.a > 0) job.meta.a -= 1;
     job.state = 'scheduled';
     job.score = this.now + delay;
@@ -507,6 +521,7 @@ export class QueueModel {
     score: number;
     lease: { token: string; startedAt: number; workerId: string } | null;
     lastError: unknown;
+    progress: string | null;
   } | null {
     const job = this.jobs.get(id);
     if (!job) return null;
@@ -522,6 +537,7 @@ export class QueueModel {
       score: job.score,
       lease,
       lastError: job.error ?? null,
+      progress: job.progress ?? null,
     };
   }
 

@@ -346,6 +346,7 @@
         ['version', job.version],
         ['lease', job.lease ? `${job.lease.workerId} until ${job.lease.deadline}` : null],
         ['died', job.diedAt],
+        ['progress', job.progress === undefined ? null : JSON.stringify(job.progress)],
       ].filter(([, v]) => v !== null && v !== undefined);
       panel.replaceChildren(
         el('h2', {}, 'Job inspector'),

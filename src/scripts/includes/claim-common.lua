@@ -12,12 +12,13 @@
 -- How many expired leases one claim returns at most; the reaper takes the rest.
 local REAP_ON_CLAIM = 100
 
--- The keys and options of a claim, from KEYS[1..11] and ARGV[1..8].
+-- The keys and options of a claim, from KEYS[1..12] and ARGV[1..8].
 local function claim_context()
   local K = {
     schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4],
     leases = KEYS[5], token = KEYS[6], dead = KEYS[7], errors = KEYS[8],
-    limiter = KEYS[9], events = KEYS[10], paused = KEYS[11], events_cap = tonumber(ARGV[8]),
+    limiter = KEYS[9], events = KEYS[10], paused = KEYS[11], progress = KEYS[12],
+    events_cap = tonumber(ARGV[8]),
   }
   local o = {
     limit = tonumber(ARGV[1]), lease_ms = tonumber(ARGV[2]), worker = ARGV[3],

@@ -2,7 +2,7 @@
 -- Jobs whose lease deadline has passed go back to waiting (place()), due now, or to
 -- the dead set with reason "lease expired" once their attempts are spent. The
 -- attempt was counted when the job was claimed. Idempotent: a second call finds
--- nothing. Needs K.active, K.leases, what place needs (wheel.lua) and what bury needs.
+-- nothing. Needs K.active, K.leases, K.progress, what place needs (wheel.lua) and what bury needs.
 
 local function reap_expired(K, now, limit, dead_max_count, dead_max_age_ms)
   local expired = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, limit)
@@ -11,6 +11,8 @@ local function reap_expired(K, now, limit, dead_max_count, dead_max_age_ms)
     local lease = redis.call('HGET', K.leases, id)
     redis.call('ZREM', K.active, id)
     redis.call('HDEL', K.leases, id)
+    -- The expired attempt's progress goes with it: the next attempt reports its own.
+    redis.call('HDEL', K.progress, id)
     local meta = read_meta(K.meta, id)
     if meta == nil then
       -- No record of the job: nothing to return; the active entry alone was stale.

@@ -1,0 +1,24 @@
+/** The `progress` operation: record a running job's progress value, fenced by its lease (progress.lua). */
+import type { QueueKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { runScript, script } from '../redis/scripts.js';
+
+/** What a progress write needs. */
+export interface ProgressInput {
+  id: string;
+  token: string;
+  /** The value as JSON, already checked and within `capBytes` (src/worker/progress-value.ts). */
+  json: string;
+  /** The longest value the script accepts, in bytes; the script refuses anything longer. */
+  capBytes: number;
+}
+
+/** Write the progress of job `id`. Throws ScriptLeaseLost when `token` holds no valid lease on it. */
+export async function progress(client: RedisClient, keys: QueueKeys, input: ProgressInput): Promise<void> {
+  await runScript(
+    client,
+    script('progress'),
+    [keys.active, keys.leases, keys.progress],
+    [input.id, input.token, input.json, input.capBytes],
+  );
+}

@@ -5,6 +5,14 @@
  */
 import { performance } from 'node:perf_hooks';
 
+/**
+ * Whole ms elapsed on the monotonic clock since `since` (a performance.now() reading), rounded
+ * down: a delay shortened by this can only end at or after the time it was asked for.
+ */
+export function wholeMsSince(since: number): number {
+  return Math.max(0, Math.floor(performance.now() - since));
+}
+
 /** The server's clock, estimated as the last reading plus local monotonic time since. */
 export class ServerClock {
   private serverMs = 0;

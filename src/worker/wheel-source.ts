@@ -49,11 +49,11 @@ export class WheelSource implements ClaimSource {
    * a job added due now, a reaped or released job), unless ready still holds jobs this worker may
    * not start yet (the rate limit), which would end it at once.
    */
-  async pause(ms: number): Promise<void> {
+  async pause(ms: number, approach?: boolean): Promise<void> {
     const { sleeper } = this.ctx;
     const waiter = this.waiter;
-    if (!waiter || this.readyLeft > 0) return sleeper.sleep(ms);
-    const sleep = sleeper.sleep(ms);
+    if (!waiter || this.readyLeft > 0) return sleeper.sleep(ms, approach);
+    const sleep = sleeper.sleep(ms, approach);
     const blocked = waiter.wait(ms).then((ready) => {
       if (ready) sleeper.interrupt();
     });

@@ -1,6 +1,7 @@
 /** The `add` operation: accept jobs into the schedule, or the wheel (add.lua). */
 import { performance } from 'node:perf_hooks';
 import { wholeMsSince } from '../clock.js';
+import { MAX_RUN_AT } from '../job-options.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
@@ -87,7 +88,16 @@ export async function addReplicated(
  * config record, script load, encoding). Never below 0.
  */
 export function remainingDelay(delay: number, calledAt: number): number {
-  return Math.max(0, delay - wholeMsSince(calledAt));
+  return delayLeft(delay, wholeMsSince(calledAt));
+}
+
+/**
+ * `delay` less `elapsed`, never below 0. A delay past the latest due time the script accepts is
+ * refused whatever the server's now, so it goes as given: the refusal then names the caller's
+ * figure, and a delay past 2^53 is not rounded by the subtraction.
+ */
+function delayLeft(delay: number, elapsed: number): number {
+  return delay > MAX_RUN_AT ? delay : Math.max(0, delay - elapsed);
 }
 
 function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: number): number[] {
@@ -118,7 +128,7 @@ function addArgs(
   const elapsed = wholeMsSince(calledAt);
   for (const job of jobs) {
     const [kind, value] =
-      'delay' in job.when ? ['d', Math.max(0, job.when.delay - elapsed)] : ['a', job.when.at];
+      'delay' in job.when ? ['d', delayLeft(job.when.delay, elapsed)] : ['a', job.when.at];
     args.push(job.id, kind, value, job.envelope, JSON.stringify({ a: 0, ...job.meta }));
   }
   args.push(eventsCap);

@@ -11,16 +11,24 @@ import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support
 
 const redis = useRedis();
 
-/** How long the proxy holds the fresh Queue's traffic: far more than the bounds below allow. */
+/**
+ * How long the proxy holds the fresh Queue's traffic: far more than the bounds below allow, and
+ * shorter than the delay (a call that takes longer than its delay leaves 0: due when the script runs).
+ */
 const HOLD_MS = 150;
-const DELAY_MS = 200;
+const DELAY_MS = 300;
 /**
  * Slack for the due time: the TIME reading's reply trip and rounding, and the time from the send to
  * the script's own TIME. A few ms on a quiet machine; the bound leaves room for a loaded one.
  */
 const DUE_SLACK_MS = 10;
-/** Slack for the start, seen by the handler: the due-time slack plus the worker's wake-up. */
-const START_SLACK_MS = 30;
+/**
+ * Slack for the start, seen by the handler: the due-time slack plus the worker's wake-up, which a
+ * loaded machine can stretch (one run of the suite saw ~190 ms for the wheel). Still well short of
+ * the hold (DELAY + WHEEL + slack < DELAY + HOLD), so a start held up by it fails. Precision
+ * itself is measured in bench/, not here.
+ */
+const START_SLACK_MS = 100;
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -169,7 +169,7 @@ function resolveDurability(value: unknown): { replicas: number; timeoutMs: numbe
 /** The earliest due time a script accepts (2000-01-01): see src/scripts/includes/args.lua. */
 const MIN_RUN_AT = Date.UTC(2000, 0, 1);
 /** The latest due time a script accepts (the end of 9999-12-31). */
-const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** Validate a runAt (Date or epoch ms) into epoch ms. */
 export function parseRunAt(value: unknown): number {

@@ -3,6 +3,7 @@
  * is (keys, layout, codec, events) comes from its definition, settled with the queue's config
  * record (src/definition/); the add path, the dead set and the event reader live in src/queue/.
  */
+import { performance } from 'node:perf_hooks';
 import { ServerClock } from './clock.js';
 import { QueueContext } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
@@ -82,11 +83,14 @@ export class Queue<T = unknown> {
    * call with nothing written.
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<AddResult[]> {
+    // Delays count from here (DESIGN invariant 7): what follows until the send, connecting and
+    // settling the queue included, is taken off them.
+    const calledAt = performance.now();
     this.assertOpen();
     const tracing = await loadTracing();
-    if (!tracing) return writeJobs(this.producer, jobs, undefined);
+    if (!tracing) return writeJobs(this.producer, jobs, undefined, calledAt);
     return tracing.send(this.name, Array.isArray(jobs) ? jobs.length : 0, (traceparent) =>
-      writeJobs(this.producer, jobs, traceparent),
+      writeJobs(this.producer, jobs, traceparent, calledAt),
     );
   }
 

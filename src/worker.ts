@@ -20,7 +20,7 @@ import { warnIfEvicting } from './redis/eviction.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { loadTracing, type Tracing } from './tracing.js';
 import { Attempt, type AttemptHooks } from './worker/attempt.js';
-import { ClaimLoop } from './worker/claim-loop.js';
+import { APPROACH_SPIN_MS, ClaimLoop } from './worker/claim-loop.js';
 import type { ClaimSource } from './worker/claim-source.js';
 import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker/options.js';
@@ -59,7 +59,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly context: QueueContext;
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
-  private readonly sleeper = new Sleeper();
+  private readonly sleeper = new Sleeper(APPROACH_SPIN_MS);
   /** Running attempts by lease token (the same job can be here twice: a lapsed lease re-claimed), and when each is done. */
   private readonly inFlight = new Map<string, { attempt: Attempt<T>; done: Promise<void> }>();
   /** What `concurrency` bounds: jobs whose handler has not finished. */

@@ -1,4 +1,7 @@
 /** The `add` operation: accept jobs into the schedule, or the wheel (add.lua). */
+import { performance } from 'node:perf_hooks';
+import { wholeMsSince } from '../clock.js';
+import { MAX_RUN_AT } from '../job-options.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
@@ -6,7 +9,10 @@ import type { JobMeta } from './meta.js';
 import { asArray, num } from './reply.js';
 import { guessAt, guessDelay, runWheelAware, wheelTail, withBuckets, type Layout } from './wheel.js';
 
-/** When a job is due: `delay` ms after the server's now, or at an absolute epoch ms. */
+/**
+ * When a job is due: `delay` ms after the add() call (the server's now at the script, less the
+ * time from the call to the send: see remainingDelay), or at an absolute epoch ms.
+ */
 export type When = { delay: number } | { at: number };
 
 /** One job ready to be written. */
@@ -27,17 +33,22 @@ export interface AddOutput {
   completedAt?: number;
 }
 
-/** Write `jobs` in one atomic script call, into the queue's `layout`. */
+/**
+ * Write `jobs` in one atomic script call, into the queue's `layout`. `calledAt` is the
+ * performance.now() of the add() call that the delays count from (DESIGN invariant 7); by default
+ * the delays count from this call.
+ */
 export async function add(
   client: RedisClient,
   keys: QueueKeys,
   jobs: readonly AddInput[],
   eventsCap: number,
   layout: Layout,
+  calledAt: number = performance.now(),
 ): Promise<AddOutput[]> {
-  const reply = await runWheelAware(client, 'add', keys, layout, guessBuckets(jobs, layout), {
+  const reply = await runWheelAware(client, 'add', keys, layout, guessBuckets(jobs, layout, calledAt), {
     keys: addKeys(keys),
-    args: addArgs(jobs, eventsCap),
+    args: () => addArgs(jobs, eventsCap, calledAt),
   });
   return parseAddReply(reply, jobs, layout);
 }
@@ -54,25 +65,49 @@ export async function addReplicated(
   eventsCap: number,
   wait: ReplicaWait,
   layout: Layout,
+  calledAt: number = performance.now(),
 ): Promise<{ outputs: AddOutput[]; replicated: number; waitError: Error | null }> {
-  const { reply, replicated, waitError } = await withBuckets(layout, guessBuckets(jobs, layout), (starts) => {
+  const guess = guessBuckets(jobs, layout, calledAt);
+  const { reply, replicated, waitError } = await withBuckets(layout, guess, (starts) => {
     const tail = wheelTail(keys, layout, starts);
     return runScriptAndWait(
       client,
       script('add'),
       [...addKeys(keys), ...tail.keys],
-      [...addArgs(jobs, eventsCap), ...tail.args],
+      () => [...addArgs(jobs, eventsCap, calledAt), ...tail.args],
       wait,
     );
   });
   return { outputs: parseAddReply(reply, jobs, layout), replicated, waitError };
 }
 
-function guessBuckets(jobs: readonly AddInput[], layout: Layout): number[] {
+/**
+ * What is left of `delay` now, counted from the add() call at `calledAt` (performance.now()): the
+ * script adds it to its own TIME, which is read after the send, so the job is due no earlier than
+ * call + delay, and no longer late by the time the call spent before the send (connect, probe,
+ * config record, script load, encoding). Never below 0.
+ */
+export function remainingDelay(delay: number, calledAt: number): number {
+  return delayLeft(delay, wholeMsSince(calledAt));
+}
+
+/**
+ * `delay` less `elapsed`, never below 0. A delay past the latest due time the script accepts is
+ * refused whatever the server's now, so it goes as given: the refusal then names the caller's
+ * figure, and a delay past 2^53 is not rounded by the subtraction.
+ */
+function delayLeft(delay: number, elapsed: number): number {
+  return delay > MAX_RUN_AT ? delay : Math.max(0, delay - elapsed);
+}
+
+function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: number): number[] {
   if (layout.kind === 'zset') return [];
   const starts = new Set<number>();
   for (const job of jobs) {
-    const guess = 'delay' in job.when ? guessDelay(layout, job.when.delay) : guessAt(layout, job.when.at);
+    const guess =
+      'delay' in job.when
+        ? guessDelay(layout, remainingDelay(job.when.delay, calledAt))
+        : guessAt(layout, job.when.at);
     for (const s of guess) starts.add(s);
   }
   return [...starts];
@@ -82,10 +117,18 @@ function addKeys(keys: QueueKeys): string[] {
   return [keys.schedule, keys.jobs, keys.meta, keys.wake, keys.events, keys.done];
 }
 
-function addArgs(jobs: readonly AddInput[], eventsCap: number): Array<string | number | Buffer> {
+/** ARGV for add.lua, built just before the command is written (so the delays left are current). */
+function addArgs(
+  jobs: readonly AddInput[],
+  eventsCap: number,
+  calledAt: number,
+): Array<string | number | Buffer> {
   const args: Array<string | number | Buffer> = [jobs.length];
+  // One reading for the batch: the command is written right after this returns.
+  const elapsed = wholeMsSince(calledAt);
   for (const job of jobs) {
-    const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
+    const [kind, value] =
+      'delay' in job.when ? ['d', delayLeft(job.when.delay, elapsed)] : ['a', job.when.at];
     args.push(job.id, kind, value, job.envelope, JSON.stringify({ a: 0, ...job.meta }));
   }
   args.push(eventsCap);

@@ -9,7 +9,7 @@ import { ValidationError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
 import { ScriptWrongBucket } from '../redis/script-errors.js';
-import { runScript, script, type Reply } from '../redis/scripts.js';
+import { runScript, script, type Reply, type ScriptArgs } from '../redis/scripts.js';
 
 /** The wheel layout: bucket lists of `granularityMs`, and the estimate of the server clock to guess buckets with. */
 export interface WheelLayout {
@@ -121,10 +121,16 @@ export function runWheelAware(
   keys: QueueKeys,
   layout: Layout,
   guess: readonly number[],
-  head: { keys: readonly string[]; args: ReadonlyArray<string | number | Buffer> },
+  head: { keys: readonly string[]; args: ScriptArgs },
 ): Promise<Reply> {
   return withBuckets(layout, guess, (starts) => {
     const tail = wheelTail(keys, layout, starts);
-    return runScript(client, script(name), [...head.keys, ...tail.keys], [...head.args, ...tail.args]);
+    const args = head.args;
+    return runScript(
+      client,
+      script(name),
+      [...head.keys, ...tail.keys],
+      typeof args === 'function' ? () => [...args(), ...tail.args] : [...args, ...tail.args],
+    );
   });
 }

@@ -43,11 +43,15 @@ const ADD_BATCH = 500;
 
 type Written = AddOutput & { replicated?: number; waitError?: Error | null };
 
-/** Add `jobs` through `producer`; `traceparent` (of the add's span) goes into every envelope. */
+/**
+ * Add `jobs` through `producer`; `traceparent` (of the add's span) goes into every envelope.
+ * `calledAt` is the performance.now() of the add()/addBulk() call: delays count from it.
+ */
 export async function writeJobs<T>(
   producer: Producer<T>,
   jobs: ReadonlyArray<BulkJob<T>>,
   traceparent: string | undefined,
+  calledAt: number,
 ): Promise<AddResult[]> {
   const given: unknown = jobs;
   if (!Array.isArray(given)) throw new ValidationError('addBulk takes an array of { payload, opts }');
@@ -96,7 +100,7 @@ export async function writeJobs<T>(
         producer,
         context.partitions[p]!,
         batch.map((job) => job.input),
-        { eventsCap, layout },
+        { eventsCap, layout, calledAt },
         batch.map((job) => job.durability),
       ),
     ADD_BATCH,
@@ -123,12 +127,13 @@ async function addBatch<T>(
   producer: Producer<T>,
   keys: QueueKeys,
   batch: AddInput[],
-  settled: { eventsCap: number; layout: Layout },
+  settled: { eventsCap: number; layout: Layout; calledAt: number },
   durability: ReadonlyArray<ResolvedAddOptions['durability']>,
 ): Promise<Written[]> {
   const client = producer.context.client;
   const asked = durability.filter((d) => d !== undefined);
-  if (asked.length === 0) return add(client, keys, batch, settled.eventsCap, settled.layout);
+  if (asked.length === 0)
+    return add(client, keys, batch, settled.eventsCap, settled.layout, settled.calledAt);
   const wait = {
     replicas: Math.max(...asked.map((d) => d.replicas)),
     timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
@@ -140,6 +145,7 @@ async function addBatch<T>(
     settled.eventsCap,
     wait,
     settled.layout,
+    settled.calledAt,
   );
   return outputs.map((out) => ({ ...out, replicated, waitError }));
 }

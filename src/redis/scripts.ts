@@ -31,6 +31,19 @@ export function script(name: string): Script {
   return loaded;
 }
 
+/** A script's ARGV as ioredis takes it. */
+export type ScriptArgv = ReadonlyArray<string | number | Buffer>;
+
+/**
+ * ARGV, or a function that builds it at each send (after a NOSCRIPT too): for values that depend
+ * on the moment the command is written, such as add's delay counted from the add() call.
+ */
+export type ScriptArgs = ScriptArgv | (() => ScriptArgv);
+
+function argvNow(args: ScriptArgs): ScriptArgv {
+  return typeof args === 'function' ? args() : args;
+}
+
 /** A reply as ioredis gives it for *Buffer commands: bulk strings as Buffers. */
 export type Reply = Buffer | number | null | Reply[];
 
@@ -42,14 +55,14 @@ export async function runScript(
   client: RedisClient,
   s: Script,
   keys: readonly string[],
-  args: ReadonlyArray<string | number | Buffer>,
+  args: ScriptArgs,
 ): Promise<Reply> {
   try {
     try {
-      return (await client.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...args)) as Reply;
+      return (await client.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argvNow(args))) as Reply;
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return (await client.callBuffer('EVAL', s.source, keys.length, ...keys, ...args)) as Reply;
+      return (await client.callBuffer('EVAL', s.source, keys.length, ...keys, ...argvNow(args))) as Reply;
     }
   } catch (err) {
     throw mapScriptError(err, s.name);
@@ -88,14 +101,15 @@ export async function runScriptAndWait(
   client: RedisClient,
   s: Script,
   keys: readonly string[],
-  args: ReadonlyArray<string | number | Buffer>,
+  args: ScriptArgs,
   wait: ReplicaWait,
 ): Promise<ReplicatedReply> {
   let bySource = false;
   for (let attempt = 1; ; attempt++) {
     const pipeline = client.pipeline();
-    if (bySource) pipeline.callBuffer('EVAL', s.source, keys.length, ...keys, ...args);
-    else pipeline.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...args);
+    const argv = argvNow(args);
+    if (bySource) pipeline.callBuffer('EVAL', s.source, keys.length, ...keys, ...argv);
+    else pipeline.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argv);
     pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
     const results = (await pipeline.exec()) ?? [];
     const [scriptError, reply] = results[0] ?? [new Error('no reply to the script'), null];

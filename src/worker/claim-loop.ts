@@ -9,7 +9,10 @@ import type { ClaimSource } from './claim-source.js';
 
 /** What the loop needs from the worker: storage as functions, so the loop holds no queries. */
 export interface ClaimLoopDeps {
-  /** Where due jobs come from, and how to wait for more (the pause must end early on sleeper.wakeNow()). */
+  /**
+   * Where due jobs come from, and how to wait for more (the pause must end early on
+   * sleeper.wakeNow(); one that ends at a due time is marked `approach`, for the sleeper's spin).
+   */
   source: Pick<ClaimSource, 'claim' | 'pause'>;
   freeSlots(): number;
   /** Resolves when a slot frees (or the worker stops). */
@@ -22,8 +25,11 @@ export interface ClaimLoopDeps {
   onError(err: unknown): void;
 }
 
-/** How much before a due time the loop wakes to claim it (see runOnce). */
-const WAKE_LEAD_MS = 1;
+/**
+ * The longest local spin before a due time (see Sleeper): a timer fires up to 1 ms late, so the
+ * last stretch is waited out locally, without a Redis call, and the claim goes when the job is due.
+ */
+export const APPROACH_SPIN_MS = 2;
 
 /** Pause after a failed claim before the next try, so a broken server is not hammered. */
 const ERROR_PAUSE_MS = 1_000;
@@ -34,6 +40,8 @@ export class ClaimLoop {
   private done: Promise<void> | undefined;
   private signalStop: () => void = () => {};
   private readonly stopRequested = new Promise<void>((resolve) => (this.signalStop = resolve));
+  /** Whether the sleep runOnce last returned ends at a due time (not the safety timer). */
+  private sleepEndsAtDue = false;
 
   constructor(private readonly deps: ClaimLoopDeps) {}
 
@@ -53,18 +61,24 @@ export class ClaimLoop {
   /** One claim with all free slots; returns how long to sleep before the next (0: go on at once). */
   async runOnce(): Promise<number> {
     const free = this.deps.freeSlots();
+    this.sleepEndsAtDue = false;
     const out = await this.deps.source.claim(free);
     this.deps.clock.observe(out.now);
     for (const job of out.jobs) this.deps.start(job);
     if (out.jobs.length === free) return 0;
     if (out.nextAt < 0) return this.deps.maxSleepMs;
-    // At least 1 ms when nothing came: nextAt cannot be in the past then, but a spin must never be possible.
+    // At least 1 ms when nothing came: nextAt cannot be in the past then, but a loop of claims
+    // without a pause must never be possible.
     const floor = out.jobs.length === 0 ? 1 : 0;
     // Counted from the server clock now, not from the claim's `now` (the reply took time to come
-    // back), and a little early: the claim still needs half a round trip to reach Redis, and a
-    // timer fires up to a millisecond late. Waking early is safe: the script never claims a job
-    // before it is due; it answers with nothing and the next due time, and the loop sleeps again.
-    return Math.min(this.deps.maxSleepMs, Math.max(floor, out.nextAt - this.deps.clock.now() - WAKE_LEAD_MS));
+    // back). With no lead: the estimate is behind the server by at least the reply's trip back
+    // (half a round trip) and the ms TIME was rounded down to, so the claim sent when the
+    // estimate reaches nextAt reaches Redis when the job is due; the sleeper's spin takes out the
+    // timer's lateness. Waking early is still safe: the script never claims a job before it is
+    // due; it answers with nothing and the next due time, and the loop sleeps again.
+    const untilDue = out.nextAt - this.deps.clock.now();
+    this.sleepEndsAtDue = untilDue <= this.deps.maxSleepMs;
+    return Math.min(this.deps.maxSleepMs, Math.max(floor, untilDue));
   }
 
   private async loop(): Promise<void> {
@@ -80,9 +94,10 @@ export class ClaimLoop {
         if (this.stopped) break;
         this.deps.onError(err);
         sleepMs = ERROR_PAUSE_MS;
+        this.sleepEndsAtDue = false;
       }
       if (sleepMs > 0 && !this.stopped) {
-        await this.deps.source.pause(sleepMs);
+        await this.deps.source.pause(sleepMs, this.sleepEndsAtDue);
       }
     }
   }

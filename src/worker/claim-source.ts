@@ -15,8 +15,11 @@ import type { QueueKeys } from '../redis/keys.js';
 export interface ClaimSource {
   /** Lease up to `limit` due jobs; the output says when the next job or lease expiry is due. */
   claim(limit: number): Promise<ClaimOutput>;
-  /** Wait up to `ms` for work; ends early on the sleeper's wakeNow() (and on whatever the source watches). */
-  pause(ms: number): Promise<void>;
+  /**
+   * Wait up to `ms` for work; ends early on the sleeper's wakeNow() (and on whatever the source
+   * watches). `approach`: `ms` ends at a due time, so the sleeper may finish it on its spin.
+   */
+  pause(ms: number, approach?: boolean): Promise<void>;
   /** A wake-up from `partition` (null: unknown, such as a reconnect); its head is due at `due` (null: unknown). */
   woken(partition: number | null, due: number | null): void;
   /** Open what the source needs before the first claim. */

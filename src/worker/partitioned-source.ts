@@ -58,8 +58,8 @@ export class PartitionedSource implements ClaimSource {
     return { now, nextAt: picker.nextAt(now), jobs, paused };
   }
 
-  pause(ms: number): Promise<void> {
-    return this.ctx.sleeper.sleep(ms);
+  pause(ms: number, approach?: boolean): Promise<void> {
+    return this.ctx.sleeper.sleep(ms, approach);
   }
 
   woken(partition: number | null, due: number | null): void {

@@ -29,8 +29,8 @@ export class ScheduleSource implements ClaimSource {
     return claim(client, this.keys, { ...settings, strategy, limit, layout: ZSET_LAYOUT });
   }
 
-  pause(ms: number): Promise<void> {
-    return this.ctx.sleeper.sleep(ms);
+  pause(ms: number, approach?: boolean): Promise<void> {
+    return this.ctx.sleeper.sleep(ms, approach);
   }
 
   woken(): void {

@@ -53,11 +53,11 @@ export class WheelSource implements ClaimSource {
    * not start yet (the rate limit, or a paused queue: only the resume's wake message ends that
    * sleep), which would end it at once.
    */
-  async pause(ms: number): Promise<void> {
+  async pause(ms: number, approach?: boolean): Promise<void> {
     const { sleeper } = this.ctx;
     const waiter = this.waiter;
-    if (!waiter || this.readyLeft > 0 || this.paused) return sleeper.sleep(ms);
-    const sleep = sleeper.sleep(ms);
+    if (!waiter || this.readyLeft > 0 || this.paused) return sleeper.sleep(ms, approach);
+    const sleep = sleeper.sleep(ms, approach);
     const blocked = waiter.wait(ms).then((ready) => {
       if (ready) sleeper.interrupt();
     });

@@ -20,10 +20,10 @@ it('two worker processes together start at most max jobs per window, in due orde
   const queue = new Queue<number>(name, { connection: redis.url() });
   closers.push(() => queue.close());
   const limit = { max: 5, per: 300 };
-  await Promise.all([
-    procs.spawn({ url: redis.url(), queue: name, concurrency: 10, limit }),
-    procs.spawn({ url: redis.url(), queue: name, concurrency: 10, limit }),
-  ]);
+  // Each process can hold 3 jobs, and holds them past a window (350 ms handlers), so neither can
+  // take a whole window's 5 starts: both must take part, whichever wins the race for a window.
+  const worker = { url: redis.url(), queue: name, concurrency: 3, sleepMs: 350, limit };
+  await Promise.all([procs.spawn(worker), procs.spawn(worker)]);
   const jobs = 25;
   await queue.addBulk(
     Array.from({ length: jobs }, (_, i) => ({

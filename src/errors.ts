@@ -240,6 +240,14 @@ export class UnrecoverableError extends DelayqError {
 }
 
 /**
+ * The handler asked to end the job for good: an UnrecoverableError, or one from another copy of
+ * the package (a bundled dependency) that carries its code.
+ */
+export function isUnrecoverable(error: Error): boolean {
+  return error instanceof UnrecoverableError || (error as { code?: unknown }).code === 'DELAYQ_UNRECOVERABLE';
+}
+
+/**
  * The reason a running job's `job.signal` aborts with when the job was cancelled (issue 15): stop
  * work; the job ends cancelled, and whatever the handler returns after this is not applied.
  */

@@ -3,6 +3,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { validateBackoffSpec, type BackoffSpec, type ResolvedBackoff } from './backoff.js';
+import { MAX_RUN_AT, MIN_RUN_AT } from './due-bounds.js';
 import { describe, parseDuration, parseMs, type Duration } from './duration.js';
 import { suggestOption } from './option-names.js';
 import { ValidationError } from './errors.js';
@@ -165,11 +166,6 @@ function resolveDurability(value: unknown): { replicas: number; timeoutMs: numbe
   }
   return { replicas, timeoutMs };
 }
-
-/** The earliest due time a script accepts (2000-01-01): see src/scripts/includes/args.lua. */
-const MIN_RUN_AT = Date.UTC(2000, 0, 1);
-/** The latest due time a script accepts (the end of 9999-12-31). */
-export const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** Validate a runAt (Date or epoch ms) into epoch ms. */
 export function parseRunAt(value: unknown): number {

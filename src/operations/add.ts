@@ -1,7 +1,7 @@
 /** The `add` operation: accept jobs into the schedule, or the wheel (add.lua). */
 import { performance } from 'node:perf_hooks';
 import { wholeMsSince } from '../clock.js';
-import { MAX_RUN_AT } from '../job-options.js';
+import { MAX_RUN_AT } from '../due-bounds.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';

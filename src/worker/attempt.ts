@@ -21,7 +21,7 @@
  * (issue 16) is several Attempts settled together: `complete` already goes through a batching
  * store (AckBatcher), so a batch completes with one script call and each attempt keeps its own fate.
  */
-import { DelayqError, LeaseLostError } from '../errors.js';
+import { DelayqError, isUnrecoverable, LeaseLostError } from '../errors.js';
 import type { Job } from '../job.js';
 import type { AckJob, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
@@ -29,7 +29,6 @@ import type { FailOutput, RecordedError } from '../operations/fail.js';
 import { ScriptLeaseLost } from '../redis/script-errors.js';
 import type { HeldLease } from './lease-keeper.js';
 import { ProgressReporter } from './progress.js';
-import { isUnrecoverable } from './run-attempt.js';
 
 /** Where an attempt is: running, settling (its fate's operation in flight), or its fate. */
 export type AttemptState =

@@ -5,7 +5,7 @@
  */
 import type { Codec } from '../codec/codec.js';
 import { decodeEnvelope } from '../codec/envelope.js';
-import { JobTimeoutError, UnsupportedVersionError, UnrecoverableError } from '../errors.js';
+import { isUnrecoverable, JobTimeoutError, UnsupportedVersionError } from '../errors.js';
 import { Job } from '../job.js';
 import { validatePayload } from '../schema.js';
 import type { Tracing } from '../tracing.js';
@@ -122,12 +122,4 @@ function runHandler<T>(attempt: Attempt<T>, job: Job<T>, handler: Handler<T>): P
 export function toError(err: unknown): Error {
   if (err instanceof Error) return err;
   return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
-}
-
-/**
- * The handler asked to end the job for good: an UnrecoverableError, or one from another copy of
- * the package (a bundled dependency) that carries its code.
- */
-export function isUnrecoverable(error: Error): boolean {
-  return error instanceof UnrecoverableError || (error as { code?: unknown }).code === 'DELAYQ_UNRECOVERABLE';
 }

@@ -1,10 +1,10 @@
 /** The `add` operation: accept jobs into the schedule, or the wheel (add.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
+import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
 import type { JobMeta } from './meta.js';
 import { asArray, num } from './reply.js';
-import { guessAt, guessDelay, runWheelAware, wheelTail, withBuckets, type Layout } from './wheel.js';
+import { guessAt, guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /** When a job is due: `delay` ms after the server's now, or at an absolute epoch ms. */
 export type When = { delay: number } | { at: number };
@@ -15,7 +15,12 @@ export interface AddInput {
   when: When;
   envelope: Buffer;
   meta: Pick<JobMeta, 'm' | 'b' | 'o'>;
+  /** Replace a waiting job of this id (add.lua mode 'r') instead of keeping it. */
+  replace?: boolean;
 }
+
+/** The state of an existing job a replace left alone. */
+export type ExistingState = 'active' | 'dead' | 'completed';
 
 /**
  * Per job: whether it was written, and its due time (the existing job's when it was not); for an
@@ -25,6 +30,10 @@ export interface AddOutput {
   created: boolean;
   runAt: number;
   completedAt?: number;
+  /** Replace mode: the waiting job was replaced (runAt is its new due time). */
+  replaced?: boolean;
+  /** Replace mode: the job exists but was not waiting, so nothing was written. */
+  state?: ExistingState;
 }
 
 /** Write `jobs` in one atomic script call, into the queue's `layout`. */
@@ -35,9 +44,14 @@ export async function add(
   eventsCap: number,
   layout: Layout,
 ): Promise<AddOutput[]> {
-  const reply = await runWheelAware(client, 'add', keys, layout, guessBuckets(jobs, layout), {
-    keys: addKeys(keys),
-    args: addArgs(jobs, eventsCap),
+  const reply = await withBuckets(layout, guessBuckets(jobs, layout), (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(
+      client,
+      script('add'),
+      [...addKeys(keys), ...tail.keys, ...replaceKeys(keys, jobs)],
+      [...addArgs(jobs, eventsCap), ...tail.args],
+    );
   });
   return parseAddReply(reply, jobs, layout);
 }
@@ -60,7 +74,7 @@ export async function addReplicated(
     return runScriptAndWait(
       client,
       script('add'),
-      [...addKeys(keys), ...tail.keys],
+      [...addKeys(keys), ...tail.keys, ...replaceKeys(keys, jobs)],
       [...addArgs(jobs, eventsCap), ...tail.args],
       wait,
     );
@@ -82,15 +96,29 @@ function addKeys(keys: QueueKeys): string[] {
   return [keys.schedule, keys.jobs, keys.meta, keys.wake, keys.events, keys.done];
 }
 
+/** add.lua takes these after the others only when a job may be replaced: to tell its state. */
+function replaceKeys(keys: QueueKeys, jobs: readonly AddInput[]): string[] {
+  return jobs.some((job) => job.replace) ? [keys.active, keys.dead, keys.completed] : [];
+}
+
 function addArgs(jobs: readonly AddInput[], eventsCap: number): Array<string | number | Buffer> {
   const args: Array<string | number | Buffer> = [jobs.length];
   for (const job of jobs) {
     const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
-    args.push(job.id, kind, value, job.envelope, JSON.stringify({ a: 0, ...job.meta }));
+    args.push(
+      job.id,
+      job.replace ? `${kind}r` : kind,
+      value,
+      job.envelope,
+      JSON.stringify({ a: 0, ...job.meta }),
+    );
   }
   args.push(eventsCap);
   return args;
 }
+
+/** add.lua's codes of a job a replace left alone (the time is its lease deadline, death, completion). */
+const EXISTING: Partial<Record<number, ExistingState>> = { 4: 'active', 5: 'dead', 6: 'completed' };
 
 function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): AddOutput[] {
   const reply = asArray(raw, 'add');
@@ -100,8 +128,18 @@ function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): A
     const created = num(reply, 2 * i, 'add');
     const at = num(reply, 2 * i + 1, 'add');
     // 2: the id belongs to a job that has already run and completed; `at` is when.
-    return created === 2
-      ? { created: false, runAt: at, completedAt: at }
-      : { created: created === 1, runAt: at };
+    if (created === 2) return { created: false, runAt: at, completedAt: at };
+    if (created === 3) return { created: false, replaced: true, runAt: at };
+    const state = EXISTING[created];
+    if (state !== undefined) {
+      return {
+        created: false,
+        replaced: false,
+        state,
+        runAt: at,
+        ...(state === 'completed' && { completedAt: at }),
+      };
+    }
+    return { created: created === 1, runAt: at, ...(jobs[i]!.replace && { replaced: false }) };
   });
 }

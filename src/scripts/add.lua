@@ -72,13 +72,13 @@ for i = 0, n - 1 do
   local problem = check_id(ARGV[base])
   local run_at, meta
   local kind, mode = string.sub(ARGV[base + 1], 1, 1), string.sub(ARGV[base + 1], 2)
+  if not problem then run_at, problem = check_when(kind, ARGV[base + 2], now) end
   if not problem and mode ~= '' and mode ~= 'k' and mode ~= 'r' then
     problem = 'mode ' .. mode .. ' of when-kind ' .. ARGV[base + 1] .. ' is not k (keep) or r (replace)'
   end
   if not problem and mode == 'r' and not K.completed then
     problem = 'mode r (replace) needs the KEYS active, dead, completed after the others'
   end
-  if not problem then run_at, problem = check_when(kind, ARGV[base + 2], now) end
   if not problem and #ARGV[base + 3] == 0 then problem = 'envelope is empty' end
   if not problem then meta, problem = check_add_meta(ARGV[base + 4]) end
   if problem then return bad_arg('job ' .. (i + 1) .. ' of ' .. n .. ': ' .. problem) end

@@ -128,7 +128,8 @@ function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): A
     const created = num(reply, 2 * i, 'add');
     const at = num(reply, 2 * i + 1, 'add');
     // 2: the id belongs to a job that has already run and completed; `at` is when.
-    if (created === 2) return { created: false, runAt: at, completedAt: at };
+    const flag = jobs[i]!.replace ? { replaced: false } : {};
+    if (created === 2) return { created: false, runAt: at, completedAt: at, ...flag };
     if (created === 3) return { created: false, replaced: true, runAt: at };
     const state = EXISTING[created];
     if (state !== undefined) {
@@ -140,6 +141,6 @@ function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): A
         ...(state === 'completed' && { completedAt: at }),
       };
     }
-    return { created: created === 1, runAt: at, ...(jobs[i]!.replace && { replaced: false }) };
+    return { created: created === 1, runAt: at, ...flag };
   });
 }

@@ -32,7 +32,8 @@
 --          lost reply finds the job it wrote, or, if that job already ran, its id in `done`: it
 --          never writes the job a second time. A replace resent the same way writes the same
 --          job again: the same payload and options, the due time counted from the later now.
---          A replace keeps the attempts a waiting job has used (a retry stays a retry).
+--          A replace keeps the attempts a waiting job has used and its last error (a retry stays
+--          a retry).
 
 --!include prelude.lua
 --!include events.lua

@@ -949,7 +949,7 @@ export function conformanceSuite(
       // Completed recently (the done set): a resent add, nothing written.
       const onDone = await queue.add('again', { id: 'busy', onExists: 'replace' });
       expect(onDone.created).toBe(false);
-      expect(onDone.replaced).toBeUndefined();
+      expect(onDone.replaced).toBe(false);
       expect(onDone.completedAt).toBeInstanceOf(Date);
 
       await queue.add('x', { id: 'doomed', attempts: 1 });

@@ -27,6 +27,8 @@
 --          character; a when-kind or mode unknown, or 'r' without the replace KEYS; a when-value
 --          not plain digits, or a due time outside [2000-01-01, 9999-12-31]; an empty envelope;
 --          meta not {a = 0, m >= 1, b?, o? >= 1}.
+-- Cost: per new job O(log n) (zset) or O(1) (wheel); per replace O(log n) (zset), or in the wheel
+--          O(length of the job's bucket, or of ready) for the LREM, as cancel and reschedule.
 -- Guarantee: all N jobs are checked and written in one atomic step; the due time of a
 --          delayed job is counted from the server's clock. An add that ioredis resends after a
 --          lost reply finds the job it wrote, or, if that job already ran, its id in `done`: it

@@ -25,6 +25,7 @@ export type JobEventType =
   | 'dead'
   | 'cancelled'
   | 'rescheduled'
+  | 'replaced'
   | 'released'
   | 'retried'
   | 'lease-lost';

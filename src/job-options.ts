@@ -54,7 +54,16 @@ export interface AddOptions {
    * (default 1 s); fewer in time throws DurabilityError. See docs/DURABILITY.md.
    */
   durability?: { replicas: number; timeoutMs?: number };
+  /**
+   * What to do when a job with this `id` exists: 'keep' (default) writes nothing; 'replace'
+   * (debounce) replaces a waiting job's payload, due time and options atomically, and writes
+   * nothing to a running, dead or completed one (the result gives its state).
+   */
+  onExists?: OnExists;
 }
+
+/** What add does when the id exists: keep it, or replace a waiting job. */
+export type OnExists = 'keep' | 'replace';
 
 /** Add options after validation. */
 export interface ResolvedAddOptions {
@@ -64,12 +73,13 @@ export interface ResolvedAddOptions {
   backoff?: ResolvedBackoff;
   timeoutMs?: number;
   durability?: { replicas: number; timeoutMs: number };
+  onExists: OnExists;
 }
 
 const MAX_ID_LENGTH = 512;
 /** How long an add with `durability` waits for replicas unless told. */
 export const DEFAULT_DURABILITY_TIMEOUT_MS = 1_000;
-const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff', 'timeoutMs', 'durability']);
+const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff', 'timeoutMs', 'durability', 'onExists']);
 
 /** Validate `opts` (from `add`), filling defaults; throws ValidationError naming the wrong option. */
 export function resolveAddOptions(
@@ -123,7 +133,11 @@ export function resolveAddOptions(
     throw new ValidationError(`attempts must be a whole number >= 1, got ${describe(attempts)}`, 'attempts');
   }
   const backoff = o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, 'backoff');
-  const resolved: ResolvedAddOptions = { id, when, attempts };
+  const onExists = o.onExists ?? 'keep';
+  if (onExists !== 'keep' && onExists !== 'replace') {
+    throw new ValidationError(`onExists must be 'keep' or 'replace', got ${describe(onExists)}`, 'onExists');
+  }
+  const resolved: ResolvedAddOptions = { id, when, attempts, onExists };
   if (backoff !== undefined) resolved.backoff = backoff;
   if (o.timeoutMs !== undefined) {
     const timeoutMs = parseMs(o.timeoutMs, 'timeoutMs');

@@ -1,6 +1,7 @@
 /**
- * `delayq add <queue> <json> [--delay|--run-at] [--id] [--attempts]`, or `--file jobs.ndjson` for many:
- * one job spec per line, `{"payload": ..., "delay"?: "10s", "runAt"?: ISO or ms, "id"?: ..., "attempts"?: n}`.
+ * `delayq add <queue> <json> [--delay|--run-at] [--id] [--attempts] [--on-exists keep|replace]`, or
+ * `--file jobs.ndjson` for many: one job spec per line, `{"payload": ..., "delay"?: "10s", "runAt"?:
+ * ISO or ms, "id"?: ..., "attempts"?: n, "onExists"?: "keep" | "replace"}`.
  * Flags and fields are named as add's options (runAt, not at).
  */
 import { createReadStream } from 'node:fs';
@@ -8,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import type { Duration } from '../duration.js';
-import type { AddOptions } from '../job-options.js';
+import type { AddOptions, OnExists } from '../job-options.js';
 import type { BulkJob, Queue } from '../queue.js';
 import {
   dateArg,
@@ -35,6 +36,7 @@ interface AddFlags {
   at?: unknown;
   id?: string;
   attempts?: number;
+  onExists?: OnExists;
   file?: string;
 }
 
@@ -47,7 +49,16 @@ export function registerAdd(program: Command): void {
     .addOption(new Option('--at <date>').hideHelp())
     .option('--id <id>', 'job id; adding an existing id changes nothing')
     .option('--attempts <n>', 'attempts before the dead set', intArg(1))
-    .option('--file <path>', 'NDJSON file, one {"payload", "delay"?, "runAt"?, "id"?, "attempts"?} per line')
+    .addOption(
+      new Option(
+        '--on-exists <mode>',
+        "when the id exists: 'keep' it (default) or 'replace' a waiting job's payload, time and options (debounce)",
+      ).choices(['keep', 'replace']),
+    )
+    .option(
+      '--file <path>',
+      'NDJSON file, one {"payload", "delay"?, "runAt"?, "id"?, "attempts"?, "onExists"?} per line',
+    )
     .action(async (name: string, json: string | undefined, flags: AddFlags, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
@@ -77,6 +88,7 @@ export function registerAdd(program: Command): void {
       if (flags.runAt !== undefined) opts.runAt = flags.runAt;
       if (flags.id !== undefined) opts.id = flags.id;
       if (flags.attempts !== undefined) opts.attempts = flags.attempts;
+      if (flags.onExists !== undefined) opts.onExists = flags.onExists;
       await withQueue(
         globals,
         name,
@@ -90,8 +102,19 @@ export function registerAdd(program: Command): void {
             id: result.id,
             runAt: result.runAt.toISOString(),
             created: result.created,
+            ...(result.replaced !== undefined && { replaced: result.replaced }),
+            ...(result.state !== undefined && { state: result.state }),
           });
-          const verb = result.created ? out.c.green('added') : out.c.yellow('exists');
+          if (result.state !== undefined) {
+            // A replace left a running, dead or completed job alone: say so, not a due time.
+            out.line(`${out.c.yellow('exists')} ${result.id}  ${result.state}: nothing replaced`);
+            return;
+          }
+          const verb = result.created
+            ? out.c.green('added')
+            : result.replaced
+              ? out.c.green('replaced')
+              : out.c.yellow('exists');
           out.line(
             `${verb} ${result.id}  due ${result.runAt.toISOString()} (${relative(result.runAt.getTime(), now)})`,
           );
@@ -122,6 +145,7 @@ function lineJob(line: string, n: number, defaults: AddFlags): BulkJob<unknown> 
     at?: unknown;
     id?: unknown;
     attempts?: unknown;
+    onExists?: unknown;
   };
   if (s.at !== undefined) throw new UsageError(`line ${n}: "at" is now "runAt", as add's runAt option`);
   const opts: AddOptions = {};
@@ -133,6 +157,8 @@ function lineJob(line: string, n: number, defaults: AddFlags): BulkJob<unknown> 
   if (s.id !== undefined) opts.id = s.id as string;
   if (s.attempts !== undefined) opts.attempts = s.attempts as number;
   else if (defaults.attempts !== undefined) opts.attempts = defaults.attempts;
+  if (s.onExists !== undefined) opts.onExists = s.onExists as OnExists;
+  else if (defaults.onExists !== undefined) opts.onExists = defaults.onExists;
   return { payload: s.payload, opts };
 }
 
@@ -155,6 +181,7 @@ async function addFile(
   let n = 0;
   let added = 0;
   let existed = 0;
+  let replaced = 0;
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
     let results;
@@ -167,6 +194,7 @@ async function addFile(
     batch = [];
     for (const r of results) {
       if (r.created) added++;
+      else if (r.replaced) replaced++;
       else existed++;
     }
     bar.update(stream.bytesRead);
@@ -183,8 +211,8 @@ async function addFile(
     bar.finish();
     stream.destroy();
   }
-  out.data({ queue: queue.name, added, existed });
+  out.data({ queue: queue.name, added, existed, ...(replaced > 0 && { replaced }) });
   out.line(
-    `${out.c.green('added')} ${added} jobs to ${queue.name}${existed ? ` (${existed} ids already existed)` : ''}`,
+    `${out.c.green('added')} ${added} jobs to ${queue.name}${replaced ? `, replaced ${replaced}` : ''}${existed ? ` (${existed} ids already existed)` : ''}`,
   );
 }

@@ -4,10 +4,10 @@ import { wholeMsSince } from '../clock.js';
 import { MAX_RUN_AT } from '../due-bounds.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
+import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
 import type { JobMeta } from './meta.js';
 import { asArray, num } from './reply.js';
-import { guessAt, guessDelay, runWheelAware, wheelTail, withBuckets, type Layout } from './wheel.js';
+import { guessAt, guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /**
  * When a job is due: `delay` ms after the add() call (the server's now at the script, less the
@@ -21,7 +21,12 @@ export interface AddInput {
   when: When;
   envelope: Buffer;
   meta: Pick<JobMeta, 'm' | 'b' | 'o'>;
+  /** Replace a waiting job of this id (add.lua mode 'r') instead of keeping it. */
+  replace?: boolean;
 }
+
+/** The state of an existing job a replace left alone. */
+export type ExistingState = 'active' | 'dead' | 'completed';
 
 /**
  * Per job: whether it was written, and its due time (the existing job's when it was not); for an
@@ -31,6 +36,10 @@ export interface AddOutput {
   created: boolean;
   runAt: number;
   completedAt?: number;
+  /** Replace mode: the waiting job was replaced (runAt is its new due time). */
+  replaced?: boolean;
+  /** Replace mode: the job exists but was not waiting, so nothing was written. */
+  state?: ExistingState;
 }
 
 /**
@@ -46,9 +55,15 @@ export async function add(
   layout: Layout,
   calledAt: number = performance.now(),
 ): Promise<AddOutput[]> {
-  const reply = await runWheelAware(client, 'add', keys, layout, guessBuckets(jobs, layout, calledAt), {
-    keys: addKeys(keys),
-    args: () => addArgs(jobs, eventsCap, calledAt),
+  // Not runWheelAware: the replace keys come after the wheel's tail.
+  const reply = await withBuckets(layout, guessBuckets(jobs, layout, calledAt), (starts) => {
+    const tail = wheelTail(keys, layout, starts);
+    return runScript(
+      client,
+      script('add'),
+      [...addKeys(keys), ...tail.keys, ...replaceKeys(keys, jobs)],
+      () => [...addArgs(jobs, eventsCap, calledAt), ...tail.args],
+    );
   });
   return parseAddReply(reply, jobs, layout);
 }
@@ -73,7 +88,7 @@ export async function addReplicated(
     return runScriptAndWait(
       client,
       script('add'),
-      [...addKeys(keys), ...tail.keys],
+      [...addKeys(keys), ...tail.keys, ...replaceKeys(keys, jobs)],
       () => [...addArgs(jobs, eventsCap, calledAt), ...tail.args],
       wait,
     );
@@ -117,6 +132,11 @@ function addKeys(keys: QueueKeys): string[] {
   return [keys.schedule, keys.jobs, keys.meta, keys.wake, keys.events, keys.done];
 }
 
+/** add.lua takes these after the others only when a job may be replaced: to tell its state. */
+function replaceKeys(keys: QueueKeys, jobs: readonly AddInput[]): string[] {
+  return jobs.some((job) => job.replace) ? [keys.active, keys.dead, keys.completed] : [];
+}
+
 /** ARGV for add.lua, built just before the command is written (so the delays left are current). */
 function addArgs(
   jobs: readonly AddInput[],
@@ -129,11 +149,20 @@ function addArgs(
   for (const job of jobs) {
     const [kind, value] =
       'delay' in job.when ? ['d', delayLeft(job.when.delay, elapsed)] : ['a', job.when.at];
-    args.push(job.id, kind, value, job.envelope, JSON.stringify({ a: 0, ...job.meta }));
+    args.push(
+      job.id,
+      job.replace ? `${kind}r` : kind,
+      value,
+      job.envelope,
+      JSON.stringify({ a: 0, ...job.meta }),
+    );
   }
   args.push(eventsCap);
   return args;
 }
+
+/** add.lua's codes of a job a replace left alone (the time is its lease deadline, death, completion). */
+const EXISTING: Partial<Record<number, ExistingState>> = { 4: 'active', 5: 'dead', 6: 'completed' };
 
 function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): AddOutput[] {
   const reply = asArray(raw, 'add');
@@ -143,8 +172,19 @@ function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): A
     const created = num(reply, 2 * i, 'add');
     const at = num(reply, 2 * i + 1, 'add');
     // 2: the id belongs to a job that has already run and completed; `at` is when.
-    return created === 2
-      ? { created: false, runAt: at, completedAt: at }
-      : { created: created === 1, runAt: at };
+    const flag = jobs[i]!.replace ? { replaced: false } : {};
+    if (created === 2) return { created: false, runAt: at, completedAt: at, ...flag };
+    if (created === 3) return { created: false, replaced: true, runAt: at };
+    const state = EXISTING[created];
+    if (state !== undefined) {
+      return {
+        created: false,
+        replaced: false,
+        state,
+        runAt: at,
+        ...(state === 'completed' && { completedAt: at }),
+      };
+    }
+    return { created: created === 1, runAt: at, ...flag };
   });
 }

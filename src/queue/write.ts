@@ -28,6 +28,13 @@ export interface AddResult {
    * `rememberCompleted`, default 5 min): the add was a repeat, so nothing was written.
    */
   completedAt?: Date;
+  /** With `onExists: 'replace'`: whether the waiting job was replaced (runAt is then its new due time). */
+  replaced?: boolean;
+  /**
+   * With `onExists: 'replace'`, when the job exists but is not waiting (nothing was written):
+   * 'active' (running; runAt is its lease deadline), 'dead' (when it died) or 'completed' (kept).
+   */
+  state?: 'active' | 'dead' | 'completed';
   /** With `durability`: how many replicas acknowledged holding the job (at least the number asked). */
   replicated?: number;
 }
@@ -85,7 +92,7 @@ export async function writeJobs<T>(
         ...(opts.backoff && { b: opts.backoff }),
         ...(opts.timeoutMs !== undefined && { o: opts.timeoutMs }),
       };
-      return { id: opts.id, when: opts.when, envelope, meta };
+      return { id: opts.id, when: opts.when, envelope, meta, replace: opts.onExists === 'replace' };
     } catch (err) {
       return rethrow(err, i, jobs);
     }
@@ -111,6 +118,8 @@ export async function writeJobs<T>(
       runAt: new Date(out.runAt),
       created: out.created,
       ...(out.completedAt !== undefined && { completedAt: new Date(out.completedAt) }),
+      ...(out.replaced !== undefined && { replaced: out.replaced }),
+      ...(out.state !== undefined && { state: out.state }),
     })),
     outputs,
     durability,

@@ -312,6 +312,52 @@ describe('delayq cancel / reschedule / retry / remove', () => {
   });
 });
 
+describe('delayq add --on-exists', () => {
+  it('replace swaps a waiting job’s payload and time; keep leaves it; an unknown mode is a usage error', async () => {
+    const q = uniqueQueue('cli');
+    expect((await cli(['add', q, '{"v":1}', '--id', 'deb', '--delay', '1h'])).code).toBe(0);
+    const kept = await cli([
+      '--json',
+      'add',
+      q,
+      '{"v":2}',
+      '--id',
+      'deb',
+      '--delay',
+      '2h',
+      '--on-exists',
+      'keep',
+    ]);
+    expect(json(kept.stdout)).toMatchObject({ id: 'deb', created: false });
+    const text = await cli(['add', q, '{"v":3}', '--id', 'deb', '--delay', '2h', '--on-exists', 'replace']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^replaced deb {2}due \d{4}-.* \(in 2\.0 h\)\n$/);
+    const replaced = await cli([
+      '--json',
+      'add',
+      q,
+      '{"v":4}',
+      '--id',
+      'deb',
+      '--delay',
+      '3h',
+      '--on-exists',
+      'replace',
+    ]);
+    const out = json(replaced.stdout) as { runAt: string; created: boolean; replaced: boolean };
+    expect(out).toMatchObject({ id: 'deb', created: false, replaced: true });
+    const shown = json((await cli(['--json', 'show', q, 'deb'])).stdout);
+    expect(shown).toMatchObject({ state: 'scheduled', payload: { v: 4 }, runAt: out.runAt });
+
+    const bad = await cli(['add', q, '1', '--id', 'deb', '--on-exists', 'merge']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /'--on-exists <mode>' argument 'merge' is invalid. Allowed choices are keep, replace/,
+    );
+    expect(json((await cli(['--json', 'show', q, 'deb'])).stdout)).toMatchObject({ payload: { v: 4 } });
+  });
+});
+
 describe('delayq add --file', () => {
   it('adds every job of an NDJSON file in batches', async () => {
     const q = uniqueQueue('cli');

@@ -3,7 +3,14 @@
  * (see the *.test.ts files beside this one).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, Worker, type Job, type WorkerOptions, LeaseLostError } from '../../src/index.js';
+import {
+  Queue,
+  Worker,
+  type Job,
+  type WorkerOptions,
+  LeaseLostError,
+  ValidationError,
+} from '../../src/index.js';
 import { Cluster, type Redis } from 'ioredis';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { ConnectionOption } from '../../src/redis/connection.js';
@@ -856,6 +863,155 @@ export function conformanceSuite(
       expect(await queue.reschedule('later', { runAt: Date.now() + 7_200_000 })).toBe(true);
       expect(await queue.cancel('later')).toBe(true);
       expect(await footprint(name)).toEqual({});
+    });
+
+    it('replace (debounce) swaps a waiting job’s payload, time and options; moved earlier, it wakes the sleeping worker and runs once, never early', async () => {
+      const { queue, name } = setup<{ v: number }>();
+      const first = await queue.add({ v: 1 }, { id: 'deb', delay: '1h', attempts: 1 });
+      expect(first).toMatchObject({ id: 'deb', created: true });
+      const look = at.inspector();
+      const before = await connectionsBefore(look);
+      const runs: Array<{ v: number; runAt: number; claimedAt: number; attempts: number }> = [];
+      const w = worker<{ v: number }>(
+        name,
+        async (job) => {
+          const info = await queue.get(job.id);
+          runs.push({
+            v: job.payload.v,
+            runAt: job.runAt.getTime(),
+            claimedAt: job.claimedAt.getTime(),
+            attempts: info?.maxAttempts ?? -1,
+          });
+        },
+        { maxSleepMs: 3_600_000 },
+      );
+      await w.waitUntilReady();
+      // Asleep until the 1 h job: only the replace's wake-up can start it near its new time.
+      await waitForSleepingWorker(look, before, { blocking: strategy === 'wheel' });
+      await look.quit();
+      const replaced = await queue.add({ v: 2 }, { id: 'deb', delay: 300, attempts: 4, onExists: 'replace' });
+      expect(replaced).toMatchObject({ id: 'deb', created: false, replaced: true });
+      expect(replaced.state).toBeUndefined();
+      const info = await queue.get('deb');
+      expect(info?.state).toBe('scheduled');
+      expect(info?.runAt.getTime()).toBe(replaced.runAt.getTime());
+      expect(info?.maxAttempts).toBe(4);
+      await waitFor(() => runs.length === 1, { what: 'the replaced run', timeoutMs: 3_000 + precisionMs });
+      const [run] = runs;
+      expect(run!.v).toBe(2);
+      expect(run!.attempts).toBe(4);
+      expect(run!.runAt).toBe(replaced.runAt.getTime());
+      expect(run!.claimedAt).toBeGreaterThanOrEqual(run!.runAt);
+      expect(run!.claimedAt - run!.runAt).toBeLessThan(1_000 + precisionMs);
+      // Once: nothing of the job is left to run again (the old entry went with the replace).
+      await waitFor(async () => (await queue.get('deb')) === null, { what: 'the job completed' });
+      expect(await footprint(name)).toEqual({});
+      expect(runs).toHaveLength(1);
+    });
+
+    it('replace moves a job later too; keep (the default) leaves it as it was', async () => {
+      const { queue } = setup<string>();
+      const soon = await queue.add('a', { id: 'later', delay: 500 });
+      const kept = await queue.add('b', { id: 'later', delay: '2h' });
+      expect(kept).toEqual({ id: 'later', created: false, runAt: soon.runAt });
+      expect((await queue.get('later'))?.payload).toBe('a');
+      const moved = await queue.add('c', { id: 'later', delay: '2h', onExists: 'replace' });
+      expect(moved.replaced).toBe(true);
+      expect(moved.runAt.getTime()).toBeGreaterThan(soon.runAt.getTime() + 3_600_000);
+      const info = await queue.get('later');
+      expect(info?.payload).toBe('c');
+      expect(info?.runAt.getTime()).toBe(moved.runAt.getTime());
+      // A new id under replace is simply created.
+      expect(await queue.add('d', { id: 'fresh', delay: '1h', onExists: 'replace' })).toMatchObject({
+        created: true,
+      });
+      expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+    });
+
+    it('replace writes nothing to a running, dead or just-completed job and says its state', async () => {
+      const { queue, name } = setup<string>();
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const seen: string[] = [];
+      worker<string>(name, async (job) => {
+        seen.push(`${job.id}:${job.payload}`);
+        if (job.id === 'doomed') throw new Error('no');
+        if (job.id === 'busy') await held;
+      });
+      await queue.add('old', { id: 'busy' });
+      await waitFor(async () => (await queue.counts()).active === 1, { what: 'the job running' });
+      const onActive = await queue.add('new', { id: 'busy', delay: '1h', onExists: 'replace' });
+      expect(onActive).toMatchObject({ created: false, replaced: false, state: 'active' });
+      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 1, dead: 0 });
+      release();
+      await waitFor(async () => (await queue.get('busy')) === null, { what: 'the job completed' });
+      expect(seen).toEqual(['busy:old']);
+      // Completed recently (the done set): a resent add, nothing written.
+      const onDone = await queue.add('again', { id: 'busy', onExists: 'replace' });
+      expect(onDone.created).toBe(false);
+      expect(onDone.replaced).toBe(false);
+      expect(onDone.completedAt).toBeInstanceOf(Date);
+
+      await queue.add('x', { id: 'doomed', attempts: 1 });
+      await waitFor(async () => (await queue.counts()).dead === 1, { what: 'the job dead' });
+      const onDead = await queue.add('y', { id: 'doomed', onExists: 'replace' });
+      expect(onDead).toMatchObject({ created: false, replaced: false, state: 'dead' });
+      expect((await queue.get('doomed'))?.state).toBe('dead');
+      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 1 });
+      expect(seen).toEqual(['busy:old', 'doomed:x']);
+    });
+
+    it('a storm of 50 replaces of one waiting id: exactly one run, with the last payload', async () => {
+      const { queue, name } = setup<number>();
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => queue.add(i, { id: 'storm', delay: 400, onExists: 'replace' })),
+      );
+      expect(results[0]!.created).toBe(true);
+      expect(results.slice(1).every((r) => r.replaced === true)).toBe(true);
+      expect(await queue.counts()).toMatchObject({ scheduled: 1, active: 0 });
+      const runs: Array<{ payload: number; runAt: number; claimedAt: number }> = [];
+      worker<number>(name, async (job) => {
+        runs.push({ payload: job.payload, runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() });
+      });
+      await waitFor(() => runs.length === 1, { what: 'the run', timeoutMs: 3_000 + precisionMs });
+      await waitFor(async () => (await queue.get('storm')) === null, { what: 'the job completed' });
+      expect(await footprint(name)).toEqual({});
+      expect(runs).toEqual([
+        { payload: 49, runAt: results[49]!.runAt.getTime(), claimedAt: runs[0]!.claimedAt },
+      ]);
+      expect(runs[0]!.claimedAt).toBeGreaterThanOrEqual(runs[0]!.runAt);
+    });
+
+    it('addBulk takes onExists per job, applied in order within one call', async () => {
+      const { queue } = setup<string>();
+      const out = await queue.addBulk([
+        { payload: 'a', opts: { id: 'b1', delay: '1h' } },
+        { payload: 'b', opts: { id: 'b1', delay: '2h', onExists: 'replace' } },
+        { payload: 'c', opts: { id: 'b1', delay: '3h' } },
+        { payload: 'd', opts: { id: 'b2', delay: '1h' } },
+      ]);
+      expect(out.map((r) => [r.created, r.replaced])).toEqual([
+        [true, undefined],
+        [false, true],
+        [false, undefined],
+        [true, undefined],
+      ]);
+      expect(out[2]!.runAt.getTime()).toBe(out[1]!.runAt.getTime());
+      const info = await queue.get('b1');
+      expect(info?.payload).toBe('b');
+      expect(info?.runAt.getTime()).toBe(out[1]!.runAt.getTime());
+      expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+      const refused = await queue
+        .addBulk([
+          { payload: 'e', opts: { id: 'b3' } },
+          { payload: 'f', opts: { id: 'b1', onExists: 'merge' as never } },
+        ])
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ValidationError);
+      expect((refused as ValidationError).message).toMatch(/^job 1: onExists must be 'keep' or 'replace'/);
+      expect((refused as ValidationError).issues.map((issue) => issue.path)).toEqual(['onExists']);
+      expect(await queue.get('b3')).toBeNull();
+      expect((await queue.get('b1'))?.payload).toBe('b');
     });
 
     it('pause: no worker claims while due jobs wait; resume wakes them at once; lateness shows the pause', async () => {

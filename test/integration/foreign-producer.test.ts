@@ -79,6 +79,9 @@ describe('refused by add.lua, nothing written', () => {
     ['an empty id', { id: '' }, /id is empty/],
     ['an id with a newline', { id: 'a\nb' }, /id contains a control character/],
     ['an empty envelope', { envelope: '' }, /envelope is empty/],
+    ['an unknown mode', { kind: 'dx' }, /mode x of when-kind dx is not k \(keep\) or r \(replace\)/],
+    ['a mode after an unknown when-kind', { kind: 'xr' }, /when-kind x is not d/],
+    ['replace without its KEYS', { kind: 'dr' }, /mode r \(replace\) needs the KEYS active, dead, completed/],
   ])('%s', async (_what, change, reason) => {
     const q = uniqueQueue('foreign');
     await expect(rawAdd(q, { ...good, ...change })).rejects.toThrow(reason);
@@ -101,6 +104,34 @@ describe('refused by add.lua, nothing written', () => {
       /DELAYQ_BAD_ARG events cap ten is not a whole number/,
     );
     expect(await keysOfQueue(q)).toEqual([]);
+  });
+
+  it('replaces a waiting job when asked by mode r with the replace KEYS; mode k and no mode keep it', async () => {
+    const q = uniqueQueue('foreign');
+    const replaceKeys = ['active', 'dead', 'completed'].map((k) => `dq:{${q}}:${k}`);
+    const call = (kind: string, payload: string, extraKeys: string[] = []) =>
+      raw.eval(
+        ADD_LUA,
+        6 + extraKeys.length,
+        ...keysOf(q),
+        ...extraKeys,
+        '1',
+        'j',
+        kind,
+        '3600000',
+        envelope('j', payload),
+        '{"a":0,"m":3}',
+        '100',
+      ) as Promise<number[]>;
+    expect((await call('d', '1'))[0]).toBe(1);
+    expect((await call('dk', '2', replaceKeys))[0]).toBe(0);
+    expect((await call('d', '3', replaceKeys))[0]).toBe(0);
+    expect(await raw.hget(`dq:{${q}}:jobs`, 'j')).toBe(envelope('j', '1'));
+    const [code, runAt] = await call('dr', '4', replaceKeys);
+    expect(code).toBe(3);
+    expect(await raw.hget(`dq:{${q}}:jobs`, 'j')).toBe(envelope('j', '4'));
+    expect(Number(await raw.zscore(`dq:{${q}}:schedule`, 'j'))).toBe(runAt);
+    expect(await raw.zcard(`dq:{${q}}:schedule`)).toBe(1);
   });
 
   it('checks reschedule.lua the same way', async () => {

@@ -143,6 +143,41 @@ describe('partitions: jobs', () => {
     expect(await q.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
   });
 
+  it('replace (debounce) reaches the id’s partition: one run per id, the last payload, at the new time', async () => {
+    const name = uniqueQueue('replace');
+    const q = queue<string>(name);
+    const ids = [0, 1, 2, 3].map((p) => idIn(p, P, 'deb-'));
+    const first = await q.addBulk(ids.map((id) => ({ payload: 'old', opts: { id, delay: '1h' } })));
+    expect(first.every((r) => r.created)).toBe(true);
+    const replaced = await q.addBulk(
+      ids.map((id) => ({ payload: `new ${id}`, opts: { id, delay: 200, onExists: 'replace' as const } })),
+    );
+    expect(replaced.every((r) => r.replaced === true && !r.created)).toBe(true);
+    const keys = partitionKeys(name, P);
+    const c = client();
+    for (const [p, id] of ids.entries()) {
+      expect(await c.zscore(keys[p]!.schedule, id)).toBe(String(replaced[p]!.runAt.getTime()));
+    }
+    const runs: Array<{ id: string; payload: string; runAt: number; claimedAt: number }> = [];
+    worker<string>(name, async (job) => {
+      runs.push({
+        id: job.id,
+        payload: job.payload,
+        runAt: job.runAt.getTime(),
+        claimedAt: job.claimedAt.getTime(),
+      });
+    });
+    await waitFor(() => runs.length === ids.length, { what: 'every replaced job run' });
+    await waitFor(async () => (await q.counts()).scheduled === 0 && (await q.counts()).active === 0, {
+      what: 'the queue empty',
+    });
+    expect(runs.map((r) => r.id).sort()).toEqual([...ids].sort());
+    for (const run of runs) {
+      expect(run.payload).toBe(`new ${run.id}`);
+      expect(run.claimedAt).toBeGreaterThanOrEqual(run.runAt);
+    }
+  });
+
   it('a partition with a constant stream of due jobs does not starve a job due in another', async () => {
     const name = uniqueQueue('fair');
     const q = queue<string>(name);

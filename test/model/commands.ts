@@ -299,6 +299,7 @@ export class AddCommand extends Base {
       when: WhenArg;
       attempts: number;
       backoff: ResolvedBackoff | undefined;
+      replace?: boolean;
     }>,
   ) {
     super();
@@ -306,7 +307,7 @@ export class AddCommand extends Base {
   protected describe(): string {
     const list = this.jobs.map(
       (j) =>
-        `${JSON.stringify(ID_POOL[j.id])} ${showWhen(j.when)} x${j.attempts}${j.backoff ? ` ${j.backoff.type}` : ''}`,
+        `${JSON.stringify(ID_POOL[j.id])} ${showWhen(j.when)} x${j.attempts}${j.backoff ? ` ${j.backoff.type}` : ''}${j.replace ? ' replace' : ''}`,
     );
     return `add(${list.join(', ')})`;
   }
@@ -317,6 +318,7 @@ export class AddCommand extends Base {
       envelope: `env-${ID_POOL[j.id]!}-${++real.serial}`,
       m: j.attempts,
       ...(j.backoff && { b: j.backoff }),
+      ...(j.replace && { replace: true }),
     }));
     this.resolved = `now ${model.now}`;
     const got = await add(
@@ -327,6 +329,7 @@ export class AddCommand extends Base {
         when: b.when,
         envelope: Buffer.from(b.envelope),
         meta: b.b ? { m: b.m, b: b.b } : { m: b.m },
+        ...(b.replace && { replace: true }),
       })),
       real.eventsCap,
       ZSET_LAYOUT,
@@ -726,10 +729,20 @@ export class CountsCommand extends Base {
 export const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   fc
     .array(
-      fc.record({ id: idArb, when: whenArb, attempts: fc.integer({ min: 1, max: 3 }), backoff: backoffArb }),
+      fc.record({
+        id: idArb,
+        when: whenArb,
+        attempts: fc.integer({ min: 1, max: 3 }),
+        backoff: backoffArb,
+        replace: fc.boolean(),
+      }),
       { minLength: 1, maxLength: 3 },
     )
     .map((jobs) => new AddCommand(jobs)),
+  // Debounce: replace one id, whatever state it is in.
+  fc
+    .tuple(idArb, whenArb, fc.integer({ min: 1, max: 3 }), backoffArb)
+    .map(([id, when, attempts, backoff]) => new AddCommand([{ id, when, attempts, backoff, replace: true }])),
   fc
     .tuple(idArb, whenArb, fc.integer({ min: 1, max: 3 }))
     .map(([id, when, attempts]) => new AddCommand([{ id, when, attempts, backoff: undefined }])),

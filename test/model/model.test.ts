@@ -1,5 +1,5 @@
 /**
- * Model-based property test (STYLE rule 14): random sequences of add, cancel, reschedule, claim
+ * Model-based property test (STYLE rule 14): random sequences of add (keep or replace), cancel, reschedule, claim
  * (both strategies), ack, fail, extend, release, reap, dead.retry, dead.remove, get, counts, pause,
  * resume and clock moves run against the real Lua scripts on a real redis-server and against a pure TypeScript
  * model (model.ts). After every command the replies and the whole Redis state of the queue (every
@@ -186,6 +186,18 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
       script: 'add',
       from: 'if done_at then',
       to: 'if false then',
+    },
+    {
+      what: 'replace keeping the old payload (debounce writing only the time)',
+      script: 'add',
+      from: "redis.call('HSET', K.jobs, id, envelope)",
+      to: "redis.call('HSETNX', K.jobs, id, envelope)",
+    },
+    {
+      what: 'replace resetting the attempts a waiting job has used',
+      script: 'add',
+      from: 'meta.a = old and old.a or 0',
+      to: 'meta.a = old and 0 or 0',
     },
     {
       what: 'release forgetting to hand the attempt back',

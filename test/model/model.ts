@@ -193,23 +193,55 @@ export class QueueModel {
     return 'delay' in when ? this.now + when.delay : when.at;
   }
 
-  /** add.lua: one atomic batch; an existing id (in any state) is left untouched. */
+  /**
+   * add.lua: one atomic batch, jobs in order. An existing id is left untouched, unless the job
+   * asks to replace (mode r): a waiting job then takes the new envelope, max attempts, backoff and
+   * due time, keeping the attempts it used; a running, dead or kept completed one is left alone
+   * and its state answered. A recently completed id (`done`) writes nothing either way.
+   */
   add(
-    batch: ReadonlyArray<{ id: string; when: ModelWhen; envelope: string; m: number; b?: ResolvedBackoff }>,
-  ): Array<{ created: boolean; runAt: number; completedAt?: number }> {
+    batch: ReadonlyArray<{
+      id: string;
+      when: ModelWhen;
+      envelope: string;
+      m: number;
+      b?: ResolvedBackoff;
+      replace?: boolean;
+    }>,
+  ): Array<{
+    created: boolean;
+    runAt: number;
+    completedAt?: number;
+    replaced?: boolean;
+    state?: 'active' | 'dead' | 'completed';
+  }> {
     let earliest: number | undefined;
     const out = batch.map((job) => {
       const runAt = this.runAt(job.when);
+      const flag = job.replace ? { replaced: false } : {};
       const doneAt = this.done.get(job.id);
-      if (doneAt !== undefined) return { created: false, runAt: doneAt, completedAt: doneAt };
+      if (doneAt !== undefined) return { created: false, runAt: doneAt, completedAt: doneAt, ...flag };
       const existing = this.jobs.get(job.id);
-      if (existing) return { created: false, runAt: existing.meta.r };
-      const meta: ModelMeta = { a: 0, m: job.m, r: runAt };
+      if (existing && !job.replace) return { created: false, runAt: existing.meta.r };
+      if (existing && existing.state !== 'scheduled') {
+        const { state, score } = existing;
+        return {
+          created: false,
+          replaced: false,
+          state,
+          runAt: score,
+          ...(state === 'completed' && { completedAt: score }),
+        };
+      }
+      const meta: ModelMeta = { a: existing?.meta.a ?? 0, m: job.m, r: runAt };
       if (job.b) meta.b = job.b;
-      this.jobs.set(job.id, { envelope: job.envelope, meta, state: 'scheduled', score: runAt });
-      this.emit('added', job.id, 'runAt', runAt, 'at', this.now);
+      if (existing?.meta.t !== undefined) meta.t = existing.meta.t;
+      // A replaced job keeps the error of its last failed attempt, like the attempts it used.
+      const error = existing && 'error' in existing ? { error: existing.error } : {};
+      this.jobs.set(job.id, { envelope: job.envelope, meta, state: 'scheduled', score: runAt, ...error });
+      this.emit(existing ? 'replaced' : 'added', job.id, 'runAt', runAt, 'at', this.now);
       earliest = earliest === undefined ? runAt : Math.min(earliest, runAt);
-      return { created: true, runAt };
+      return existing ? { created: false, replaced: true, runAt } : { created: true, runAt, ...flag };
     });
     if (earliest !== undefined) this.wakeIfHead(earliest);
     return out;

@@ -52,6 +52,10 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
       { payload: { kind: 'ok' }, opts: { id: 'cancelled', delay: 60_000 } },
     ]);
     expect(await queue.reschedule('moved', { delay: 2 * G })).toBe(true);
+    // A replace moves the job between bucket lists with the same rights.
+    expect(
+      await queue.add({ kind: 'ok' }, { id: 'moved', delay: 2 * G + 1, onExists: 'replace' }),
+    ).toMatchObject({ replaced: true });
     expect(await queue.cancel('cancelled')).toBe(true);
     await queue.addBulk([
       { payload: { kind: 'ok' }, opts: { id: 'ok' } },

@@ -83,11 +83,17 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect((await q.list('scheduled')).map((j) => j.id)).toEqual(['c', 'a', 'b']);
     expect(await q.list('active')).toEqual([]);
     expect(await q.reschedule('a', { delay: 120_000 })).toBe(true);
+    // Debounce: a replace reads active, dead and completed, and moves the job in the schedule.
+    expect(await q.add({ n: 4 }, { id: 'a', delay: 90_000, onExists: 'replace' })).toMatchObject({
+      replaced: true,
+    });
+    expect((await q.get('a'))?.payload).toEqual({ n: 4 });
     expect(await q.cancel('b')).toBe(true);
     // Dead-set management: make 'c' dead with the worker's rights, then retry and remove it.
     const worker = clientAs('delayq-worker');
     const [held] = (await claim(worker, keys, claimInput('w'))).jobs;
     expect(held?.id).toBe('c');
+    expect(await q.add({ n: 5 }, { id: 'c', onExists: 'replace' })).toMatchObject({ state: 'active' });
     await fail(worker, keys, {
       id: 'c',
       token: held!.token,

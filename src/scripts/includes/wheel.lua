@@ -15,13 +15,14 @@
 -- Read the wheel layout from KEYS[first_key ...] and ARGV[first_arg ...], when the caller passed it:
 -- KEYS[first_key] ready, +1 wheel index, +2 wheel count, +3... bucket lists;
 -- ARGV[first_arg] granularity ms, then the start of each bucket list, in the same order.
--- Leaves K in the zset layout when KEYS[first_key] is absent.
-local function wheel_keys(K, first_key, first_arg)
+-- Leaves K in the zset layout when KEYS[first_key] is absent. `last_key` (default #KEYS) is the
+-- last bucket list, for a script that takes more KEYS after the buckets (add.lua).
+local function wheel_keys(K, first_key, first_arg, last_key)
   if KEYS[first_key] == nil then return end
   K.ready, K.wheel, K.wheel_count = KEYS[first_key], KEYS[first_key + 1], KEYS[first_key + 2]
   K.granularity = tonumber(ARGV[first_arg])
   K.buckets = {}
-  for i = first_key + 3, #KEYS do
+  for i = first_key + 3, last_key or #KEYS do
     K.buckets[tonumber(ARGV[first_arg + 1 + i - (first_key + 3)])] = KEYS[i]
   end
 end

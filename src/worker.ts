@@ -134,6 +134,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         else this.sleeper.wakeWithin(due - this.clock.now());
       },
       (err) => this.report(err),
+      (token, id) => this.onCancelled(token, id),
     );
     if (o.autorun) {
       this.run().catch(() => {
@@ -278,6 +279,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const flight = this.inFlight.get(lease.token);
     if (flight) flight.attempt.loseLease('not renewed in time');
     else this.report(new LeaseLostError(lease.id, 'not renewed in time'));
+  }
+
+  /**
+   * A `C <token>|<id>` wake message: queue.cancel() took a running job. Tokens count per partition,
+   * so the id must match too; a message for another worker's job matches nothing here.
+   */
+  private onCancelled(token: string, id: string): void {
+    const flight = this.inFlight.get(token);
+    if (flight && flight.attempt.claimed.id === id) flight.attempt.cancel();
   }
 
   private async extendOne(attempt: Attempt<T>, ms: number): Promise<void> {

@@ -3,7 +3,14 @@
  * (see the *.test.ts files beside this one).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, Worker, type Job, type WorkerOptions, LeaseLostError } from '../../src/index.js';
+import {
+  CancelledError,
+  Queue,
+  Worker,
+  type Job,
+  type WorkerOptions,
+  LeaseLostError,
+} from '../../src/index.js';
 import { Cluster, type Redis } from 'ioredis';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { ConnectionOption } from '../../src/redis/connection.js';
@@ -803,7 +810,7 @@ export function conformanceSuite(
       expect((await queue.get('k3'))?.state).toBe('completed');
     });
 
-    it('cancel removes a waiting job and leaves nothing of it; a running job is neither cancelled nor moved', async () => {
+    it('cancel removes a waiting job, leaves only its cancelled mark, and get() tells it from unknown', async () => {
       const { queue, name } = setup();
       await queue.addBulk([
         { payload: 1, opts: { id: 'c1', delay: '1h' } },
@@ -812,21 +819,103 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
       expect(await queue.cancel('c1')).toBe(true);
       expect(await queue.cancel('c1')).toBe(false);
-      expect(await queue.get('c1')).toBeNull();
+      expect(await queue.cancel('never-added')).toBe(false);
+      expect(await queue.get('never-added')).toBeNull();
+      const info = await queue.get('c1');
+      expect(info).toMatchObject({ id: 'c1', state: 'cancelled', payload: undefined });
+      expect(info?.cancelledAt).toBeInstanceOf(Date);
       expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
       expect(await queue.cancel('c2')).toBe(true);
-      expect(await footprint(name)).toEqual({});
+      expect(await footprint(name)).toEqual({ cancelled: 2 });
+    });
 
+    it('cancel of a running job: its signal aborts with CancelledError, its late ack is refused, nothing is left running, get says cancelled', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const errors: Error[] = [];
+      const completed: string[] = [];
+      const failed: string[] = [];
+      let reason: unknown;
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
-      worker(name, () => held);
-      await queue.add('run', { id: 'busy' });
-      await waitFor(async () => (await queue.counts()).active === 1, { what: 'the job running' });
+      const w = worker(
+        name,
+        async (job) => {
+          job.signal.addEventListener('abort', () => {
+            reason = job.signal.reason as unknown;
+          });
+          await job.progress({ step: 1 });
+          await held; // finishes only after the cancel: its ack comes late, on purpose
+        },
+        { concurrency: 1 },
+      );
+      w.on('error', (err) => errors.push(err));
+      w.on('completed', (job) => completed.push(job.id));
+      w.on('failed', (job) => failed.push(job.id));
+      w.on('dead', (_job, _err, id) => failed.push(id));
+      await queue.add('run', { id: 'busy', attempts: 3 });
+      await waitFor(async () => (await queue.get('busy'))?.state === 'active', { what: 'the job running' });
+      expect(await queue.cancel('busy')).toBe(true);
+      // Delivered by the `C` wake message, well before any lease renewal (the lease is 30 s).
+      await waitFor(() => reason !== undefined, { what: 'the signal to abort' });
+      expect(reason).toBeInstanceOf(CancelledError);
+      expect((reason as CancelledError).jobId).toBe('busy');
       expect(await queue.cancel('busy')).toBe(false);
-      expect(await queue.reschedule('busy', { delay: '1h' })).toBe(false);
-      expect((await queue.get('busy'))?.state).toBe('active');
+      const info = await queue.get('busy');
+      expect(info?.state).toBe('cancelled');
+      expect(info?.cancelledAt).toBeInstanceOf(Date);
       release();
-      await waitFor(async () => (await queue.get('busy')) === null, { what: 'the job completed' });
+      await waitFor(() => errors.some((e) => e instanceof CancelledError && e.jobId === 'busy'), {
+        what: 'the late ack to be refused and reported',
+      });
+      expect(completed).toEqual([]);
+      expect(failed).toEqual([]);
+      expect(await footprint(name)).toEqual({ cancelled: 1 });
+      const r = at.inspector();
+      expect(await r.zscore(keys.active, 'busy')).toBeNull();
+      expect(await r.hget(keys.leases, 'busy')).toBeNull();
+      expect(await r.hget(keys.progress, 'busy')).toBeNull();
+      await r.quit();
+      expect((await queue.get('busy'))?.state).toBe('cancelled');
+    });
+
+    it("a crashed holder's cancelled job is never run again: the reaper finds nothing, its ack is refused", async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = at.inspector();
+      await queue.add('x', { id: 'orphan', attempts: 3 });
+      // A holder that claimed and then died (as SIGKILL leaves it): no worker process holds it.
+      const [crashed] = (await claim(r, keys, claimInput(300, 'crashed'))).jobs;
+      expect(crashed?.id).toBe('orphan');
+      expect(await queue.cancel('orphan')).toBe(true);
+      await untilServerTime(r, crashed!.deadline + 1);
+      expect(
+        await reap(r, keys, {
+          limit: 100,
+          deadMaxCount: 10,
+          deadMaxAgeMs: 0,
+          eventsCap: 1_000,
+          layout: ZSET,
+        }),
+      ).toEqual({ returned: 0, buried: 0, nextDeadline: -1 });
+      await expect(
+        ack(r, keys, {
+          id: 'orphan',
+          token: crashed!.token,
+          knownDeadline: crashed!.deadline,
+          keepCompleted: { count: 0, ageMs: 0 },
+          rememberCompleted: { count: 100, ageMs: 60_000 },
+          eventsCap: 1_000,
+        }),
+      ).rejects.toBeInstanceOf(ScriptLeaseLost);
+      const runs: string[] = [];
+      const w = worker(name, async (job) => void runs.push(job.id));
+      await queue.add('y', { id: 'after' });
+      await waitFor(() => runs.includes('after'), { what: 'a later job to run' });
+      expect(runs).toEqual(['after']);
+      expect((await queue.get('orphan'))?.state).toBe('cancelled');
+      await w.close();
+      await r.quit();
     });
 
     it('reschedule moves a waiting job: it runs at the new time, never before', async () => {

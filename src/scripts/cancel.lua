@@ -11,6 +11,9 @@
 --          dead, completed, already cancelled); wheel layout: error 'DELAYQ_WRONG_BUCKET <start>'
 --          (nothing written) when the job's bucket (by its meta `r`) is in the wheel but was not
 --          passed.
+-- ACL: a waiting job's cancel only reads active, leases and progress (a waiting job has no
+-- progress: it is deleted when an attempt ends), so a producer without write access to them can
+-- still cancel waiting jobs (docs/SECURITY.md).
 -- Cost: zset layout O(log n); wheel layout O(length of the job's bucket, or of ready) (LREM).
 -- Guarantee (DESIGN invariant 8, cancelled is final): a running job's lease and active entry go
 -- in this one step, so its holder's late ack or fail finds no lease (refused), the reaper, which
@@ -36,6 +39,7 @@ if lease and redis.call('ZSCORE', K.active, id) then
   -- Running: take the lease away first (a removal, so the script may run over maxmemory).
   redis.call('ZREM', K.active, id)
   redis.call('HDEL', K.leases, id)
+  redis.call('HDEL', K.progress, id)
   how = 'running'
 else
   if not is_waiting(K, id) then return 0 end
@@ -48,7 +52,6 @@ end
 redis.call('HDEL', K.jobs, id)
 redis.call('HDEL', K.meta, id)
 redis.call('HDEL', K.errors, id)
-redis.call('HDEL', K.progress, id)
 -- The record get() answers 'cancelled' from, bounded by count and age like the dead set.
 redis.call('ZADD', K.cancelled, now, id)
 redis.call('ZREMRANGEBYSCORE', K.cancelled, '-inf', '(' .. (now - keep_age_ms))

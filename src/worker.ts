@@ -60,7 +60,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper();
-  /** Running attempts by lease token (the same job can be here twice: a lapsed lease re-claimed), and when each is done. */
+  /**
+   * Running attempts by lease member `<token>|<id>` (the same job can be here twice: a lapsed lease
+   * re-claimed; and each partition counts its own tokens, so a token alone can repeat), and when
+   * each is done.
+   */
   private readonly inFlight = new Map<string, { attempt: Attempt<T>; done: Promise<void> }>();
   /** What `concurrency` bounds: jobs whose handler has not finished. */
   private readonly slots: Slots;
@@ -254,7 +258,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const attempt = new Attempt<T>(claimed, this.storage, this.hooks);
     const freeSlot = this.slots.take();
     const flight = { attempt, done: Promise.resolve() };
-    this.inFlight.set(claimed.token, flight);
+    this.inFlight.set(member(claimed.token, claimed.id), flight);
     this.keeper.track(attempt.lease);
     flight.done = runAttempt(attempt, {
       queue: this.name,
@@ -270,24 +274,23 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       .catch((err: unknown) => this.report(err))
       .finally(() => {
         this.keeper.untrack(attempt.lease);
-        this.inFlight.delete(claimed.token);
+        this.inFlight.delete(member(claimed.token, claimed.id));
         freeSlot();
       });
   }
 
   private onLeaseLost(lease: HeldLease): void {
-    const flight = this.inFlight.get(lease.token);
+    const flight = this.inFlight.get(member(lease.token, lease.id));
     if (flight) flight.attempt.loseLease('not renewed in time');
     else this.report(new LeaseLostError(lease.id, 'not renewed in time'));
   }
 
   /**
-   * A `C <token>|<id>` wake message: queue.cancel() took a running job. Tokens count per partition,
-   * so the id must match too; a message for another worker's job matches nothing here.
+   * A `C <token>|<id>` wake message: queue.cancel() took a running job. A message for another
+   * worker's job matches nothing here.
    */
   private onCancelled(token: string, id: string): void {
-    const flight = this.inFlight.get(token);
-    if (flight && flight.attempt.claimed.id === id) flight.attempt.cancel();
+    this.inFlight.get(member(token, id))?.attempt.cancel();
   }
 
   private async extendOne(attempt: Attempt<T>, ms: number): Promise<void> {
@@ -303,4 +306,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.listenerCount('error') > 0) this.emit('error', error);
     else this.options.logger.error(`worker '${this.name}': ${error.message}`, error);
   }
+}
+
+/** The key of a running attempt: its lease member, as the `C` wake message names it. */
+function member(token: string, id: string): string {
+  return `${token}|${id}`;
 }

@@ -281,8 +281,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   private onLeaseLost(lease: HeldLease): void {
     const flight = this.inFlight.get(member(lease.token, lease.id));
-    if (flight) flight.attempt.loseLease('not renewed in time');
-    else this.report(new LeaseLostError(lease.id, 'not renewed in time'));
+    if (!flight) return this.report(new LeaseLostError(lease.id, 'not renewed in time'));
+    // A refused renewal may be a cancel whose `C` message this worker missed (its subscription
+    // was down): the cancelled set says which, so the handler's signal gets the right reason.
+    this.wasCancelled(lease.id).then(
+      (cancelled) => {
+        if (cancelled) flight.attempt.cancel();
+        else flight.attempt.loseLease('not renewed in time');
+      },
+      () => flight.attempt.loseLease('not renewed in time'),
+    );
+  }
+
+  private async wasCancelled(id: string): Promise<boolean> {
+    return (await this.connection.client.zscore(this.context.keysOf(id).cancelled, id)) !== null;
   }
 
   /**

@@ -879,6 +879,36 @@ export function conformanceSuite(
       expect((await queue.get('busy'))?.state).toBe('cancelled');
     });
 
+    it('a cancel whose wake message was missed: the refused lease renewal finds it cancelled, and the signal says so', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      let reason: unknown;
+      const w = worker(
+        name,
+        (job) =>
+          new Promise<void>((resolve) => {
+            job.signal.addEventListener('abort', () => {
+              reason = job.signal.reason as unknown;
+              resolve();
+            });
+          }),
+        { leaseMs: 300 },
+      );
+      w.on('error', () => {});
+      await queue.add('x', { id: 'quiet' });
+      await waitFor(async () => (await queue.get('quiet'))?.state === 'active', { what: 'the job running' });
+      // What cancel.lua writes, without its `C` message (as if the subscription had been down).
+      const r = at.inspector();
+      await r.zrem(keys.active, 'quiet');
+      await r.hdel(keys.leases, 'quiet');
+      await r.hdel(keys.jobs, 'quiet');
+      await r.hdel(keys.meta, 'quiet');
+      await r.zadd(keys.cancelled, await serverNow(r), 'quiet');
+      await r.quit();
+      await waitFor(() => reason !== undefined, { what: 'the lease keeper to find the job gone' });
+      expect(reason).toBeInstanceOf(CancelledError);
+    });
+
     it("a crashed holder's cancelled job is never run again: the reaper finds nothing, its ack is refused", async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);

@@ -102,7 +102,12 @@ export class Queue<T = unknown> {
     return raw ? toInfo<T>(codec, raw) : null;
   }
 
-  /** Remove a waiting job. False when it is not waiting: unknown, running or dead. */
+  /**
+   * Cancel a waiting or running job: true when it was cancelled. A running job's lease is taken
+   * away at once, and its holder's `job.signal` aborts with a CancelledError (told by a wake
+   * message); it is not retried or dead-lettered, and get() answers 'cancelled' for a while.
+   * False for an unknown, dead, completed or already cancelled job.
+   */
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
     const { eventsCap, layout } = await this.context.settle();

@@ -60,7 +60,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper(APPROACH_SPIN_MS);
-  /** Running attempts by lease token (the same job can be here twice: a lapsed lease re-claimed), and when each is done. */
+  /**
+   * Running attempts by lease member `<token>|<id>` (the same job can be here twice: a lapsed lease
+   * re-claimed; and each partition counts its own tokens, so a token alone can repeat), and when
+   * each is done.
+   */
   private readonly inFlight = new Map<string, { attempt: Attempt<T>; done: Promise<void> }>();
   /** What `concurrency` bounds: jobs whose handler has not finished. */
   private readonly slots: Slots;
@@ -134,6 +138,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         else this.sleeper.wakeWithin(due - this.clock.now());
       },
       (err) => this.report(err),
+      (token, id) => this.onCancelled(token, id),
     );
     if (o.autorun) {
       this.run().catch(() => {
@@ -253,7 +258,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const attempt = new Attempt<T>(claimed, this.storage, this.hooks);
     const freeSlot = this.slots.take();
     const flight = { attempt, done: Promise.resolve() };
-    this.inFlight.set(claimed.token, flight);
+    this.inFlight.set(member(claimed.token, claimed.id), flight);
     this.keeper.track(attempt.lease);
     flight.done = runAttempt(attempt, {
       queue: this.name,
@@ -269,15 +274,35 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       .catch((err: unknown) => this.report(err))
       .finally(() => {
         this.keeper.untrack(attempt.lease);
-        this.inFlight.delete(claimed.token);
+        this.inFlight.delete(member(claimed.token, claimed.id));
         freeSlot();
       });
   }
 
   private onLeaseLost(lease: HeldLease): void {
-    const flight = this.inFlight.get(lease.token);
-    if (flight) flight.attempt.loseLease('not renewed in time');
-    else this.report(new LeaseLostError(lease.id, 'not renewed in time'));
+    const flight = this.inFlight.get(member(lease.token, lease.id));
+    if (!flight) return this.report(new LeaseLostError(lease.id, 'not renewed in time'));
+    // A refused renewal may be a cancel whose `C` message this worker missed (its subscription
+    // was down): the cancelled set says which, so the handler's signal gets the right reason.
+    this.wasCancelled(lease.id).then(
+      (cancelled) => {
+        if (cancelled) flight.attempt.cancel();
+        else flight.attempt.loseLease('not renewed in time');
+      },
+      () => flight.attempt.loseLease('not renewed in time'),
+    );
+  }
+
+  private async wasCancelled(id: string): Promise<boolean> {
+    return (await this.connection.client.zscore(this.context.keysOf(id).cancelled, id)) !== null;
+  }
+
+  /**
+   * A `C <token>|<id>` wake message: queue.cancel() took a running job. A message for another
+   * worker's job matches nothing here.
+   */
+  private onCancelled(token: string, id: string): void {
+    this.inFlight.get(member(token, id))?.attempt.cancel();
   }
 
   private async extendOne(attempt: Attempt<T>, ms: number): Promise<void> {
@@ -293,4 +318,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.listenerCount('error') > 0) this.emit('error', error);
     else this.options.logger.error(`worker '${this.name}': ${error.message}`, error);
   }
+}
+
+/** The key of a running attempt: its lease member, as the `C` wake message names it. */
+function member(token: string, id: string): string {
+  return `${token}|${id}`;
 }

@@ -1,5 +1,5 @@
 /**
- * `delayq cancel`, `reschedule`, `retry` and `remove`: change waiting and dead jobs; `pause` and
+ * `delayq cancel`, `reschedule`, `retry` and `remove`: change waiting, running (cancel) and dead jobs; `pause` and
  * `resume`: stop and start the claiming of a whole queue.
  */
 import { Option, type Command } from 'commander';
@@ -46,14 +46,14 @@ export function registerManage(program: Command): void {
 
   program
     .command('cancel <queue> <id>')
-    .description('remove a waiting job (not a running or dead one)')
+    .description('cancel a waiting or running job (a running one is stopped: its signal aborts)')
     .action(async (name: string, id: string, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
       await withQueue(globals, name, async ({ queue }) => {
         if (!(await queue.cancel(id))) {
           throw new OperationalError(
-            `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
+            `job '${id}' is neither waiting nor running in '${name}' (unknown, finished, cancelled or dead); nothing changed`,
           );
         }
         out.data({ queue: name, id, cancelled: true });
@@ -86,7 +86,7 @@ export function registerManage(program: Command): void {
           );
           if (!moved)
             throw new OperationalError(
-              `job '${id}' is not waiting in '${name}' (unknown, running or dead); nothing changed`,
+              `job '${id}' is neither waiting nor running in '${name}' (unknown, finished, cancelled or dead); nothing changed`,
             );
           const info = await queue.get(id);
           const runAt = info?.runAt.toISOString() ?? null;

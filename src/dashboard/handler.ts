@@ -314,12 +314,16 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         return json(200, { ok: true, moved });
       }
       case 'cancel': {
-        if (!(await queue.cancel(id))) throw new HttpError(409, `job '${id}' is not waiting`);
+        if (!(await queue.cancel(id))) throw new HttpError(409, `job '${id}' is neither waiting nor running`);
         return json(200, { ok: true });
       }
       default: {
-        // Remove deletes a dead job for good, or a waiting one (a cancel); a running job is left alone.
-        if ((await queue.dead.remove(id)) || (await queue.cancel(id))) return json(200, { ok: true });
+        // Remove deletes a dead job for good, or a waiting one (a cancel). A running job is left
+        // alone (Cancel is the button for that); one that starts between the look and the cancel
+        // is cancelled, which is what removing it meant.
+        if (await queue.dead.remove(id)) return json(200, { ok: true });
+        if ((await queue.get(id))?.state === 'scheduled' && (await queue.cancel(id)))
+          return json(200, { ok: true });
         throw new HttpError(409, `job '${id}' is neither dead nor waiting`);
       }
     }

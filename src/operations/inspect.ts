@@ -8,7 +8,7 @@ import { asArray, bytes, num, optionalStr, str } from './reply.js';
 import type { Layout } from './wheel.js';
 
 /** A job's state as delayq stores it. */
-export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
+export type JobState = 'scheduled' | 'active' | 'dead' | 'completed' | 'cancelled';
 
 /** Everything stored about one job, not yet decoded. */
 export interface RawJob {
@@ -16,7 +16,10 @@ export interface RawJob {
   state: JobState;
   envelope: Buffer;
   meta: JobMeta;
-  /** Due time (scheduled), lease deadline (active), died at (dead) or finished at (completed). */
+  /**
+   * Due time (scheduled), lease deadline (active), died at (dead), finished at (completed) or
+   * cancelled at (cancelled: the record is gone, so envelope is empty and meta blank).
+   */
   score: number;
   lease: { token: string; startedAt: number; workerId: string } | null;
   lastError: RecordedError | null;
@@ -60,6 +63,7 @@ export async function getJob(
       keys.errors,
       keys.completed,
       keys.progress,
+      keys.cancelled,
       ...(layout.kind === 'wheel' ? [keys.ready] : []),
     ],
     [id],
@@ -110,7 +114,7 @@ export async function counts(
 export async function listJobs(
   client: RedisClient,
   keys: QueueKeys,
-  state: Exclude<JobState, 'completed'>,
+  state: Exclude<JobState, 'completed' | 'cancelled'>,
   page: { offset: number; limit: number; newestFirst: boolean },
   layout: Layout,
 ): Promise<RawJob[]> {

@@ -26,7 +26,13 @@ async function currentBucket(
   }
 }
 
-/** Remove a waiting job; false when it is not waiting (unknown, running or dead). */
+/** How many cancelled ids get() keeps answering 'cancelled' for, and for how long. */
+export const KEEP_CANCELLED = { count: 10_000, ageMs: 7 * 24 * 3600 * 1000 };
+
+/**
+ * Cancel a waiting or running job (a running one's holder is told by a wake message); false when
+ * there is nothing to cancel (unknown, dead, completed, already cancelled).
+ */
 export async function cancel(
   client: RedisClient,
   keys: QueueKeys,
@@ -45,10 +51,15 @@ export async function cancel(
       keys.active,
       keys.dead,
       keys.completed,
+      keys.leases,
+      keys.progress,
+      keys.cancelled,
+      keys.wake,
     ],
-    args: [id, eventsCap],
+    args: [id, eventsCap, KEEP_CANCELLED.count, KEEP_CANCELLED.ageMs],
   });
-  return reply === 1;
+  // 'waiting' or 'running' (bulk strings, as Buffers); 0 when nothing was cancelled.
+  return Buffer.isBuffer(reply);
 }
 
 /** Move a waiting job to a new due time; null when it is not waiting. */

@@ -24,12 +24,15 @@ export interface JobInfo<T> {
   lease: { workerId: string; startedAt: Date; deadline: Date } | null;
   /** For a dead job: when it died. */
   diedAt?: Date;
+  /** For a cancelled job (kept for a while, bounded by count and age): when. Its payload is not kept. */
+  cancelledAt?: Date;
   /** For an active job: the last value its handler gave `job.progress()`, when it gave one. */
   progress?: unknown;
 }
 
 /** `raw` decoded with `codec`; a payload that does not decode is reported in decodeError, not thrown. */
 export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
+  if (raw.state === 'cancelled') return cancelledInfo(raw);
   let payload: T | undefined;
   let decodeError: string | undefined;
   let version: number | undefined;
@@ -65,6 +68,21 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
   if (raw.state === 'dead') info.diedAt = new Date(raw.score);
   if (raw.progress !== null) info.progress = parseProgress(raw.progress);
   return info;
+}
+
+/** A cancelled job: only its id and when are kept, so there is no payload to decode. */
+function cancelledInfo<T>(raw: RawJob): JobInfo<T> {
+  return {
+    id: raw.id,
+    state: 'cancelled',
+    payload: undefined,
+    runAt: new Date(raw.score),
+    attempts: 0,
+    maxAttempts: 0,
+    lastError: null,
+    lease: null,
+    cancelledAt: new Date(raw.score),
+  };
 }
 
 /** A stored progress value; text that is not JSON (written by hand) is shown as it is. */

@@ -67,6 +67,12 @@ export type QueueKeys = {
    * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
    */
   readonly progress: string;
+  /**
+   * ZSET id -> cancelled at (epoch ms) of recently cancelled jobs, bounded by count and age like the
+   * dead set, so get() can tell "cancelled" from "never existed". Named `x` as in layout 2
+   * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
+   */
+  readonly cancelled: string;
 };
 
 /** The prefix of every delayq key. */
@@ -205,6 +211,7 @@ function keysWithTag(tag: string): QueueKeys {
     wheelCount: `${base}wheel-count`,
     paused: `${base}z`,
     progress: `${base}pg`,
+    cancelled: `${base}x`,
   };
 }
 

@@ -20,6 +20,8 @@ export class WakeSubscriber {
     channel: string | readonly string[],
     private readonly onWake: (due: number | null, channel: number | null) => void,
     private readonly onError: (err: Error) => void,
+    /** `C <token>|<id>`: the running job `id` held with `token` was cancelled (issue 15). */
+    private readonly onCancel: (token: string, id: string) => void = () => {},
   ) {
     this.channels = typeof channel === 'string' ? [channel] : channel;
   }
@@ -33,6 +35,13 @@ export class WakeSubscriber {
       // `<due ms>`: the head moved earlier. `P` (paused) and `R <head>` (resumed) give no number,
       // so they mean "claim now": a paused claim answers paused and the worker sleeps until the
       // resume; after `R` the claim takes what fell due during the pause.
+      if (message.startsWith('C ')) {
+        // Not a reason to claim: it names one running job, whose holder aborts it.
+        const member = message.slice(2);
+        const bar = member.indexOf('|');
+        if (bar > 0) this.onCancel(member.slice(0, bar), member.slice(bar + 1));
+        return;
+      }
       const due = Number(message);
       const index = this.channels.indexOf(channel);
       this.onWake(Number.isFinite(due) ? due : null, index < 0 ? null : index);

@@ -2,9 +2,11 @@
 --
 -- KEYS[1] schedule, KEYS[2] jobs, KEYS[3] meta, KEYS[4] active, KEYS[5] leases,
 -- KEYS[6] dead, KEYS[7] errors, KEYS[8] completed, KEYS[9] progress
--- KEYS[10] wheel layout only: ready (present: a job in none of the sets is waiting in the wheel)
+-- KEYS[10] cancelled (ZSET id -> cancelled at ms)
+-- KEYS[11] wheel layout only: ready (present: a job in none of the sets is waiting in the wheel)
 -- ARGV[1] id
--- Returns: false when the job is unknown; else
+-- Returns: false when the job is unknown; { 'cancelled', '', blank meta, cancelled at } for a job
+--          cancelled recently (its record is gone; only the id and time are kept); else
 --          { state, envelope, meta (JSON), score, lease or false, last error (JSON) or false,
 --            progress (JSON) or false }
 --          state is 'scheduled' (score = due), 'active' (score = lease deadline),
@@ -13,11 +15,16 @@
 
 local K = {
   schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], completed = KEYS[8], progress = KEYS[9], ready = KEYS[10],
+  dead = KEYS[6], errors = KEYS[7], completed = KEYS[8], progress = KEYS[9], cancelled = KEYS[10], ready = KEYS[11],
 }
 local id = ARGV[1]
 local envelope = redis.call('HGET', K.jobs, id)
-if not envelope then return false end
+if not envelope then
+  -- A live job of the id (re-added since) answers above; only a gone one can be 'cancelled'.
+  local at = redis.call('ZSCORE', K.cancelled, id)
+  if at then return { 'cancelled', '', '{"a":0,"m":0}', at, false, false, false } end
+  return false
+end
 
 local meta = redis.call('HGET', K.meta, id) or '{}'
 local state, score = nil, nil

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DelayqError, LeaseLostError } from '../errors.js';
+import { CancelledError, DelayqError, LeaseLostError } from '../errors.js';
 import { Job } from '../job.js';
 import type { AckJob, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
@@ -205,6 +205,24 @@ describe('Attempt', () => {
     expect(errors.slice(1).map((e) => e.message)).toEqual([
       expect.stringMatching(/result refused: not renewed in time/),
       expect.stringMatching(/result refused: not renewed in time/),
+    ]);
+  });
+
+  it('cancel: aborts the signal with CancelledError, sends nothing; a late ack or fail is refused and reported as cancelled', async () => {
+    const { attempt, job, store, seen, errors, settled } = setup();
+    expect(attempt.cancel()).toBe('cancelled');
+    expect(attempt.signal.reason).toBeInstanceOf(CancelledError);
+    expect(settled).toEqual([attempt.lease]);
+    expect(attempt.cancel()).toBe('cancelled');
+    expect(attempt.loseLease('late keeper')).toBe('cancelled');
+    expect(await attempt.complete(job, 'late')).toBe('cancelled');
+    expect(await attempt.fail(job, new Error('aborted'), 10)).toBe('cancelled');
+    expect(await attempt.release('shutdown', 0)).toBe('cancelled');
+    expect(store.calls).toEqual([]);
+    expect(seen).toEqual([]);
+    expect(errors.map((e) => [e.name, (e as CancelledError).jobId])).toEqual([
+      ['CancelledError', 'job-1'],
+      ['CancelledError', 'job-1'],
     ]);
   });
 

@@ -10,18 +10,20 @@
  *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried   (unreadable payload; UnrecoverableError)
  *   running ─release──▶ releasing ─release.lua─▶ released
  *   running ─loseLease▶ lost                    (the lease keeper found it gone)
+ *   running ─cancel───▶ cancelled               (queue.cancel took the lease; told by a `C` wake message)
  *   completing | failing ─script refused (LEASE_LOST)─▶ lost
  *   completing | failing | releasing ─not sent (Redis unreachable)─▶ unsettled
  *
  * Progress reports (job.progress) are written only while `running`: every transition out of it
  * ends the attempt's ProgressReporter, so no report is written after the fate is sent.
  *
- * Room left: `cancel` (issue 15) is one more transition out of `running` (the holder is told by a
- * wake-up) into a terminal `cancelled`, refusing a late complete or fail as `lost` does. A batch
+ * `cancelled` is terminal: the handler's late complete or fail is refused and reported as a
+ * CancelledError (not applied: cancel.lua removed the lease, so the scripts would refuse it too).
+ * A batch
  * (issue 16) is several Attempts settled together: `complete` already goes through a batching
  * store (AckBatcher), so a batch completes with one script call and each attempt keeps its own fate.
  */
-import { DelayqError, isUnrecoverable, LeaseLostError } from '../errors.js';
+import { CancelledError, DelayqError, isUnrecoverable, LeaseLostError } from '../errors.js';
 import type { Job } from '../job.js';
 import type { AckJob, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
@@ -43,15 +45,17 @@ export type AttemptState =
   | 'failed'
   | 'released'
   | 'lost'
+  /** queue.cancel() took the job while it ran: final, nothing more is sent. */
+  | 'cancelled'
   /** The fate's operation could not be sent or answered: the lease expires and the reaper returns the job. */
   | 'unsettled';
 
 /** The named transitions. */
-export type Transition = 'complete' | 'fail' | 'bury' | 'release' | 'loseLease';
+export type Transition = 'complete' | 'fail' | 'bury' | 'release' | 'loseLease' | 'cancel';
 
 /** Which transitions each state allows; every other call is refused. */
 export const ALLOWED: Readonly<Record<AttemptState, readonly Transition[]>> = {
-  running: ['complete', 'fail', 'bury', 'release', 'loseLease'],
+  running: ['complete', 'fail', 'bury', 'release', 'loseLease', 'cancel'],
   completing: [],
   failing: [],
   releasing: [],
@@ -61,6 +65,7 @@ export const ALLOWED: Readonly<Record<AttemptState, readonly Transition[]>> = {
   failed: [],
   released: [],
   lost: [],
+  cancelled: [],
   unsettled: [],
 };
 
@@ -210,6 +215,17 @@ export class Attempt<T> {
     return this.current;
   }
 
+  /**
+   * The job was cancelled while it ran (the `C` wake message named this attempt's lease): abort the
+   * handler's signal with a CancelledError. Nothing is sent: cancel.lua already ended the job.
+   */
+  cancel(): AttemptState {
+    if (!this.begin('cancel', 'cancelled')) return this.current;
+    this.lease.lost = true;
+    this.abort(new CancelledError(this.claimed.id));
+    return this.current;
+  }
+
   /** One coalesced progress write; a refusal means the lease is gone, which the attempt learns too. */
   private async writeProgress(json: string): Promise<void> {
     const { id, token } = this.claimed;
@@ -258,13 +274,20 @@ export class Attempt<T> {
     if (ALLOWED[this.current].includes(transition)) {
       this.current = next;
       this.progress.end(
-        next === 'lost' ? new LeaseLostError(this.claimed.id, 'the attempt lost its lease') : null,
+        next === 'lost'
+          ? new LeaseLostError(this.claimed.id, 'the attempt lost its lease')
+          : next === 'cancelled'
+            ? new CancelledError(this.claimed.id)
+            : null,
       );
       this.hooks.settling(this.lease);
       return true;
     }
-    if (transition === 'loseLease' || transition === 'release') return false;
-    if (this.current === 'lost') {
+    if (transition === 'loseLease' || transition === 'release' || transition === 'cancel') return false;
+    if (this.current === 'cancelled') {
+      // The handler's late result: refused (cancel.lua took the lease) and said so.
+      this.hooks.error(new CancelledError(this.claimed.id));
+    } else if (this.current === 'lost') {
       this.report(`result refused: ${this.lossDetail}`);
     } else if (!this.handedBack) {
       this.hooks.error(

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
+import { claim } from '../../src/operations/claim.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { freePort } from '../support/redis-server.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { buildOnce, runCli, runCliOnTty, startCli } from './run-cli.js';
@@ -208,10 +210,40 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     const twice = await cli(['cancel', q, 'a']);
     expect(twice.code).toBe(1);
     expect(twice.stderr).toBe(
-      `delayq: job 'a' is not waiting in '${q}' (unknown, running or dead); nothing changed\n`,
+      `delayq: job 'a' is neither waiting nor running in '${q}' (unknown, finished, cancelled or dead); nothing changed\n`,
     );
     expect((await cli(['reschedule', q, 'a', '--delay', '1s'])).code).toBe(1);
     expect((await cli(['reschedule', q, 'a'])).code).toBe(2);
+  });
+
+  it('cancels a running job: its lease goes, and show says cancelled', async () => {
+    const q = uniqueQueue('cli');
+    const r = inspector(redis.url());
+    await newQueue(q).add('x', { id: 'busy' });
+    // A holder: the job is claimed (a lease in active), as a worker would hold it.
+    const [held] = (
+      await claim(r, queueKeys(q), {
+        strategy: 'zpopmin',
+        limit: 1,
+        leaseMs: 60_000,
+        workerId: 'holder',
+        deadMaxCount: 100,
+        deadMaxAgeMs: 0,
+        rate: { max: 0, perMs: 0 },
+        eventsCap: 100,
+        layout: ZSET_LAYOUT,
+      })
+    ).jobs;
+    expect(held?.id).toBe('busy');
+    const done = await cli(['--json', 'cancel', q, 'busy']);
+    expect(done.code).toBe(0);
+    expect(json(done.stdout)).toEqual({ queue: q, id: 'busy', cancelled: true });
+    expect(await r.zscore(queueKeys(q).active, 'busy')).toBeNull();
+    expect(await r.hget(queueKeys(q).leases, 'busy')).toBeNull();
+    const shown = await cli(['--json', 'show', q, 'busy']);
+    expect(shown.code).toBe(0);
+    expect(json(shown.stdout)).toMatchObject({ id: 'busy', state: 'cancelled' });
+    await r.quit();
   });
 
   it("--run-at, named as add's runAt option; the 0.1 flag --at is refused", async () => {

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  CancelledError,
   Queue,
   Worker,
   type Job,
@@ -810,7 +811,7 @@ export function conformanceSuite(
       expect((await queue.get('k3'))?.state).toBe('completed');
     });
 
-    it('cancel removes a waiting job and leaves nothing of it; a running job is neither cancelled nor moved', async () => {
+    it('cancel removes a waiting job, leaves only its cancelled mark, and get() tells it from unknown', async () => {
       const { queue, name } = setup();
       await queue.addBulk([
         { payload: 1, opts: { id: 'c1', delay: '1h' } },
@@ -819,21 +820,133 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
       expect(await queue.cancel('c1')).toBe(true);
       expect(await queue.cancel('c1')).toBe(false);
-      expect(await queue.get('c1')).toBeNull();
+      expect(await queue.cancel('never-added')).toBe(false);
+      expect(await queue.get('never-added')).toBeNull();
+      const info = await queue.get('c1');
+      expect(info).toMatchObject({ id: 'c1', state: 'cancelled', payload: undefined });
+      expect(info?.cancelledAt).toBeInstanceOf(Date);
       expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
       expect(await queue.cancel('c2')).toBe(true);
-      expect(await footprint(name)).toEqual({});
+      expect(await footprint(name)).toEqual({ cancelled: 2 });
+    });
 
+    it('cancel of a running job: its signal aborts with CancelledError, its late ack is refused, nothing is left running, get says cancelled', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const errors: Error[] = [];
+      const completed: string[] = [];
+      const failed: string[] = [];
+      let reason: unknown;
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
-      worker(name, () => held);
-      await queue.add('run', { id: 'busy' });
-      await waitFor(async () => (await queue.counts()).active === 1, { what: 'the job running' });
+      const w = worker(
+        name,
+        async (job) => {
+          job.signal.addEventListener('abort', () => {
+            reason = job.signal.reason as unknown;
+          });
+          await job.progress({ step: 1 });
+          await held; // finishes only after the cancel: its ack comes late, on purpose
+        },
+        { concurrency: 1 },
+      );
+      w.on('error', (err) => errors.push(err));
+      w.on('completed', (job) => completed.push(job.id));
+      w.on('failed', (job) => failed.push(job.id));
+      w.on('dead', (_job, _err, id) => failed.push(id));
+      await queue.add('run', { id: 'busy', attempts: 3 });
+      await waitFor(async () => (await queue.get('busy'))?.state === 'active', { what: 'the job running' });
+      expect(await queue.cancel('busy')).toBe(true);
+      // Delivered by the `C` wake message, well before any lease renewal (the lease is 30 s).
+      await waitFor(() => reason !== undefined, { what: 'the signal to abort' });
+      expect(reason).toBeInstanceOf(CancelledError);
+      expect((reason as CancelledError).jobId).toBe('busy');
       expect(await queue.cancel('busy')).toBe(false);
-      expect(await queue.reschedule('busy', { delay: '1h' })).toBe(false);
-      expect((await queue.get('busy'))?.state).toBe('active');
+      const info = await queue.get('busy');
+      expect(info?.state).toBe('cancelled');
+      expect(info?.cancelledAt).toBeInstanceOf(Date);
       release();
-      await waitFor(async () => (await queue.get('busy')) === null, { what: 'the job completed' });
+      await waitFor(() => errors.some((e) => e instanceof CancelledError && e.jobId === 'busy'), {
+        what: 'the late ack to be refused and reported',
+      });
+      expect(completed).toEqual([]);
+      expect(failed).toEqual([]);
+      expect(await footprint(name)).toEqual({ cancelled: 1 });
+      const r = at.inspector();
+      expect(await r.zscore(keys.active, 'busy')).toBeNull();
+      expect(await r.hget(keys.leases, 'busy')).toBeNull();
+      expect(await r.hget(keys.progress, 'busy')).toBeNull();
+      await r.quit();
+      expect((await queue.get('busy'))?.state).toBe('cancelled');
+    });
+
+    it('a cancel whose wake message was missed: the refused lease renewal finds it cancelled, and the signal says so', async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      let reason: unknown;
+      const w = worker(
+        name,
+        (job) =>
+          new Promise<void>((resolve) => {
+            job.signal.addEventListener('abort', () => {
+              reason = job.signal.reason as unknown;
+              resolve();
+            });
+          }),
+        { leaseMs: 300 },
+      );
+      w.on('error', () => {});
+      await queue.add('x', { id: 'quiet' });
+      await waitFor(async () => (await queue.get('quiet'))?.state === 'active', { what: 'the job running' });
+      // What cancel.lua writes, without its `C` message (as if the subscription had been down).
+      const r = at.inspector();
+      await r.zrem(keys.active, 'quiet');
+      await r.hdel(keys.leases, 'quiet');
+      await r.hdel(keys.jobs, 'quiet');
+      await r.hdel(keys.meta, 'quiet');
+      await r.zadd(keys.cancelled, await serverNow(r), 'quiet');
+      await r.quit();
+      await waitFor(() => reason !== undefined, { what: 'the lease keeper to find the job gone' });
+      expect(reason).toBeInstanceOf(CancelledError);
+    });
+
+    it("a crashed holder's cancelled job is never run again: the reaper finds nothing, its ack is refused", async () => {
+      const { queue, name } = setup();
+      const keys = queueKeys(name);
+      const r = at.inspector();
+      await queue.add('x', { id: 'orphan', attempts: 3 });
+      // A holder that claimed and then died (as SIGKILL leaves it): no worker process holds it.
+      const [crashed] = (await claim(r, keys, claimInput(300, 'crashed'))).jobs;
+      expect(crashed?.id).toBe('orphan');
+      expect(await queue.cancel('orphan')).toBe(true);
+      await untilServerTime(r, crashed!.deadline + 1);
+      expect(
+        await reap(r, keys, {
+          limit: 100,
+          deadMaxCount: 10,
+          deadMaxAgeMs: 0,
+          eventsCap: 1_000,
+          layout: ZSET,
+        }),
+      ).toEqual({ returned: 0, buried: 0, nextDeadline: -1 });
+      await expect(
+        ack(r, keys, {
+          id: 'orphan',
+          token: crashed!.token,
+          knownDeadline: crashed!.deadline,
+          keepCompleted: { count: 0, ageMs: 0 },
+          rememberCompleted: { count: 100, ageMs: 60_000 },
+          eventsCap: 1_000,
+        }),
+      ).rejects.toBeInstanceOf(ScriptLeaseLost);
+      const runs: string[] = [];
+      const w = worker(name, async (job) => void runs.push(job.id));
+      await queue.add('y', { id: 'after' });
+      await waitFor(() => runs.includes('after'), { what: 'a later job to run' });
+      expect(runs).toEqual(['after']);
+      expect((await queue.get('orphan'))?.state).toBe('cancelled');
+      await w.close();
+      await r.quit();
     });
 
     it('reschedule moves a waiting job: it runs at the new time, never before', async () => {
@@ -862,7 +975,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
       expect(await queue.reschedule('later', { runAt: Date.now() + 7_200_000 })).toBe(true);
       expect(await queue.cancel('later')).toBe(true);
-      expect(await footprint(name)).toEqual({});
+      expect(await footprint(name)).toEqual({ cancelled: 1 });
     });
 
     it('replace (debounce) swaps a waiting job’s payload, time and options; moved earlier, it wakes the sleeping worker and runs once, never early', async () => {

@@ -225,6 +225,57 @@ describe('dashboard over HTTP', () => {
     await r.quit();
   });
 
+  it('cancels a running job: its signal aborts with CancelledError, and it shows as cancelled', async () => {
+    const name = uniqueQueue('dcancel');
+    const queue = new Queue(name, { connection: redis.url() });
+    open.push(queue);
+    let reason: unknown;
+    let started = false;
+    const worker = new Worker(
+      name,
+      (job) =>
+        new Promise<void>((resolve) => {
+          started = true;
+          job.signal.addEventListener('abort', () => {
+            reason = job.signal.reason as unknown;
+            resolve();
+          });
+        }),
+      { connection: redis.url() },
+    );
+    const errors: Error[] = [];
+    worker.on('error', (err) => errors.push(err));
+    open.push(worker);
+    await queue.add('x', { id: 'run1' });
+    await waitFor(async () => started && (await queue.get('run1'))?.state === 'active', {
+      what: 'the job running',
+    });
+    const d = await dashboard({ token: TOKEN });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    // Remove leaves a running job alone; Cancel is the button for it.
+    const removed = await fetch(`${d.url}api/queues/${name}/jobs/run1/remove`, {
+      method: 'POST',
+      headers: auth,
+    });
+    expect(removed.status).toBe(409);
+    const cancelled = await fetch(`${d.url}api/queues/${name}/jobs/run1/cancel`, {
+      method: 'POST',
+      headers: auth,
+    });
+    expect(cancelled.status).toBe(200);
+    await waitFor(() => reason !== undefined, { what: 'the signal to abort' });
+    expect((reason as Error).name).toBe('CancelledError');
+    const job = (await (
+      await fetch(`${d.url}api/queues/${name}/jobs/run1`, { headers: auth })
+    ).json()) as Record<string, unknown>;
+    expect(job).toMatchObject({ id: 'run1', state: 'cancelled' });
+    const again = await fetch(`${d.url}api/queues/${name}/jobs/run1/cancel`, {
+      method: 'POST',
+      headers: auth,
+    });
+    expect(again.status).toBe(409);
+  });
+
   it('pauses and resumes a queue from its page: the button, the paused badge, and paused in the data', async () => {
     const name = uniqueQueue('d');
     const queue = await seed(name, 1, []);

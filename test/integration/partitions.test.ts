@@ -126,7 +126,8 @@ describe('partitions: jobs', () => {
     expect((await q.list('scheduled', { offset: 1, limit: 2 })).map((j) => j.id)).toEqual([ids[2], ids[1]]);
 
     expect(await q.cancel(ids[0]!)).toBe(true);
-    expect(await q.get(ids[0]!)).toBeNull();
+    expect((await q.get(ids[0]!))?.state).toBe('cancelled');
+    expect(await c.zscore(keys[0]!.cancelled, ids[0]!)).not.toBeNull();
     expect(await q.reschedule(ids[1]!, { delay: 0 })).toBe(true);
     expect(await c.zscore(keys[1]!.schedule, ids[1]!)).not.toBeNull();
     expect(await q.counts()).toEqual({ scheduled: 3, due: 1, active: 0, dead: 0 });
@@ -176,6 +177,43 @@ describe('partitions: jobs', () => {
       expect(run.payload).toBe(`new ${run.id}`);
       expect(run.claimedAt).toBeGreaterThanOrEqual(run.runAt);
     }
+  });
+
+  it('cancel of a running job reaches its partition and its holder only, even where tokens repeat', async () => {
+    const name = uniqueQueue('pcancel');
+    const q = queue<string>(name);
+    const c = client();
+    const keys = partitionKeys(name, P);
+    // One job in each of two partitions: each partition counts its own tokens (`<n>.<claimed-at ms>`),
+    // so two claimed in the same ms hold the same token; the worker tells them apart by lease member.
+    const [a, b] = [idIn(0, P, 'run-'), idIn(2, P, 'run-')] as [string, string];
+    const reasons = new Map<string, unknown>();
+    const completed: string[] = [];
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const running = new Set<string>();
+    const w = worker<string>(
+      name,
+      async (job) => {
+        job.signal.addEventListener('abort', () => reasons.set(job.id, job.signal.reason as unknown));
+        running.add(job.id);
+        await held;
+      },
+      { concurrency: 2 },
+    );
+    w.on('completed', (job) => completed.push(job.id));
+    await q.addBulk([a, b].map((id) => ({ payload: id, opts: { id } })));
+    await waitFor(() => running.size === 2, { what: 'both jobs running' });
+    expect(await q.cancel(a)).toBe(true);
+    await waitFor(() => reasons.has(a), { what: "the cancelled job's signal" });
+    expect((reasons.get(a) as Error).name).toBe('CancelledError');
+    expect(await c.zscore(keys[0]!.active, a)).toBeNull();
+    expect(await c.zscore(keys[0]!.cancelled, a)).not.toBeNull();
+    release();
+    await waitFor(() => completed.includes(b), { what: 'the other job to complete' });
+    expect(reasons.has(b)).toBe(false);
+    expect(completed).toEqual([b]);
+    expect((await q.get(a))?.state).toBe('cancelled');
   });
 
   it('a partition with a constant stream of due jobs does not starve a job due in another', async () => {

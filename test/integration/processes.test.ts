@@ -277,6 +277,49 @@ describe('worker processes against one redis-server', () => {
     await expectNothingLeft(name);
   });
 
+  test('SIGKILL mid-job, then cancel: the reaper never runs the cancelled job again', async () => {
+    const name = uniqueQueue('killcancel');
+    const queue = openQueue(name);
+    const first = await procs.spawn({ url: redis.url(), queue: name, leaseMs: 1_000, sleepMs: 60_000 });
+    const { id } = await queue.add({ n: 1 }, { delay: 50 });
+    await waitFor(() => ofJob(phase(first.ledger(), 'start'), id).length > 0, { what: 'the first start' });
+    first.signal('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    const left = await activeLease(queue, id);
+    expect(await queue.cancel(id)).toBe(true);
+    expect((await queue.get(id))?.state).toBe('cancelled');
+
+    // An eager rival: it claims (reaping first) and reaps every 25 ms.
+    const second = await procs.spawn({
+      url: redis.url(),
+      queue: name,
+      leaseMs: 1_000,
+      sleepMs: 0,
+      maxSleepMs: 25,
+      reapIntervalMs: 25,
+    });
+    const r = inspector(redis.url());
+    cleanups.push(() => r.quit());
+    await waitFor(
+      async () => {
+        const [sec, micro] = await r.time();
+        return Number(sec) * 1000 + Math.floor(Number(micro) / 1000) > left.deadline;
+      },
+      { what: "the dead worker's lease deadline to pass" },
+    );
+    // A job added after the deadline: once the rival ran it, its claims (each reaping first) and
+    // its reaper have looked past the deadline.
+    const { id: after } = await queue.add({ n: 2 });
+    await waitFor(() => ofJob(phase(second.ledger(), 'completed'), after).length > 0, {
+      timeoutMs: 10_000,
+      what: 'the rival completing a later job',
+    });
+    expect(ofJob(phase(second.ledger(), 'start'), id), describeLedger(second)).toEqual([]);
+    expect((await queue.get(id))?.state).toBe('cancelled');
+    expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+    await expectNothingLeft(name);
+  });
+
   test('SIGSTOP past the lease: another worker completes the job, the frozen worker’s late ack is refused', async () => {
     const name = uniqueQueue('sigstop');
     const queue = openQueue(name);

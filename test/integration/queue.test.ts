@@ -169,15 +169,20 @@ describe('get, cancel, reschedule, counts', () => {
     expect(await queue.get('nope')).toBeNull();
   });
 
-  it('cancel removes a waiting job and every trace of it', async () => {
+  it('cancel removes a waiting job and every trace of it but its cancelled mark', async () => {
     const queue = newQueue();
     const { id } = await queue.add('x', { delay: '1m' });
     await queue.add('y', { delay: '1m', id: 'keep' });
     expect(await queue.cancel(id)).toBe(true);
     expect(await queue.cancel(id)).toBe(false);
-    expect(await queue.get(id)).toBeNull();
+    expect((await queue.get(id))?.state).toBe('cancelled');
     const keys = queueKeys(queue.name);
-    expect(await snapshot(queue.name)).toEqual({ [keys.schedule]: 1, [keys.jobs]: 1, [keys.meta]: 1 });
+    expect(await snapshot(queue.name)).toEqual({
+      [keys.schedule]: 1,
+      [keys.jobs]: 1,
+      [keys.meta]: 1,
+      [keys.cancelled]: 1,
+    });
   });
 
   it('reschedule moves a waiting job; not an unknown one', async () => {

@@ -181,6 +181,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     .zrange(k.limiter, 0, -1, 'WITHSCORES')
     .xrange(k.events, '-', '+')
     .get(k.paused)
+    .zrange(k.cancelled, 0, -1, 'WITHSCORES')
     .exec();
   if (!replies) throw new Error('state snapshot: transaction aborted');
   const values = replies.map(([err, value]) => {
@@ -202,6 +203,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     limiter,
     events,
     paused,
+    cancelled,
   ] = values as [
     string[],
     string[],
@@ -217,6 +219,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     string[],
     Array<[string, string[]]>,
     string | null,
+    string[],
   ];
   const all = [...model.jobs];
   const zset = (state: 'scheduled' | 'active' | 'dead' | 'completed'): Array<[string, number]> =>
@@ -236,6 +239,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     limiter: pairs(limiter),
     events: events.map(([, fields]) => fields),
     paused,
+    cancelled: pairs(cancelled),
   }).toEqual({
     schedule: zset('scheduled'),
     active: zset('active'),
@@ -255,6 +259,7 @@ export async function checkState(model: Model, real: Real): Promise<void> {
     limiter: [...model.limiter].sort(([ta, a], [tb, b]) => a - b || (ta < tb ? -1 : ta > tb ? 1 : 0)),
     events: model.events,
     paused: model.pausedAt === null ? null : String(model.pausedAt),
+    cancelled: model.cancelledInOrder(),
   });
 
   // Nothing else under the queue's hash tag: a key the model does not know about fails the check.

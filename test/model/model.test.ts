@@ -1,6 +1,7 @@
 /**
- * Model-based property test (STYLE rule 14): random sequences of add (keep or replace), cancel, reschedule, claim
- * (both strategies), ack, fail, extend, release, reap, dead.retry, dead.remove, get, counts, pause,
+ * Model-based property test (STYLE rule 14): random sequences of add (keep or replace), cancel (of
+ * waiting and running jobs), reschedule, claim (both strategies), ack, fail, extend, release, reap,
+ * dead.retry, dead.remove, get, counts, pause,
  * resume and clock moves run against the real Lua scripts on a real redis-server and against a pure TypeScript
  * model (model.ts). After every command the replies and the whole Redis state of the queue (every
  * key, the token counter, the wake messages) must equal the model's. A divergence fails with the
@@ -198,6 +199,12 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
       script: 'add',
       from: 'meta.a = old and old.a or 0',
       to: 'meta.a = old and 0 or 0',
+    },
+    {
+      what: 'cancel of a running job leaving its lease behind (the holder could still ack)',
+      script: 'cancel',
+      from: "redis.call('HDEL', K.leases, id)",
+      to: "redis.call('HGET', K.leases, id)",
     },
     {
       what: 'release forgetting to hand the attempt back',

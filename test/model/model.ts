@@ -6,6 +6,7 @@
  * Orders follow Redis sorted sets: by score, then by member bytes (memcmp of the UTF-8 form).
  */
 import type { ResolvedBackoff } from '../../src/backoff.js';
+import { KEEP_CANCELLED } from '../../src/operations/manage.js';
 
 /** Bookkeeping of one job, as the meta hash must hold it. */
 export interface ModelMeta {
@@ -107,6 +108,8 @@ export class QueueModel {
   eventsCap = 0;
   /** When the queue was paused (the `paused` key's value), or null while it is not. */
   pausedAt: number | null = null;
+  /** Ids of recently cancelled jobs -> when (cancel.lua's `cancelled` set). */
+  readonly cancelled = new Map<string, number>();
 
   constructor(now: number) {
     this.now = now;
@@ -247,12 +250,28 @@ export class QueueModel {
     return out;
   }
 
-  /** cancel.lua: only a waiting job. */
+  /**
+   * cancel.lua: a waiting or a running job. A running one's lease goes with it, and `C <member>`
+   * tells its holder. The id is kept in `cancelled` (count and age bounded), as get() shows it.
+   */
   cancel(id: string): boolean {
-    if (this.jobs.get(id)?.state !== 'scheduled') return false;
+    const job = this.jobs.get(id);
+    if (job?.state !== 'scheduled' && job?.state !== 'active') return false;
     this.jobs.delete(id);
-    this.emit('cancelled', id, 'at', this.now);
+    this.cancelled.set(id, this.now);
+    for (const [old, at] of this.cancelled) {
+      if (at < this.now - KEEP_CANCELLED.ageMs) this.cancelled.delete(old);
+    }
+    const excess = this.cancelled.size - KEEP_CANCELLED.count;
+    for (const [old] of this.cancelledInOrder().slice(0, Math.max(0, excess))) this.cancelled.delete(old);
+    if (job.state === 'active') this.wakes.push(`C ${job.lease!.split('|')[0]}|${id}`);
+    this.emit('cancelled', id, 'at', this.now, 'was', job.state === 'active' ? 'running' : 'waiting');
     return true;
+  }
+
+  /** The `cancelled` ZSET: id -> cancelled at, in sorted-set order. */
+  cancelledInOrder(): Array<[string, number]> {
+    return [...this.cancelled].sort(([ia, a], [ib, b]) => a - b || compareMembers(ia, ib));
   }
 
   /** reschedule.lua: only a waiting job; the new due time, or null. */
@@ -547,7 +566,7 @@ export class QueueModel {
 
   /** get.lua, as getJob parses it. */
   get(id: string): {
-    state: ModelState;
+    state: ModelState | 'cancelled';
     envelope: string;
     meta: ModelMeta;
     score: number;
@@ -556,7 +575,20 @@ export class QueueModel {
     progress: string | null;
   } | null {
     const job = this.jobs.get(id);
-    if (!job) return null;
+    if (!job) {
+      const at = this.cancelled.get(id);
+      if (at === undefined) return null;
+      const blank = { a: 0, m: 0 } as ModelMeta;
+      return {
+        state: 'cancelled',
+        envelope: '',
+        meta: blank,
+        score: at,
+        lease: null,
+        lastError: null,
+        progress: null,
+      };
+    }
     let lease = null;
     if (job.lease) {
       const [token = '', started = '0', ...worker] = job.lease.split('|');

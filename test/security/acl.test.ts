@@ -173,6 +173,8 @@ describe('ACL rules of docs/SECURITY.md', () => {
     await refused(p.incrby(keys.token, 1));
     await refused(p.zpopmin(keys.schedule));
     await refused(p.call('EVAL', "return redis.call('HSET', KEYS[1], 'x', 'forged')", 1, keys.leases));
+    // Cancelling a running job takes its lease away: not this role's right (docs/SECURITY.md).
+    await refused(producer.cancel('x'));
     expect(await admin().hget(keys.leases, 'x')).toMatch(/^[\d.]+\|\d+\|w$/);
   });
 

@@ -286,7 +286,8 @@
     const b = (action, label, cls) =>
       el('button', { type: 'button', class: `small ${cls}`, 'data-action': action, 'data-id': id }, label);
     if (state === 'dead') return [b('retry', 'Retry', 'primary'), b('remove', 'Remove', 'ghost')];
-    if (state === 'scheduled') return [b('cancel', 'Cancel', 'ghost')];
+    // A running job can be cancelled too: its holder's signal aborts (issue 15).
+    if (state === 'scheduled' || state === 'active') return [b('cancel', 'Cancel', 'ghost')];
     return [];
   }
 

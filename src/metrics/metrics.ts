@@ -87,11 +87,16 @@ export class DelayqMetrics {
       buckets: options.runTimeBuckets ?? RUN_TIME_BUCKETS,
       registers,
     });
-    const gauge = (state: 'scheduled' | 'due' | 'active' | 'dead', help: string): void => {
-      // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect with the gauge as this
-      const metrics = this;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect with the gauge as this
+    const metrics = this;
+    /** A gauge read from Redis at scrape time, one value per observed queue (undefined: leave it out). */
+    const perQueue = (
+      name: string,
+      help: string,
+      read: (queue: AnyQueue) => Promise<number | undefined>,
+    ): void => {
       new Gauge({
-        name: `${p}${state}_jobs`,
+        name: `${p}${name}`,
         help,
         labelNames,
         registers,
@@ -100,8 +105,8 @@ export class DelayqMetrics {
           await Promise.all(
             [...metrics.queues.values()].map(async (queue) => {
               try {
-                const counts = await metrics.countsOf(queue);
-                this.set({ queue: queue.name }, counts[state]);
+                const value = await read(queue);
+                if (value !== undefined) this.set({ queue: queue.name }, value);
               } catch {
                 // A scrape during a Redis outage leaves this queue out rather than failing the scrape.
               }
@@ -110,31 +115,17 @@ export class DelayqMetrics {
         },
       });
     };
-    gauge('scheduled', 'Jobs waiting in the schedule (due or not).');
-    gauge('due', 'Scheduled jobs whose due time has come but that no worker has claimed yet.');
-    gauge('active', 'Jobs held by a worker right now.');
-    gauge('dead', 'Jobs in the dead set.');
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect with the gauge as this
-    const metrics = this;
-    new Gauge({
-      name: `${p}queue_paused`,
-      help: '1 while the queue is paused (queue.pause(), delayq pause): its workers start no job.',
-      labelNames,
-      registers,
-      async collect() {
-        this.reset();
-        await Promise.all(
-          [...metrics.queues.values()].map(async (queue) => {
-            if (!queue.isPaused) return;
-            try {
-              this.set({ queue: queue.name }, (await queue.isPaused()) ? 1 : 0);
-            } catch {
-              // As for the counts: a scrape during a Redis outage leaves this queue out.
-            }
-          }),
-        );
-      },
-    });
+    const counted = (state: 'scheduled' | 'due' | 'active' | 'dead', help: string): void =>
+      perQueue(`${state}_jobs`, help, async (queue) => (await metrics.countsOf(queue))[state]);
+    counted('scheduled', 'Jobs waiting in the schedule (due or not).');
+    counted('due', 'Scheduled jobs whose due time has come but that no worker has claimed yet.');
+    counted('active', 'Jobs held by a worker right now.');
+    counted('dead', 'Jobs in the dead set.');
+    perQueue(
+      'queue_paused',
+      '1 while the queue is paused (queue.pause(), delayq pause): its workers start no job.',
+      async (queue) => (queue.isPaused ? ((await queue.isPaused()) ? 1 : 0) : undefined),
+    );
   }
 
   /**

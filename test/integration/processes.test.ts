@@ -14,6 +14,18 @@ import { shiftedClockEnv } from '../support/shifted-clock.js';
 const redis = useRedis();
 const procs = useWorkerProcesses();
 
+/** A worker process that claims and reaps every 25 ms: it takes any job the moment a lease allows. */
+function spawnEagerRival(queue: string): Promise<WorkerProcess> {
+  return procs.spawn({
+    url: redis.url(),
+    queue,
+    leaseMs: 1_000,
+    sleepMs: 0,
+    maxSleepMs: 25,
+    reapIntervalMs: 25,
+  });
+}
+
 /** Closers of what a test opened (queues, in-process workers, clients), run after it even on failure. */
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -229,14 +241,7 @@ describe('worker processes against one redis-server', () => {
     await waitFor(() => ofJob(phase(first.ledger(), 'start'), id).length > 0, { what: 'the first start' });
 
     // An eager rival: it claims and reaps every 25 ms, so it takes the job the moment its lease allows.
-    const second = await procs.spawn({
-      url: redis.url(),
-      queue: name,
-      leaseMs: 1_000,
-      sleepMs: 0,
-      maxSleepMs: 25,
-      reapIntervalMs: 25,
-    });
+    const second = await spawnEagerRival(name);
     // While the first worker lives, its renewed lease keeps the job: longer than one lease, nothing moves.
     await sleep(1_200);
     const held = await activeLease(queue, id);
@@ -290,14 +295,7 @@ describe('worker processes against one redis-server', () => {
     expect((await queue.get(id))?.state).toBe('cancelled');
 
     // An eager rival: it claims (reaping first) and reaps every 25 ms.
-    const second = await procs.spawn({
-      url: redis.url(),
-      queue: name,
-      leaseMs: 1_000,
-      sleepMs: 0,
-      maxSleepMs: 25,
-      reapIntervalMs: 25,
-    });
+    const second = await spawnEagerRival(name);
     const r = inspector(redis.url());
     cleanups.push(() => r.quit());
     await waitFor(

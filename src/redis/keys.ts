@@ -73,6 +73,8 @@ export type QueueKeys = {
    * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
    */
   readonly cancelled: string;
+  /** HASH `n`: counter totals and per-second ring snapshots (stats.lua, HOT-PATH §7). */
+  readonly counters: string;
 };
 
 /** The prefix of every delayq key. */
@@ -212,6 +214,7 @@ function keysWithTag(tag: string): QueueKeys {
     paused: `${base}z`,
     progress: `${base}pg`,
     cancelled: `${base}x`,
+    counters: `${base}n`,
   };
 }
 

@@ -44,7 +44,7 @@ export interface DashboardOptions {
   token?: string | undefined;
   /** Hide and refuse every action. */
   readOnly?: boolean;
-  /** Serve `/metrics` and the throughput and lateness charts from these metrics. */
+  /** Serve `/metrics` from these metrics. (The charts read the queues' counters in Redis, with or without.) */
   metrics?: DelayqMetrics;
   /**
    * The path the dashboard is mounted at, e.g. '/admin/queues'. Default ''. The node handler reads
@@ -201,7 +201,6 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       canAct,
       readOnly,
       csrf: canAct && auth ? auth.csrf : '',
-      activity: metrics !== undefined,
     });
     if (path === '/' || path === '') return html(200, queuesPage(boot(null)));
     let m = /^\/queues\/([^/]+)$/.exec(path);
@@ -251,23 +250,20 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
     const { now, nextDue: next, ...counts } = await inspector.counts();
-    const [due, strategy, paused] = await Promise.all([
+    const [due, strategy, paused, series] = await Promise.all([
       inspector.dueHistogram(now),
       inspector.strategy(),
       inspector.isPaused(),
+      inspector.activity(now, 300),
     ]);
-    let activity: unknown = null;
-    if (metrics) {
-      const series = metrics.activity.series(name, 300);
-      activity = {
-        t: series.map((s) => s.t / 1000),
-        completed: series.map((s) => s.completed),
-        failed: series.map((s) => s.failed),
-        dead: series.map((s) => s.dead),
-        latenessAvg: series.map((s) => (s.latenessCount ? s.latenessSumMs / s.latenessCount : null)),
-        latenessMax: series.map((s) => (s.latenessCount ? s.latenessMaxMs : null)),
-      };
-    }
+    const activity = {
+      t: series.map((s) => s.t / 1000),
+      completed: series.map((s) => s.completed),
+      failed: series.map((s) => s.failed),
+      dead: series.map((s) => s.dead),
+      latenessAvg: series.map((s) => (s.latenessCount ? s.latenessSumMs / s.latenessCount : null)),
+      latenessP99: series.map((s) => s.latenessP99Ms),
+    };
     return { name, now, counts, nextDue: next, due, strategy, paused, activity };
   }
 

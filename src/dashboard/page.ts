@@ -12,8 +12,6 @@ export interface PageBoot {
   readOnly: boolean;
   /** Sent back as X-CSRF-Token with every action; empty when actions are off. */
   csrf: string;
-  /** Throughput and lateness charts have data (workers run in this process). */
-  activity: boolean;
 }
 
 /** Escape text for HTML element content and attribute values. */
@@ -89,8 +87,8 @@ export function queuePage(boot: PageBoot): string {
   </section>
   <section class="charts">
     <div class="panel chart"><h2>Due over the next hour <span class="muted" id="due-total"></span></h2><div id="chart-due"></div></div>
-    <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div><p class="muted note" id="no-activity-1" hidden>Recorded by workers running in this process (delayq demo, delayq worker --dashboard).</p></div>
-    <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div><p class="muted note" id="no-activity-2" hidden>Recorded by workers running in this process.</p></div>
+    <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div></div>
+    <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div></div>
   </section>
   <div class="tables">
     <div class="col">

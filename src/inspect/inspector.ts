@@ -12,7 +12,8 @@ import { settleConfig, type ConfigRecord } from '../operations/config.js';
 import { dueSlices, oldestDead } from '../operations/due.js';
 import { Queue, type JobInfo } from '../queue.js';
 import { producerOf } from '../queue/producer.js';
-import { countAll, type QueueCounts } from '../queue/reads.js';
+import { activitySeries, type ActivitySecond } from '../metrics/activity.js';
+import { countAll, snapshotsAll, type QueueCounts } from '../queue/reads.js';
 import type { RedisClient } from '../redis/connection.js';
 
 /** How a tool opens queues. */
@@ -169,6 +170,18 @@ export class Inspector {
       maxMs: recent.at(-1) ?? 0,
       oldestDueWaitingMs: counts.due > 0 && counts.nextDue !== null ? Math.max(0, now - counts.nextDue) : 0,
     };
+  }
+
+  /**
+   * The queue's activity per second over the `seconds` (at most 599) ending at `now` (server clock,
+   * as counts() gives it), from the counters' snapshots: what every worker of the queue did,
+   * wherever it runs.
+   */
+  async activity(now: number, seconds = 300): Promise<ActivitySecond[]> {
+    const end = Math.floor(now / 1000);
+    // One second more than shown, so the first second shown has a snapshot to differ from.
+    const snapshots = await snapshotsAll(producerOf(this.queue).context, end - seconds, end);
+    return activitySeries(snapshots, end, seconds);
   }
 
   /** Delete every dead job for good, oldest first; returns how many went. */

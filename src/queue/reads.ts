@@ -1,10 +1,19 @@
 /**
  * Reads of a whole queue, over every partition: counts (with the next due time and the server's
- * now) and a page of one state's jobs merged across partitions. Queue and the Inspector share them.
+ * now), a page of one state's jobs merged across partitions, and the counters (totals and
+ * per-second snapshots). Queue, the Inspector and the metrics share them.
  */
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { counts, listJobs, type Counts, type RawJob } from '../operations/inspect.js';
+import {
+  COUNTER_NAMES,
+  readSnapshots,
+  readTotals,
+  zeroCounters,
+  type CounterSnapshot,
+  type CounterValues,
+} from '../operations/stats.js';
 import type { Layout } from '../operations/wheel.js';
 
 /** Counts summed over the partitions, the server's now, and the earliest due time (null: none). */
@@ -61,4 +70,19 @@ export async function listAll(
   );
   const merged = pages.flat().sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
   return merged.slice(offset, offset + limit);
+}
+
+/** The queue's counter totals, summed over the partitions (the same from any process). */
+export async function totalsAll(ctx: QueueContext): Promise<CounterValues> {
+  const all = await Promise.all(ctx.partitions.map((keys) => readTotals(ctx.client, keys)));
+  const sum = zeroCounters();
+  for (const totals of all) {
+    for (const name of COUNTER_NAMES) sum[name] += totals[name];
+  }
+  return sum;
+}
+
+/** Each partition's counter snapshots of the seconds `from` to `to` (epoch s), oldest first. */
+export function snapshotsAll(ctx: QueueContext, from: number, to: number): Promise<CounterSnapshot[][]> {
+  return Promise.all(ctx.partitions.map((keys) => readSnapshots(ctx.client, keys, from, to)));
 }

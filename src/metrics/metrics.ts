@@ -241,7 +241,7 @@ class LatenessHistogram extends Histogram<'queue'> {
       values.push({ metricName: `${base.name}_sum`, labels: { queue }, value: totals['lat:sum'] / 1000 });
       values.push({ metricName: `${base.name}_count`, labels: { queue }, value: totals['lat:+Inf'] });
     });
-    return { ...base, values } as typeof base;
+    return { ...base, values };
   }
 }
 

@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Codec } from '../../src/codec/codec.js';
+import { dueSlices } from '../../src/operations/due.js';
 import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { toInfo } from '../../src/queue/info.js';
@@ -215,6 +216,16 @@ describe('list.lua', () => {
     expect(await ids(keys, 'cancelled')).toEqual(['gone']);
     const [died] = await listJobs(client, keys, 'dead', { offset: 0, limit: 10 }, ZSET_LAYOUT);
     expect(died).toMatchObject({ id: 'died', lastError: { message: 'boom' } });
+  });
+});
+
+describe('dueSlices', () => {
+  it('counts the waiting jobs of s, p and r per slice of the coming time', async () => {
+    const { keys, now } = await seed();
+    expect(await dueSlices(client, keys, ZSET_LAYOUT, now, 45_000, 2)).toEqual({
+      overdue: 2, // w-due (s) and p-due (r)
+      counts: [1, 1], // p-later at +30 s, w-later at +60 s
+    });
   });
 });
 

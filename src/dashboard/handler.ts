@@ -14,6 +14,7 @@ import type { Codec } from '../codec/codec.js';
 import { UnknownQueueError } from '../errors.js';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector } from '../inspect/inspector.js';
+import type { ListState } from '../operations/inspect.js';
 import type { JobInfo } from '../queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertQueueName } from '../redis/keys.js';
@@ -71,8 +72,13 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-const STATES = ['scheduled', 'active', 'dead'] as const;
-type ListState = (typeof STATES)[number];
+const STATES = [
+  'scheduled',
+  'active',
+  'dead',
+  'completed',
+  'cancelled',
+] as const satisfies readonly ListState[];
 const MAX_PAGE = 100;
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -388,7 +394,9 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
 /** The table row of a job: what a list shows, with the payload cut short. */
 function summary(info: JobInfo<unknown>): Record<string, unknown> {
-  let preview = info.decodeError ?? JSON.stringify(toPlain(info.payload)) ?? '';
+  // A completed job shows its kept result where others show their payload.
+  const shown = info.state === 'completed' ? info.result : info.payload;
+  let preview = info.decodeError ?? JSON.stringify(toPlain(shown)) ?? '';
   if (preview.length > 120) preview = `${preview.slice(0, 117)}…`;
   return {
     id: info.id,
@@ -396,6 +404,7 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
     runAt: info.runAt.getTime(),
     attempts: info.attempts,
     maxAttempts: info.maxAttempts,
+    priority: info.priority,
     preview,
     lastError: info.lastError ? { name: info.lastError.name, message: info.lastError.message } : null,
     lease: info.lease
@@ -406,6 +415,9 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
         }
       : null,
     diedAt: info.diedAt?.getTime() ?? null,
+    completedAt: info.completedAt?.getTime() ?? null,
+    cancelledAt: info.cancelledAt?.getTime() ?? null,
+    hasResult: 'result' in info,
     progress: 'progress' in info ? info.progress : null,
   };
 }

@@ -80,11 +80,37 @@ function second(s: number, d: CounterValues): ActivitySecond {
 }
 
 function p99Bound(d: CounterValues): number | null {
+  return latenessBound(d, 0.99);
+}
+
+/**
+ * The upper bound (ms) of the lateness bucket holding quantile `q` (0..1) of the claims counted
+ * in `d` (differences of the `lat:*` counters), or null when `d` counts none. Beyond the last
+ * bound (5000 ms) it is that bound.
+ */
+export function latenessBound(d: CounterValues, q: number): number | null {
   const count = d['lat:+Inf'];
   if (count === 0) return null;
-  const wanted = Math.ceil(count * 0.99);
+  const wanted = Math.max(1, Math.ceil(count * q));
   for (const le of LATENESS_BOUNDS_MS) {
     if (d[`lat:${le}`] >= wanted) return le;
   }
   return LATENESS_BOUNDS_MS[LATENESS_BOUNDS_MS.length - 1]!;
+}
+
+/**
+ * What the counters grew by over a window, summed over partitions: per partition, its last
+ * snapshot minus its first (each partition's snapshots oldest first; one snapshot counts nothing).
+ */
+export function growth(partitions: ReadonlyArray<readonly CounterSnapshot[]>): CounterValues {
+  const sum = zeroCounters();
+  for (const snapshots of partitions) {
+    const first = snapshots[0];
+    const last = snapshots.at(-1);
+    if (!first || !last || first === last) continue;
+    for (const name of COUNTER_NAMES) {
+      sum[name] += (((last.values[name] - first.values[name]) % WRAP) + WRAP) % WRAP;
+    }
+  }
+  return sum;
 }

@@ -157,7 +157,7 @@ describe('fail', () => {
     expect(await nonEmptyKeys(c, keys)).toEqual([keys.records, keys.leases, keys.progress].sort());
   });
 
-  it('tells a cancelled job\'s holder its lease was lost to the cancel', async () => {
+  it("tells a cancelled job's holder its lease was lost to the cancel", async () => {
     const keys = queueKeys(uniqueQueue('fail-cancelled'));
     const member = memberOf('job6', { claims: 1, claimedAt: 1_767_225_600_123 });
     await c.zadd(keys.cancelled, 1_767_225_600_500, 'job6');

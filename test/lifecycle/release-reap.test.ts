@@ -41,9 +41,9 @@ describe('release', () => {
     const { member, claim } = await held(keys, 'r1', 2, now + 30_000);
     await c.hset(keys.progress, 'r1', '5');
     const before = await serverNow(c);
-    expect(await release(c, keys, { member, delayMs: 1_000, eventsCap: FAILURES_ONLY, layout: ZSET_LAYOUT })).toBe(
-      true,
-    );
+    expect(
+      await release(c, keys, { member, delayMs: 1_000, eventsCap: FAILURES_ONLY, layout: ZSET_LAYOUT }),
+    ).toBe(true);
     const after = await serverNow(c);
     expect(await storedRecord(c, keys, 'r1')).toEqual(record({ claim: { ...claim, attempts: 1 } }));
     const [id, score] = await c.zrange(keys.waiting, 0, -1, 'WITHSCORES');
@@ -63,9 +63,9 @@ describe('release', () => {
   it('answers false and writes nothing when the member holds no valid lease', async () => {
     const keys = queueKeys(uniqueQueue('rel-lost'));
     const { member } = await held(keys, 'r3', 1, (await serverNow(c)) - 1);
-    expect(await release(c, keys, { member, delayMs: 0, eventsCap: FAILURES_ONLY, layout: ZSET_LAYOUT })).toBe(
-      false,
-    );
+    expect(
+      await release(c, keys, { member, delayMs: 0, eventsCap: FAILURES_ONLY, layout: ZSET_LAYOUT }),
+    ).toBe(false);
     expect(await nonEmptyKeys(c, keys)).toEqual([keys.records, keys.leases].sort());
   });
 });

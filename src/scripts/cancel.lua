@@ -35,7 +35,8 @@ local K = {
   pg = KEYS[15], events_cap = tonumber(ARGV[3]),
 }
 K.events = K.ev
-wheel_keys(K, 16, 4)
+local wheel_problem = wheel_keys(K, 16, 4)
+if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end
 local id = ARGV[1]
@@ -52,6 +53,10 @@ if member and redis.call('ZSCORE', K.a, member) then
   redis.call('ZREM', K.a, member)
   how = 'running'
 else
+  if K.wi then
+    local missing = wheel_missing(K, {}, { id }, now)
+    if missing then return missing end
+  end
   -- A dead job is in no waiting set, so unplace finds nothing to remove.
   if not unplace_waiting(K, id, h) then return 0 end
   how = 'waiting'

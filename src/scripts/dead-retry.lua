@@ -21,6 +21,7 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include wake.lua
 --!include args.lua
 
 local K = {
@@ -28,7 +29,8 @@ local K = {
   gw = KEYS[8], gr = KEYS[9], gc = KEYS[10], w = KEYS[11], ev = KEYS[12], events_cap = tonumber(ARGV[4]),
 }
 K.events = K.ev
-wheel_keys(K, 13, 5)
+local wheel_problem = wheel_keys(K, 13, 5)
+if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[4])
 if cap_problem then return bad_arg(cap_problem) end
 local ids
@@ -43,20 +45,21 @@ end
 if #ids == 0 then return 0 end
 local now = now_ms()
 local recs = redis.call('HMGET', K.j, unpack(ids))
-local moved, wake = 0, false
+local moved, placed = 0, nil
 for i, id in ipairs(ids) do
   local rec = recs[i]
   local h = rec and rec_parse(rec)
   if h and not h.completed and not h.cancelled and redis.call('ZREM', K.d, id) == 1 then
-    if h.attempts and h.attempts > 0 then
+    if h.attempts > 0 then
       rec = rec_claimed(rec, h, 0, h.claims, h.claimed_at, h.run_due, h.holder)
       h = rec_parse(rec)
     end
     redis.call('HSET', K.j, id, rec)
-    if place_waiting(K, id, h, now, now) then wake = true end
+    -- All are due now: one message says it for the whole batch.
+    placed = place_waiting(K, id, h, now, now) or placed
     emit(K, 'retried', id, 'runAt', now, 'at', now)
     moved = moved + 1
   end
 end
-if wake then redis.call('PUBLISH', K.w, string.format('%.0f', now)) end
+announce_placed(K, placed, now)
 return moved

@@ -36,6 +36,7 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include wake.lua
 --!include bury.lua
 --!include lease-check.lua
 --!include args.lua
@@ -46,7 +47,8 @@ local K = {
   pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]),
 }
 K.events = K.ev
-wheel_keys(K, 17, 10)
+local wheel_problem = wheel_keys(K, 17, 10)
+if wheel_problem then return bad_arg(wheel_problem) end
 local member = ARGV[1]
 if ARGV[2] ~= '-1' and not whole_ms(ARGV[2]) then
   return bad_arg('retry delay ' .. tostring(ARGV[2]) .. ' is not -1 or a whole number of ms >= 0')
@@ -81,8 +83,8 @@ if rec then h, why = rec_parse(rec) end
 if not h then return redis.error_reply('DELAYQ_BAD_RECORD ' .. tostring(why) .. ', job ' .. id) end
 
 local retry = delay >= 0 and ARGV[4] == '0' and h.attempts < h.max
-if retry and K.wheel then
-  local missing = missing_buckets(K, { now + delay }, {}, now)
+if retry and K.wi then
+  local missing = wheel_missing(K, { now + delay }, nil, now)
   if missing then return missing end
 end
 
@@ -102,9 +104,7 @@ redis.call('HINCRBY', K.n, 'failed', 1)
 if retry then
   local run_at = now + delay
   redis.call('HSET', K.j, id, rec)
-  if place_waiting(K, id, h, run_at, now) then
-    redis.call('PUBLISH', K.w, string.format('%.0f', run_at))
-  end
+  announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
   redis.call('HINCRBY', K.n, 'retried', 1)
   emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
   return { 'RETRY', run_at }

@@ -27,6 +27,7 @@
 --!include bury.lua
 --!include lease-check.lua
 --!include reap-expired.lua
+--!include args.lua
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
@@ -34,11 +35,14 @@ local K = {
   pg = KEYS[15], events_cap = tonumber(ARGV[5]),
 }
 K.events = K.ev
-wheel_keys(K, 16, 6)
+local wheel_problem = wheel_keys(K, 16, 6)
+if wheel_problem then return bad_arg(wheel_problem) end
+local cap_problem = check_events_cap(ARGV[5])
+if cap_problem then return bad_arg(cap_problem) end
 local now = now_ms()
 local returned, buried = reap_expired(K, now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
 -- Returned jobs are due now: sleeping workers hear it (the wheel's ready list wakes them itself).
-if returned > 0 and not K.wheel then redis.call('PUBLISH', K.w, string.format('%.0f', now)) end
+if returned > 0 and not K.wi then redis.call('PUBLISH', K.w, string.format('%.0f', now)) end
 local next_deadline = -1
 local head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
 if head[2] then next_deadline = tonumber(head[2]) end

@@ -26,6 +26,7 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include wake.lua
 --!include lease-check.lua
 --!include args.lua
 
@@ -34,7 +35,8 @@ local K = {
   j = KEYS[8], a = KEYS[9], w = KEYS[10], ev = KEYS[11], pg = KEYS[12], events_cap = tonumber(ARGV[4]),
 }
 K.events = K.ev
-wheel_keys(K, 13, 5)
+local wheel_problem = wheel_keys(K, 13, 5)
+if wheel_problem then return bad_arg(wheel_problem) end
 if not whole_ms(ARGV[2]) then
   return bad_arg('delay ' .. tostring(ARGV[2]) .. ' is not a whole number of ms >= 0 (digits only)')
 end
@@ -50,8 +52,8 @@ local h = rec and rec_parse(rec)
 -- A held job always has a readable record (claim buries the others); without one there is
 -- nothing to put back, and the lease is left for the reaper, which buries it with its reason.
 if not h then return 0 end
-if K.wheel then
-  local missing = missing_buckets(K, { run_at }, {}, now)
+if K.wi then
+  local missing = wheel_missing(K, { run_at }, nil, now)
   if missing then return missing end
 end
 
@@ -60,8 +62,6 @@ redis.call('HDEL', K.pg, id)
 rec = rec_uncharge(rec, h)
 h = rec_parse(rec)
 redis.call('HSET', K.j, id, rec)
-if place_waiting(K, id, h, run_at, now) then
-  redis.call('PUBLISH', K.w, string.format('%.0f', run_at))
-end
+announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
 emit(K, 'released', id, 'runAt', run_at, 'at', now)
 return 1

@@ -24,6 +24,7 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include wake.lua
 --!include args.lua
 
 local K = {
@@ -31,7 +32,8 @@ local K = {
   j = KEYS[8], w = KEYS[9], ev = KEYS[10], events_cap = tonumber(ARGV[5]),
 }
 K.events = K.ev
-wheel_keys(K, 11, 6)
+local wheel_problem = wheel_keys(K, 11, 6)
+if wheel_problem then return bad_arg(wheel_problem) end
 local id = ARGV[1]
 local cap_problem = check_events_cap(ARGV[5])
 if cap_problem then return bad_arg(cap_problem) end
@@ -41,9 +43,11 @@ if problem then return bad_arg(problem) end
 local rec = redis.call('HGET', K.j, id)
 local h = rec and rec_parse(rec)
 if not h or h.completed or h.cancelled then return -1 end
-if not unplace_waiting(K, id, h) then return -1 end
-if place_waiting(K, id, h, run_at, now) then
-  redis.call('PUBLISH', K.w, string.format('%.0f', run_at))
+if K.wi then
+  local missing = wheel_missing(K, { run_at }, { id }, now)
+  if missing then return missing end
 end
+if not unplace_waiting(K, id, h) then return -1 end
+announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
 emit(K, 'rescheduled', id, 'runAt', run_at, 'at', now)
 return run_at

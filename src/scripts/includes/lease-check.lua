@@ -3,11 +3,6 @@
 -- The member is the fence: a lease is valid only while its member is in K.a with a score after
 -- now. Needs K.a, and K.x for the reason a cancelled job's holder is given.
 
--- The token of a lease member: what comes before its first '|'.
-local function member_token(member)
-  return (string.match(member, '^([^|]*)'))
-end
-
 -- nil when `member` holds a valid lease at `now`, else why not: 'cancelled' (the job was
 -- cancelled while it ran), 'expired' (the deadline passed; the reaper has not run yet) or
 -- 'not held' (reaped, released, failed, acked, or never claimed with this token).

@@ -68,7 +68,7 @@ export async function deadRetry(
 ): Promise<number> {
   // Due now: in the wheel they go to ready, so no bucket is ever needed.
   const reply = await runWheelAware(client, 'dead-retry', keys, input.layout, [], {
-    keys: [keys.dead, keys.records, keys.errors, ...waitingKeys(keys), keys.wake, keys.events],
+    keys: [keys.dead, keys.records, keys.errors, ...waitingKeys(keys), keys.wake, keys.events, keys.counters],
     args: [input.id ?? '', input.batch, NO_GROUPS, input.eventsCap],
   });
   return typeof reply === 'number' ? reply : 0;

@@ -8,7 +8,8 @@
 -- KEYS[7] gq, KEYS[8] gw, KEYS[9] gr, KEYS[10] gc   groups (issue 16; not built yet)
 -- KEYS[11] w  channel: wake messages
 -- KEYS[12] ev STREAM of job events (`retried`: routine, written only with events 'all')
--- KEYS[13..15] wheel strategy only: ready, wheel, wheel count (wheel.lua)
+-- KEYS[13] n  HASH of counters (`retried`: dead jobs put back)
+-- KEYS[14..16] wheel strategy only: ready, wheel, wheel count (wheel.lua)
 -- ARGV[1] id, or '' for the oldest dead jobs; ARGV[2] max jobs this call (with ''), ARGV[3] group
 -- concurrency, ARGV[4] events cap (events.lua), ARGV[5] wheel strategy only: granularity ms
 -- Returns: how many jobs were moved. A dead job whose record is missing or cannot be read stays
@@ -26,10 +27,10 @@
 
 local K = {
   d = KEYS[1], j = KEYS[2], e = KEYS[3], s = KEYS[4], p = KEYS[5], r = KEYS[6], gq = KEYS[7],
-  gw = KEYS[8], gr = KEYS[9], gc = KEYS[10], w = KEYS[11], ev = KEYS[12], events_cap = tonumber(ARGV[4]),
+  gw = KEYS[8], gr = KEYS[9], gc = KEYS[10], w = KEYS[11], ev = KEYS[12], n = KEYS[13], events_cap = tonumber(ARGV[4]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 13, 5)
+local wheel_problem = wheel_keys(K, 14, 5)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[4])
 if cap_problem then return bad_arg(cap_problem) end
@@ -62,4 +63,5 @@ for i, id in ipairs(ids) do
   end
 end
 announce_placed(K, placed, now)
+if moved > 0 then redis.call('HINCRBY', K.n, 'retried', moved) end
 return moved

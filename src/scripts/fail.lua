@@ -11,7 +11,7 @@
 -- KEYS[10] d  ZSET id -> died at ms
 -- KEYS[11] e  HASH id -> JSON of the last error
 -- KEYS[12] w  channel: wake messages (the head moved earlier)
--- KEYS[13] n  HASH of counters (`failed`, `retried`, `dead`)
+-- KEYS[13] n  HASH of counters: `failed` (an attempt failed and runs again) or `dead`
 -- KEYS[14] ev STREAM of job events
 -- KEYS[15] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
 -- KEYS[16] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
@@ -28,8 +28,8 @@
 --          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
 --          retry's bucket was not passed. Any error means nothing was written.
 -- Guarantee (fencing, DESIGN invariant 4): only the holder of a valid lease can fail the job; a
---          failure is always visible (invariant 5): error in e, E flag in the record, the
---          counter, and a `failed` (and `dead`) event whatever the events option.
+--          failure is always visible (invariant 5): error in e, E flag in the record, one
+--          counter (failed, or dead for the last attempt: the metrics add the two), and a `failed` (and `dead`) event whatever the events option.
 
 --!include prelude.lua
 --!include events.lua
@@ -99,13 +99,12 @@ if ARGV[4] == '1' then error_table.unrecoverable = true end
 redis.call('HSET', K.e, id, cjson.encode(error_table))
 rec = rec_with_error_flag(rec, h, true)
 h = rec_parse(rec)
-redis.call('HINCRBY', K.n, 'failed', 1)
 
 if retry then
   local run_at = now + delay
   redis.call('HSET', K.j, id, rec)
   announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
-  redis.call('HINCRBY', K.n, 'retried', 1)
+  redis.call('HINCRBY', K.n, 'failed', 1)
   emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
   return { 'RETRY', run_at }
 end

@@ -180,6 +180,7 @@ describe('dead.retry and dead.remove', () => {
     expectWithin(Number(score), readyScore(2, before), readyScore(2, after));
     expect(await c.hget(keys.errors, 'd1')).toBe('{"name":"Error"}');
     expect(await events(c, keys)).toEqual([{ type: 'retried', id: 'd1' }]);
+    expect(await c.hgetall(keys.counters)).toEqual({ retried: '1' });
     // Not dead any more: a second retry moves nothing.
     expect(await deadRetry(c, keys, { id: 'd1', batch: 1, eventsCap: ALL_EVENTS, layout: ZSET_LAYOUT })).toBe(
       0,

@@ -73,3 +73,21 @@ export async function trim(client: RedisClient, keys: QueueKeys, input: TrimInpu
     workers: num(reply, 3, 'trim'),
   };
 }
+
+/** Trim every partition of a queue, one call each sent at once; the counts are summed. */
+export async function trimAll(
+  client: RedisClient,
+  partitions: readonly QueueKeys[],
+  input: TrimInput,
+): Promise<TrimOutput> {
+  const outs = await Promise.all(partitions.map((keys) => trim(client, keys, input)));
+  return outs.reduce(
+    (sum, out) => ({
+      completed: sum.completed + out.completed,
+      cancelled: sum.cancelled + out.cancelled,
+      dead: sum.dead + out.dead,
+      workers: sum.workers + out.workers,
+    }),
+    { completed: 0, cancelled: 0, dead: 0, workers: 0 },
+  );
+}

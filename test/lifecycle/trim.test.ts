@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { trim, type TrimOutput } from '../../src/operations/trim.js';
-import { queueKeys } from '../../src/redis/keys.js';
+import { trim, trimAll, type TrimOutput } from '../../src/operations/trim.js';
+import { partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { Reaper } from '../../src/worker/reaper.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { CANCELLED, COMPLETED, record } from './seed.js';
@@ -95,6 +95,21 @@ describe('trim', () => {
     expect(await c.hkeys(keys.records)).toEqual(['d2']);
     expect(await c.hkeys(keys.errors)).toEqual(['d2']);
     expect((await c.hkeys(keys.holders)).sort()).toEqual(['#', '2', '3']);
+  });
+});
+
+describe('trimAll', () => {
+  it('trims every partition and sums what each dropped', async () => {
+    const parts = partitionKeys(uniqueQueue('trim-p'), 3);
+    for (const [i, keys] of parts.entries()) {
+      for (let n = 0; n <= i; n++) {
+        await c.zadd(keys.cancelled, n + 1, `x${n}`);
+        await c.hset(keys.records, `x${n}`, CANCELLED);
+      }
+    }
+    const out = await trimAll(c, parts, { completed: NONE, cancelled: { count: 1, ageMs: 0 }, dead: NONE });
+    expect(out).toEqual({ completed: 0, cancelled: 0 + 1 + 2, dead: 0, workers: 0 });
+    for (const keys of parts) expect(await c.zcard(keys.cancelled)).toBe(1);
   });
 });
 

@@ -137,6 +137,25 @@ describe('reap', () => {
     expect(JSON.parse((await c.hget(keys.errors, 'odd')) ?? 'null')).toMatchObject({ name: 'BadRecord' });
   });
 
+  it('ends a lease whose record was deleted outside delayq, leaving no error behind', async () => {
+    const keys = queueKeys(uniqueQueue('reap-gone'));
+    await c.zadd(
+      keys.leases,
+      1_767_225_600_500,
+      memberOf('gone', { claims: 1, claimedAt: 1_767_225_600_123 }),
+    );
+    const out = await reap(c, keys, {
+      limit: 10,
+      deadMaxCount: 100,
+      deadMaxAgeMs: 0,
+      eventsCap: FAILURES_ONLY,
+      layout: ZSET_LAYOUT,
+    });
+    expect(out).toEqual({ returned: 0, buried: 0, nextDeadline: -1 });
+    expect(await nonEmptyKeys(c, keys)).toEqual([keys.counters, keys.events].sort());
+    expect(await events(c, keys)).toEqual([{ type: 'lease-lost', id: 'gone' }]);
+  });
+
   it('keeps the dead set within its count when it buries', async () => {
     const keys = queueKeys(uniqueQueue('reap-trim'));
     const now = await serverNow(c);

@@ -3,7 +3,7 @@
 -- waiting by its class, due now (the attempt stays charged: it was counted at the claim), or to
 -- the dead set with the error LeaseExpired once its attempts are spent. Used by reap.lua and by
 -- the claim's reap-on-claim. Idempotent: a second call finds nothing.
--- Needs K.a, K.j, K.e, K.pg, K.n, K.w, what place_waiting needs (place.lua), what bury needs
+-- Needs K.a, K.j, K.e, K.pg, K.n, what place_waiting needs (place.lua), what bury needs
 -- (bury.lua) and what emit needs (events.lua). The caller announces returned jobs (wake).
 
 local function reap_expired(K, now, max, dead_count, dead_age)
@@ -15,30 +15,19 @@ local function reap_expired(K, now, max, dead_count, dead_age)
   for i, member in ipairs(expired) do ids[i] = member_id(member) end
   redis.call('HDEL', K.pg, unpack(ids))
   local recs = redis.call('HMGET', K.j, unpack(ids))
-  local returned, buried, earliest = 0, 0, nil
+  local returned, buried = 0, 0
   for i, member in ipairs(expired) do
     local id, rec = ids[i], recs[i]
     local h, why = nil, 'no record'
     if rec then h, why = rec_parse(rec) end
     local attempt = h and h.attempts or 0
-    -- Recorded either way, so get() shows why the job ran again; the token tells which lease.
-    redis.call('HSET', K.e, id, cjson.encode({
-      name = 'LeaseExpired', message = 'lease expired', at = now, attempt = attempt,
-      token = member_token(member),
-    }))
+    local token = member_token(member)
     emit(K, 'lease-lost', id, 'attempt', attempt, 'at', now, 'lease', member)
-    if not h then
-      -- A record deleted outside delayq, or one this version cannot read: nothing to run again.
-      -- An unreadable record is kept, dead with its reason; a missing one leaves only the error.
-      if rec then
-        redis.call('HSET', K.e, id, cjson.encode({
-          name = 'BadRecord', message = 'record cannot be read: ' .. tostring(why), at = now,
-          attempt = 0, token = member_token(member),
-        }))
-        bury(K, id, rec, now, 0, dead_count, dead_age)
-        buried = buried + 1
-      end
-    else
+    if h then
+      -- Recorded either way, so get() shows why the job ran again; the token tells which lease.
+      redis.call('HSET', K.e, id, cjson.encode({
+        name = 'LeaseExpired', message = 'lease expired', at = now, attempt = attempt, token = token,
+      }))
       rec = rec_with_error_flag(rec, h, true)
       h = rec_parse(rec)
       if h.attempts >= h.max then
@@ -49,7 +38,16 @@ local function reap_expired(K, now, max, dead_count, dead_age)
         place_waiting(K, id, h, now, now)
         returned = returned + 1
       end
+    elseif rec then
+      -- A record this version cannot read: nothing to run again, so it is kept, dead, with why.
+      redis.call('HSET', K.e, id, cjson.encode({
+        name = 'BadRecord', message = 'record cannot be read: ' .. tostring(why), at = now,
+        attempt = 0, token = token,
+      }))
+      bury(K, id, rec, now, 0, dead_count, dead_age)
+      buried = buried + 1
     end
+    -- No record at all (deleted outside delayq): the lease alone was left; the event says so.
   end
   redis.call('HINCRBY', K.n, 'reaped', #expired)
   return returned, buried

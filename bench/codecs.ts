@@ -113,16 +113,17 @@ for (const [size, shape] of SIZES) {
       createdAt: 1767225600000,
       payload: data[kind],
     };
-    const bytes = codec.encode(env);
-    if (!isDeepStrictEqual(codec.decode(bytes), env))
+    // Layout 2 stores the payload alone after the record header: that is what is measured.
+    const bytes = codec.encodePayload(env.payload);
+    if (!isDeepStrictEqual(codec.decodePayload(bytes), env.payload))
       throw new Error(`${name} did not round-trip the ${size} payload`);
     return {
       name,
       bytes: bytes.length,
       ops: [
-        () => void (sink += codec.encode(env).length),
-        () => void (sink += codec.decode(bytes).version),
-        () => void (sink += codec.decode(codec.encode(env)).version),
+        () => void (sink += codec.encodePayload(env.payload).length),
+        () => void (sink += codec.decodePayload(bytes) === undefined ? 0 : 1),
+        () => void (sink += codec.decodePayload(codec.encodePayload(env.payload)) === undefined ? 0 : 1),
       ],
     };
   });

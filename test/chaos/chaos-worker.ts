@@ -16,7 +16,7 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
-import { ACK_ARGS_BEFORE_JOBS } from '../../src/operations/ack.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
 
@@ -65,47 +65,31 @@ function outcomeOf(err: unknown): CallOutcome | null {
   return lost ? `refused: ${lost[1] ?? ''}` : `error: ${message.slice(0, 200)}`;
 }
 
+/** claim.lua's ARGV before the acks: the count of acks is ARGV[13] (argv[12]), then 4 per ack. */
+const CLAIM_ACKS_AT = 12;
+
+/** A lease member "<claims>.<claimed at>|<id>" as id and token. */
+function splitMember(member: string): { id: string; token: string } {
+  const bar = member.indexOf('|');
+  return { id: member.slice(bar + 1), token: member.slice(0, bar) };
+}
+
 function observe(name: string, argv: string[], reply: unknown, err: unknown, resent: boolean): void {
   const at = Date.now();
-  if (name === 'claim-zpopmin' || name === 'claim-range') {
-    if (err !== undefined || !Array.isArray(reply)) return;
-    const r = reply as unknown[];
-    const count = Number(text(r[2]));
-    const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
-    for (let i = 0; i < count; i++) {
-      const base = 3 + i * 5;
-      const id = text(r[base]);
-      const token = text(r[base + 1]);
-      const meta = JSON.parse(text(r[base + 3])) as { a: number };
-      jobs.push({ id, token, attempt: meta.a, runAt: Number(text(r[base + 4])) });
-      latestToken.set(id, token);
-    }
-    if (jobs.length > 0) {
-      record({ phase: 'claim', pid, at, now: Number(text(r[0])), leaseMs: Number(argv[1]), jobs });
-    }
-    return;
-  }
-  if (name === 'extend') {
-    if (err !== undefined || !Array.isArray(reply)) return;
-    const r = reply as unknown[];
-    const leases: Array<{ id: string; token: string; deadline: number }> = [];
-    for (let i = 1; i + 1 < argv.length; i += 2) {
-      leases.push({ id: argv[i]!, token: argv[i + 1]!, deadline: Number(text(r[(i + 1) / 2])) });
-    }
-    record({ phase: 'extend', pid, at, now: Number(text(r[0])), leases });
-    return;
-  }
-  // ack.lua takes a batch: ARGV = its settings, then id, token, known deadline per job; the reply
-  // has one status per job ('OK', 'ALREADY', 'LOST <why>').
-  if (name === 'ack') {
+  // claim.lua carries the acks a worker owes, then claims: ARGV[13] = M, then per ack: member,
+  // known deadline, flags, result; the reply: now, next_at, paused, M outcomes ('OK', 'ALREADY',
+  // 'LOST <why>'), n, then 4 per job: member, token, record, due.
+  if (name === 'claim') {
+    const m = Number(argv[CLAIM_ACKS_AT]);
     const failed = err === undefined ? null : outcomeOf(err);
     if (err !== undefined && failed === null) return;
-    for (let i = ACK_ARGS_BEFORE_JOBS, n = 0; i + 2 < argv.length; i += 3, n++) {
+    for (let k = 0; k < m; k++) {
+      const { id, token } = splitMember(argv[CLAIM_ACKS_AT + 1 + 4 * k]!);
       let outcome: CallOutcome;
       if (failed !== null) {
         outcome = failed;
       } else {
-        const status = text((reply as unknown[])[n]);
+        const status = text((reply as unknown[])[3 + k]);
         outcome =
           status === 'OK'
             ? 'ok'
@@ -113,8 +97,33 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
               ? 'already'
               : `refused: ${status.replace(/^LOST /, '')}`;
       }
-      record({ phase: 'ack', pid, id: argv[i]!, token: argv[i + 1]!, outcome, at, resent });
+      record({ phase: 'ack', pid, id, token, outcome, at, resent });
     }
+    if (err !== undefined || !Array.isArray(reply)) return;
+    const r = reply as unknown[];
+    const count = Number(text(r[3 + m]));
+    const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
+    for (let i = 0; i < count; i++) {
+      const base = 4 + m + i * 4;
+      const { id } = splitMember(text(r[base]));
+      const token = text(r[base + 1]);
+      const { header } = decodeRecord(r[base + 2] as Buffer);
+      jobs.push({ id, token, attempt: header.attempts, runAt: Number(text(r[base + 3])) });
+      latestToken.set(id, token);
+    }
+    if (jobs.length > 0) {
+      record({ phase: 'claim', pid, at, now: Number(text(r[0])), leaseMs: Number(argv[1]), jobs });
+    }
+    return;
+  }
+  // extend.lua: ARGV = lease ms, flags, then the members; the reply: now, then a deadline each.
+  if (name === 'extend') {
+    if (err !== undefined || !Array.isArray(reply)) return;
+    const r = reply as unknown[];
+    const leases = argv
+      .slice(2)
+      .map((member, i) => ({ ...splitMember(member), deadline: Number(text(r[i + 1])) }));
+    record({ phase: 'extend', pid, at, now: Number(text(r[0])), leases });
     return;
   }
   if (name === 'fail' || name === 'release') {
@@ -127,7 +136,7 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
     } else {
       outcome = reply === 1 ? 'released' : 'not-released';
     }
-    if (outcome !== null) record({ phase: name, pid, id: argv[0]!, token: argv[1]!, outcome, at, resent });
+    if (outcome !== null) record({ phase: name, pid, ...splitMember(argv[0]!), outcome, at, resent });
   }
 }
 

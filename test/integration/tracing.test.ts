@@ -12,7 +12,7 @@ import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { resolveCodec, decodeEnvelope } from '../../src/codec/envelope.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -46,13 +46,13 @@ function open<T>(name: string, handler: (job: { id: string; payload: T; attempt:
   return { queue, worker };
 }
 
-/** The traceparent stored in the job's envelope, read straight from Redis. */
+/** The traceparent stored in the job's record header, read straight from Redis. */
 async function storedTraceparent(name: string, id: string): Promise<string | undefined> {
   const r = new Redis(redis.url());
   try {
-    const raw = await r.hgetBuffer(queueKeys(name).jobs, id);
+    const raw = await r.hgetBuffer(queueKeys(name).records, id);
     if (!raw) throw new Error(`job ${id} is not in Redis`);
-    return decodeEnvelope(resolveCodec('json'), raw, id).traceparent;
+    return decodeRecord(raw).header.traceparent;
   } finally {
     r.disconnect();
   }

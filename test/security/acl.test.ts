@@ -47,15 +47,16 @@ async function refused(call: Promise<unknown>): Promise<string> {
   throw new Error('expected NOPERM, but the call succeeded');
 }
 
-const claimInput = (workerId: string) => ({
+const claimInput = (holder: number) => ({
   strategy: 'zpopmin' as const,
   limit: 10,
   leaseMs: 30_000,
-  workerId,
+  holder,
   deadMaxCount: 1_000,
   deadMaxAgeMs: 0,
   rate: { max: 0, perMs: 0 },
   eventsCap: 10_000,
+  zmscore: true,
   layout: ZSET_LAYOUT,
 });
 
@@ -91,12 +92,11 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect(await q.cancel('b')).toBe(true);
     // Dead-set management: make 'c' dead with the worker's rights, then retry and remove it.
     const worker = clientAs('delayq-worker');
-    const [held] = (await claim(worker, keys, claimInput('w'))).jobs;
+    const [held] = (await claim(worker, keys, claimInput(1))).jobs;
     expect(held?.id).toBe('c');
     expect(await q.add({ n: 5 }, { id: 'c', onExists: 'replace' })).toMatchObject({ state: 'active' });
     await fail(worker, keys, {
-      id: 'c',
-      token: held!.token,
+      member: held!.member,
       retryDelayMs: null,
       error: { name: 'Error', message: 'boom' },
       deadMaxCount: 1_000,
@@ -147,42 +147,38 @@ describe('ACL rules of docs/SECURITY.md', () => {
     const producer = queueAs<number>('delayq-producer');
     await producer.add(1, { id: 'x' });
     const p = clientAs('delayq-producer');
-    await refused(claim(p, keys, claimInput('intruder')));
+    await refused(claim(p, keys, claimInput(2)));
     expect((await producer.get('x'))?.state, 'the job is untouched').toBe('scheduled');
     // Even with a token in hand (the worker's), nothing token-checked goes through.
     const w = clientAs('delayq-worker');
-    const [held] = (await claim(w, keys, claimInput('w'))).jobs;
+    const [held] = (await claim(w, keys, claimInput(1))).jobs;
     expect(held).toBeDefined();
     const lease = (await producer.get('x'))?.lease;
     expect(lease?.workerId, 'the producer can read the lease').toBe('w');
-    const token = held!.token;
-    await refused(extend(p, keys, 60_000, [{ id: 'x', token }]));
-    await refused(release(p, keys, { id: 'x', token, delayMs: 0, eventsCap: 0, layout: ZSET_LAYOUT }));
+    const member = held!.member;
+    await refused(extend(p, keys, 60_000, [member], true));
+    await refused(release(p, keys, { member, delayMs: 0, eventsCap: 0, layout: ZSET_LAYOUT }));
     await refused(
-      ack(p, keys, {
-        id: 'x',
-        token,
-        knownDeadline: held!.deadline,
-        keepCompleted: { count: 0, ageMs: 0 },
-        rememberCompleted: { count: 100, ageMs: 60_000 },
-        eventsCap: 0,
-      }),
+      ack(
+        p,
+        keys,
+        { member, knownDeadline: held!.deadline, hadError: false, progressed: false },
+        claimInput(2),
+      ),
     );
-    await refused(p.hset(keys.leases, 'x', `${token}|0|intruder`));
-    await refused(p.zadd(keys.active, 0, 'x'));
-    await refused(p.incrby(keys.token, 1));
-    await refused(p.zpopmin(keys.schedule));
-    await refused(p.call('EVAL', "return redis.call('HSET', KEYS[1], 'x', 'forged')", 1, keys.leases));
+    await refused(p.zadd(keys.leases, 0, `9.0|x`));
+    await refused(p.zpopmin(keys.waiting));
+    await refused(p.call('EVAL', "return redis.call('ZADD', KEYS[1], 0, 'forged')", 1, keys.leases));
     // Cancelling a running job takes its lease away: not this role's right (docs/SECURITY.md).
     await refused(producer.cancel('x'));
-    expect(await admin().hget(keys.leases, 'x')).toMatch(/^[\d.]+\|\d+\|w$/);
+    expect(await admin().zscore(keys.leases, member)).not.toBeNull();
   });
 
   test('no role reaches another queue', async () => {
     const other = queueKeys('other');
     await refused(queueAs<number>('delayq-producer', 'other').add(1));
-    await refused(clientAs('delayq-producer').zcard(other.schedule));
-    await refused(claim(clientAs('delayq-worker'), other, claimInput('w')));
+    await refused(clientAs('delayq-producer').zcard(other.waiting));
+    await refused(claim(clientAs('delayq-worker'), other, claimInput(1)));
     await refused(clientAs('delayq-worker').subscribe(other.wake));
     expect(await admin().keys('dq:{other}:*')).toEqual([]);
   });
@@ -218,10 +214,9 @@ describe('ACL rules of docs/SECURITY.md', () => {
     // A dead job to try retrying and removing.
     await producer.add(9, { id: 'gone' });
     const w = clientAs('delayq-worker');
-    const [held] = (await claim(w, keys, claimInput('w'))).jobs;
+    const [held] = (await claim(w, keys, claimInput(1))).jobs;
     await fail(w, keys, {
-      id: 'gone',
-      token: held!.token,
+      member: held!.member,
       retryDelayMs: null,
       error: { name: 'Error', message: 'boom' },
       deadMaxCount: 1_000,

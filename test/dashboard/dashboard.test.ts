@@ -385,8 +385,8 @@ describe('dashboard over HTTP', () => {
     const name = uniqueQueue('custom');
     const codec: Codec = {
       name: 'hexjson',
-      encode: (envelope) => Buffer.from(Buffer.from(JSON.stringify(envelope)).toString('hex')),
-      decode: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'hex').toString()) as Envelope,
+      encodePayload: (payload) => Buffer.from(Buffer.from(JSON.stringify(payload)).toString('hex')),
+      decodePayload: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'hex').toString()) as unknown,
     };
     const queue = new Queue<{ n: number }>(name, { connection: redis.url(), codec });
     open.push(queue);

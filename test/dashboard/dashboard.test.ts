@@ -1,7 +1,7 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, Worker, type Codec, type Envelope } from '../../src/index.js';
+import { Queue, Worker, type Codec } from '../../src/index.js';
 import { createDashboard } from '../../src/dashboard/handler.js';
 import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
 import { queueKeys } from '../../src/redis/keys.js';

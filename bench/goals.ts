@@ -87,6 +87,16 @@ function atMost(v: number | undefined, bound: number, aim?: number): Verdict {
   return aim !== undefined && v > aim ? { holds: true, note: `aim ${fmt(aim)} not yet` } : { holds: true };
 }
 
+/**
+ * delayq's lateness by the Redis clock (claim time minus due time) beside the verdict: it leaves out
+ * the add call and the trip to the handler, so a reader sees how much of the lateness is there.
+ */
+function withRedisClock(v: Verdict, redisClock: number | undefined): Verdict {
+  if (redisClock === undefined) return v;
+  const note = `Redis clock ${fmt(redisClock)} ms`;
+  return { ...v, note: v.note ? `${v.note}; ${note}` : note };
+}
+
 /** delayq's value against k times each named system's, with the ratios shown. */
 function timesOthers(
   results: RunResults,
@@ -333,14 +343,17 @@ function rows(results: RunResults): Row[] {
       'W2',
       'lateness at handler start p99',
       '≤ 10',
-      atMost(own('W2', 'lateness at handler start p99'), 10),
+      withRedisClock(atMost(own('W2', 'lateness at handler start p99'), 10), own('W2', 'lateness p99')),
     ),
     row(
       'W3 single job, median lateness from the add call (ms)',
       'W3',
       'single job lateness at handler start p50',
       '≤ 1',
-      atMost(own('W3', 'single job lateness at handler start p50'), 1),
+      withRedisClock(
+        atMost(own('W3', 'single job lateness at handler start p50'), 1),
+        own('W3', 'single job lateness p50'),
+      ),
     ),
     ...w8Rows(results),
   ];
@@ -396,7 +409,7 @@ export function goalsTable(results: RunResults): string {
   }
   out.push('');
   out.push(
-    "Lateness is measured from the add call for every system: the handler's `Date.now()` minus (`Date.now()` at the add call + delay). Commands per job count every command Redis ran, the ones scripts ran inside included (INFO commandstats), on a redis-server of each run's own; script calls are the EVAL, EVALSHA and FCALL among them.",
+    "Lateness is measured from the add call for every system: the handler's `Date.now()` minus (`Date.now()` at the add call + delay); beside delayq's verdict, its lateness by the Redis clock (claim time minus due time). Commands per job count every command Redis ran, the ones scripts ran inside included (INFO commandstats), on a redis-server of each run's own; script calls are the EVAL, EVALSHA and FCALL among them.",
   );
   return `${out.join('\n')}\n`;
 }

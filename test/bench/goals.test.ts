@@ -102,6 +102,18 @@ describe('goalsTable', () => {
     expect(cpu(16)).toBe('**missed**');
   });
 
+  it("judges lateness from the add call and shows delayq's Redis-clock figure beside it", () => {
+    const table = goalsTable(
+      results([
+        ['W2', 'lateness at handler start p99', { delayq: 12, bullmq: 90, 'bee-queue': 990 }],
+        ['W2', 'lateness p99', { delayq: 8, bullmq: 90, 'bee-queue': 990 }],
+      ]),
+    );
+    const cells = row(table, 'W2 p99 lateness');
+    expect(cells[3]).toBe('12');
+    expect(cells.at(-1)).toBe('**missed** (Redis clock 8 ms)');
+  });
+
   it('shows a W7 backlog that was not run, and judges flatness on the ones that were', () => {
     const figures: Array<[string, string, Values]> = [
       ['W7', 'Redis CPU per processed job, 100,000 waiting', { delayq: 10, bullmq: 60, 'bee-queue': 40 }],

@@ -1,6 +1,9 @@
 /**
  * The benchmark runner: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench:quick`
- * (small counts, one repetition; writes bench/results/quick.tmp.json and prints the tables).
+ * (small counts, one repetition; writes bench/results/last-run.tmp.json and prints the tables).
+ * Either ends with issue 14's goals table (bench/goals.ts), also written to
+ * bench/results/<date>-<commit>.md (a quick or partial run: <date>-<commit>-quick.tmp.md or
+ * -partial.tmp.md, ignored by git).
  *
  * Flags: --quick, --only=W1,W2,...,ceiling, --systems=delayq,bullmq,bee-queue,
  * --cpu-prof=delayq (worker processes of those systems write .cpuprofile files to bench/results/prof),

@@ -111,7 +111,7 @@ export class Queue<T = unknown> {
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
     const { eventsCap, layout } = await this.context.settle();
-    return cancel(this.client, this.keysOf(id), id, eventsCap, layout);
+    return (await cancel(this.client, this.keysOf(id), { id, eventsCap, layout })) !== null;
   }
 
   /** Move a waiting job to a new time. False when it is not waiting. */

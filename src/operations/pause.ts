@@ -23,7 +23,20 @@ export async function resume(client: RedisClient, partitions: readonly QueueKeys
   const replies = await Promise.all(
     partitions.map(async (keys) =>
       asArray(
-        await runScript(client, script('resume'), [keys.paused, keys.wake, keys.schedule], []),
+        await runScript(
+          client,
+          script('resume'),
+          [
+            keys.paused,
+            keys.wake,
+            keys.waiting,
+            keys.prioWaiting,
+            keys.prioReady,
+            keys.groupsWaiting,
+            keys.ready,
+          ],
+          [],
+        ),
         'resume',
       ),
     ),

@@ -5,20 +5,20 @@ import { runScript, script } from '../redis/scripts.js';
 
 /** What a progress write needs. */
 export interface ProgressInput {
-  id: string;
-  token: string;
+  /** The lease member the claim returned ("<claims>.<claimed at>|<id>"): the fence. */
+  member: string;
   /** The value as JSON, already checked and within `capBytes` (src/worker/progress-value.ts). */
   json: string;
   /** The longest value the script accepts, in bytes; the script refuses anything longer. */
   capBytes: number;
 }
 
-/** Write the progress of job `id`. Throws ScriptLeaseLost when `token` holds no valid lease on it. */
+/** Write the progress of the job `member` holds. Throws ScriptLeaseLost when it holds no valid lease. */
 export async function progress(client: RedisClient, keys: QueueKeys, input: ProgressInput): Promise<void> {
   await runScript(
     client,
     script('progress'),
-    [keys.active, keys.leases, keys.progress],
-    [input.id, input.token, input.json, input.capBytes],
+    [keys.leases, keys.progress, keys.cancelled],
+    [input.member, input.json, input.capBytes],
   );
 }

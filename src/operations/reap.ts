@@ -3,6 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num } from './reply.js';
+import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
 import { wheelTail, type Layout } from './wheel.js';
 
 /** What one reap did, and the earliest lease deadline left (-1: none). */
@@ -12,12 +13,18 @@ export interface ReapOutput {
   nextDeadline: number;
 }
 
+/** What a reap needs. */
+export interface ReapInput {
+  /** Expired leases ended per call at most. */
+  limit: number;
+  deadMaxCount: number;
+  deadMaxAgeMs: number;
+  eventsCap: number;
+  layout: Layout;
+}
+
 /** Reap up to `limit` expired leases. */
-export async function reap(
-  client: RedisClient,
-  keys: QueueKeys,
-  input: { limit: number; deadMaxCount: number; deadMaxAgeMs: number; eventsCap: number; layout: Layout },
-): Promise<ReapOutput> {
+export async function reap(client: RedisClient, keys: QueueKeys, input: ReapInput): Promise<ReapOutput> {
   // Reaped jobs are due now: in the wheel they go to ready, so no bucket is ever needed.
   const tail = wheelTail(keys, input.layout);
   const reply = asArray(
@@ -25,19 +32,18 @@ export async function reap(
       client,
       script('reap'),
       [
-        keys.schedule,
-        keys.jobs,
-        keys.meta,
-        keys.active,
+        ...waitingKeys(keys),
+        keys.records,
         keys.leases,
         keys.dead,
         keys.errors,
         keys.wake,
+        keys.counters,
         keys.events,
         keys.progress,
         ...tail.keys,
       ],
-      [input.limit, input.deadMaxCount, input.deadMaxAgeMs, input.eventsCap, ...tail.args],
+      [input.limit, input.deadMaxCount, input.deadMaxAgeMs, NO_GROUPS, input.eventsCap, ...tail.args],
     ),
     'reap',
   );

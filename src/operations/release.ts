@@ -1,22 +1,29 @@
 /** The `release` operation: give a held job back without charging the attempt (release.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
+import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
 import { guessDelay, runWheelAware, type Layout } from './wheel.js';
 
+/** What a release needs. */
+export interface ReleaseInput {
+  /** The lease member the claim returned ("<claims>.<claimed at>|<id>"): the fence. */
+  member: string;
+  /** How long after now the job is due again (0: at once). */
+  delayMs: number;
+  eventsCap: number;
+  layout: Layout;
+}
+
 /**
- * Hand job `id` back, due again after `delayMs`. True when released; false when the lease was no
- * longer held (the reaper owns the job then).
+ * Hand the job held by `member` back, due again after `delayMs`, its attempt uncharged. True when
+ * released; false when the lease was no longer held (the reaper or a cancel owns the job then).
  */
-export async function release(
-  client: RedisClient,
-  keys: QueueKeys,
-  input: { id: string; token: string; delayMs: number; eventsCap: number; layout: Layout },
-): Promise<boolean> {
+export async function release(client: RedisClient, keys: QueueKeys, input: ReleaseInput): Promise<boolean> {
   const layout = input.layout;
   const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
   const reply = await runWheelAware(client, 'release', keys, layout, guess, {
-    keys: [keys.schedule, keys.meta, keys.active, keys.leases, keys.wake, keys.events, keys.progress],
-    args: [input.id, input.token, input.delayMs, input.eventsCap],
+    keys: [...waitingKeys(keys), keys.records, keys.leases, keys.wake, keys.events, keys.progress],
+    args: [input.member, input.delayMs, NO_GROUPS, input.eventsCap],
   });
   return reply === 1;
 }

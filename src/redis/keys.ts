@@ -5,34 +5,66 @@
  */
 import { ValidationError } from '../errors.js';
 
-/** The keys of one queue; see docs/PROTOCOL.md for what each holds. */
+/**
+ * The keys of one queue (or one partition of it) in layout 2 (docs/design/HOT-PATH.md §3.1). A
+ * waiting job lives in exactly one of `waiting`, `prioWaiting`, `prioReady` or `groupJobs` (the
+ * wheel: a bucket or `ready`), and its record's flags say which one.
+ */
 // A type alias rather than an interface, so Object.values/entries keep the string type.
 export type QueueKeys = {
-  /** ZSET id -> due time (epoch ms) of every waiting job. */
-  readonly schedule: string;
-  /** HASH id -> encoded envelope. */
-  readonly jobs: string;
-  /** HASH id -> JSON bookkeeping: attempts started, max attempts, due time, last failed token. */
-  readonly meta: string;
-  /** ZSET id -> lease deadline (epoch ms) of every running job. */
-  readonly active: string;
-  /** HASH id -> "token|startMs|workerId" of every running job. */
+  /** HASH id -> the job's record (header + payload; or a completed, cancelled or dead record). */
+  readonly records: string;
+  /** ZSET id -> due ms: waiting jobs of the default class (no priority, no group). */
+  readonly waiting: string;
+  /** ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs that are not due yet. */
+  readonly prioWaiting: string;
+  /** ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs, in claim order. */
+  readonly prioReady: string;
+  /** ZSET, all scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs. */
+  readonly groupJobs: string;
+  /** ZSET group -> due ms of its head: groups with a free slot whose head is not due. */
+  readonly groupsWaiting: string;
+  /** ZSET group -> turn: groups with a free slot and a due head, served lowest turn first. */
+  readonly groupsReady: string;
+  /** HASH group -> running count (deleted at 0); "<group>\0l" -> the group's rate bucket. */
+  readonly groupCounts: string;
+  /** ZSET lease member "<claims>.<claimed-at>|<id>[\0<group>]" -> lease deadline ms. */
   readonly leases: string;
-  /** STRING counter the fencing tokens come from. */
-  readonly token: string;
-  /** ZSET id -> time the job died (epoch ms). */
+  /** ZSET id -> completed at ms; the id's completed record stays in `records` while it is here. */
+  readonly completed: string;
+  /** ZSET id -> cancelled at ms; the id's cancelled record stays in `records` while it is here. */
+  readonly cancelled: string;
+  /** ZSET id -> died at ms; the full record stays in `records` (for dead.retry). */
   readonly dead: string;
   /** HASH id -> JSON of the job's last error. */
   readonly errors: string;
-  /** ZSET id -> time the job completed; only filled when completed-job retention is on. */
-  readonly completed: string;
-  /**
-   * ZSET id -> time the job completed, of recently completed jobs (bounded by count and age): an
-   * add of one of these ids, such as one ioredis resends after a lost reply, writes nothing.
-   */
-  readonly done: string;
-  /** Pub/sub channel: "the head of the schedule moved earlier", with the new due time. */
+  /** STRING, present while the queue (or this partition) is paused; value: paused-at ms. */
+  readonly paused: string;
+  /** HASH of counters: totals, the lateness histogram and per-second ring slots (§7). */
+  readonly counters: string;
+  /** HASH holder number -> "<worker id>|<started ms>"; field "#" = the last number issued. */
+  readonly holders: string;
+  /** Pub/sub channel: wake messages ("<due>", "P", "R <head>", "C <member>"). */
   readonly wake: string;
+  /** STREAM of job events: failures always, every event with `events: 'all'`; capped. */
+  readonly events: string;
+  /** ZSET token -> start time of recent job starts, for the queue-wide rate limit. */
+  readonly limiter: string;
+  /** HASH id -> the running job's last progress value (JSON, size-capped). */
+  readonly progress: string;
+  /**
+   * HASH: the queue's config record. Always in the queue's own tag `{name}`, also for a
+   * partition's keys (one record for the whole queue), so no partition script may take it in KEYS.
+   */
+  readonly config: string;
+  /** LIST of job ids that are due, in due order (wheel strategy): workers take from its head. */
+  readonly ready: string;
+  /** ZSET bucket start -> bucket end (epoch ms): the index of the wheel's non-empty buckets. */
+  readonly wheel: string;
+  /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
+  readonly wheelCount: string;
+  /** The prefix of the wheel's bucket LISTs; build a bucket's key with wheelBucketKey(). */
+  readonly wheelBuckets: string;
   /** HASH schedule name -> JSON definition of a repeating schedule (src/schedule/). */
   readonly schedules: string;
   /** HASH schedule name -> encoded payload template of the schedule's jobs. */
@@ -41,38 +73,45 @@ export type QueueKeys = {
   readonly scheduleLast: string;
   /** Pub/sub channel: "a schedule's next step moved earlier", with that time, for sleeping schedulers. */
   readonly scheduleWake: string;
-  /** STREAM of job events (added, claimed, completed, failed, dead, ...), capped. */
-  readonly events: string;
-  /** ZSET token -> start time of recent job starts, for the rate limit. */
-  readonly limiter: string;
-  /**
-   * Legacy (before the config record): STRING the queue's layout, 'zset' or 'wheel:<granularity
-   * ms>'. Read once, by config.lua, to build the config record of an older queue; never written.
-   */
+
+  // Layout 1 names kept only until nothing uses them (the layout-2 work is merged in steps);
+  // new code uses legacyKeys() for layout 1.
+  /** @deprecated layout 1: use `waiting`. */
+  readonly schedule: string;
+  /** @deprecated layout 1: use `records`. */
+  readonly jobs: string;
+  /** @deprecated layout 1: the record header holds this. */
+  readonly meta: string;
+  /** @deprecated layout 1: use `leases` (lease members). */
+  readonly active: string;
+  /** @deprecated layout 1: tokens come from the record's claim count. */
+  readonly token: string;
+  /** @deprecated layout 1: completed records in `records` + `completed` replace it. */
+  readonly done: string;
+  /** @deprecated layout 1: the config record holds the layout. */
   readonly layout: string;
-  /** LIST of job ids that are due, in due order (wheel layout): workers take from its head. */
-  readonly ready: string;
-  /** ZSET bucket start -> bucket end (epoch ms): the index of the wheel's non-empty buckets. */
-  readonly wheel: string;
-  /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
-  readonly wheelCount: string;
-  /**
-   * STRING, present while the queue (or this partition) is paused; value: paused-at ms. Named `z`
-   * as in layout 2 (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
-   */
-  readonly paused: string;
-  /**
-   * HASH id -> the running job's last progress value (JSON, size-capped), written by its lease
-   * holder (progress.lua) and deleted when the attempt ends. Named `pg` as in layout 2
-   * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
-   */
-  readonly progress: string;
-  /**
-   * ZSET id -> cancelled at (epoch ms) of recently cancelled jobs, bounded by count and age like the
-   * dead set, so get() can tell "cancelled" from "never existed". Named `x` as in layout 2
-   * (docs/design/HOT-PATH.md §3.1), so it carries over unchanged.
-   */
-  readonly cancelled: string;
+};
+
+/**
+ * The keys of one queue (or partition) in layout 1, for `delayq migrate` only: it reads them and
+ * converts them to layout 2. Nothing else may use them.
+ */
+export type LegacyQueueKeys = {
+  readonly schedule: string;
+  readonly jobs: string;
+  readonly meta: string;
+  readonly active: string;
+  readonly leases: string;
+  readonly token: string;
+  readonly dead: string;
+  readonly errors: string;
+  readonly completed: string;
+  readonly done: string;
+  readonly events: string;
+  /** STRING the queue's layout ('zset' or 'wheel:<ms>'), from before the config record. */
+  readonly layout: string;
+  /** STRING the partition count, from before the config record; in the queue's own tag. */
+  readonly partitions: string;
 };
 
 /** The prefix of every delayq key. */
@@ -188,6 +227,63 @@ export function partitionCountKey(name: string): string {
 function keysWithTag(tag: string): QueueKeys {
   const base = `${KEY_PREFIX}:{${tag}}:`;
   return {
+    records: `${base}j`,
+    waiting: `${base}s`,
+    prioWaiting: `${base}p`,
+    prioReady: `${base}r`,
+    groupJobs: `${base}gq`,
+    groupsWaiting: `${base}gw`,
+    groupsReady: `${base}gr`,
+    groupCounts: `${base}gc`,
+    leases: `${base}a`,
+    completed: `${base}c`,
+    cancelled: `${base}x`,
+    dead: `${base}d`,
+    errors: `${base}e`,
+    paused: `${base}z`,
+    counters: `${base}n`,
+    holders: `${base}wk`,
+    wake: `${base}w`,
+    events: `${base}ev`,
+    limiter: `${base}lim`,
+    progress: `${base}pg`,
+    config: `${KEY_PREFIX}:{${queueNameOfTag(tag)}}:config`,
+    ready: `${base}wr`,
+    wheel: `${base}wi`,
+    wheelCount: `${base}wc`,
+    wheelBuckets: `${base}wb`,
+    schedules: `${base}schedules`,
+    schedulePayloads: `${base}schedules:payloads`,
+    scheduleLast: `${base}schedules:last`,
+    scheduleWake: `${base}schedules:wake`,
+    schedule: `${base}schedule`,
+    jobs: `${base}jobs`,
+    meta: `${base}meta`,
+    active: `${base}active`,
+    token: `${base}token`,
+    done: `${base}done`,
+    layout: `${base}layout`,
+  };
+}
+
+/**
+ * The layout-1 keys of queue `name`, or of its partition `partition` when the queue has more than
+ * one (tag `{name#i}`), for `delayq migrate`. `partitions` is always in the queue's own tag.
+ */
+export function legacyKeys(name: string, partition?: number): LegacyQueueKeys {
+  assertQueueName(name);
+  if (
+    partition !== undefined &&
+    (!Number.isInteger(partition) || partition < 0 || partition >= MAX_PARTITIONS)
+  ) {
+    throw new ValidationError(
+      `partition must be a whole number from 0 to ${MAX_PARTITIONS - 1}, got ${String(partition)}`,
+      'partition',
+    );
+  }
+  const tag = partition === undefined ? name : `${name}#${partition}`;
+  const base = `${KEY_PREFIX}:{${tag}}:`;
+  return {
     schedule: `${base}schedule`,
     jobs: `${base}jobs`,
     meta: `${base}meta`,
@@ -198,20 +294,9 @@ function keysWithTag(tag: string): QueueKeys {
     errors: `${base}errors`,
     completed: `${base}completed`,
     done: `${base}done`,
-    wake: `${base}wake`,
-    schedules: `${base}schedules`,
-    schedulePayloads: `${base}schedules:payloads`,
-    scheduleLast: `${base}schedules:last`,
-    scheduleWake: `${base}schedules:wake`,
     events: `${base}events`,
-    limiter: `${base}limiter`,
     layout: `${base}layout`,
-    ready: `${base}ready`,
-    wheel: `${base}wheel`,
-    wheelCount: `${base}wheel-count`,
-    paused: `${base}z`,
-    progress: `${base}pg`,
-    cancelled: `${base}x`,
+    partitions: partitionCountKey(name),
   };
 }
 
@@ -220,5 +305,5 @@ function keysWithTag(tag: string): QueueKeys {
  * the ids of the jobs due in [bucketStart, bucketStart + granularity), in the order they were put.
  */
 export function wheelBucketKey(keys: QueueKeys, bucketStart: number): string {
-  return `${keys.wheel}:${bucketStart.toFixed(0)}`;
+  return `${keys.wheelBuckets}:${bucketStart.toFixed(0)}`;
 }

@@ -11,7 +11,24 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_LAYOUT_MISMATCH: (detail) => new ScriptLayoutMismatch(detail),
   DELAYQ_BAD_ARG: (detail, scriptName) => new ScriptBadArg(detail, scriptName),
   DELAYQ_CONFIG_MISMATCH: (detail) => new ScriptConfigMismatch(detail),
+  DELAYQ_BAD_RECORD: (detail, scriptName) => new ScriptBadRecord(detail, scriptName),
 };
+
+/**
+ * Raised (before anything is written) by a script that met a job record it cannot read: an
+ * unknown format byte, reserved flag bits (a newer delayq wrote it) or a truncated header.
+ */
+export class ScriptBadRecord extends DelayqError {
+  constructor(
+    readonly detail: string,
+    readonly scriptName: string,
+  ) {
+    super(
+      'DELAYQ_BAD_RECORD',
+      `${scriptName}.lua cannot read a job record (${detail}); nothing was written (a newer delayq may have written it: upgrade this process)`,
+    );
+  }
+}
 
 /**
  * Raised (before anything is written) by a script whose arguments are malformed: the backstop for

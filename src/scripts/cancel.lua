@@ -1,64 +1,71 @@
--- cancel: cancel a job that is waiting or running (issue 15), and record it cancelled.
+-- cancel: cancel a job that is waiting or running, and keep it visible as cancelled (layout 2,
+-- docs/design/HOT-PATH.md §4.7; issue 15).
 --
--- KEYS[1] schedule, KEYS[2] jobs, KEYS[3] meta, KEYS[4] errors, KEYS[5] events,
--- KEYS[6] active, KEYS[7] dead, KEYS[8] completed, KEYS[9] leases, KEYS[10] progress,
--- KEYS[11] cancelled (ZSET id -> cancelled at ms, `x` as in layout 2), KEYS[12] wake channel
--- KEYS[13...] wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
--- ARGV[1] id, ARGV[2] events cap, ARGV[3] keep cancelled: max count, ARGV[4] keep cancelled:
--- max age ms
--- ARGV[5...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
+-- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[8] j   HASH id -> record; a cancelled job keeps the cancelled record (01 80 10)
+-- KEYS[9] a   ZSET lease member -> deadline ms
+-- KEYS[10] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
+-- KEYS[11] e  HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
+-- KEYS[12] w  channel: wake messages (`C <member>` tells a running job's holder)
+-- KEYS[13] n  HASH of counters (`cancelled`)
+-- KEYS[14] ev STREAM of job events (`cancelled`: always written)
+-- KEYS[15] pg HASH id -> the running attempt's progress (deleted)
+-- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
+-- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: 'waiting' or 'running' when cancelled; 0 when there is nothing to cancel (unknown,
---          dead, completed, already cancelled); wheel layout: error 'DELAYQ_WRONG_BUCKET <start>'
---          (nothing written) when the job's bucket (by its meta `r`) is in the wheel but was not
---          passed.
--- ACL: a waiting job's cancel only reads active, leases and progress (a waiting job has no
--- progress: it is deleted when an attempt ends), so a producer without write access to them can
--- still cancel waiting jobs (docs/SECURITY.md).
--- Cost: zset layout O(log n); wheel layout O(length of the job's bucket, or of ready) (LREM).
--- Guarantee (DESIGN invariant 8, cancelled is final): a running job's lease and active entry go
--- in this one step, so its holder's late ack or fail finds no lease (refused), the reaper, which
--- works from `active`, never sees it again, and no claim can take it. The holder learns it from
--- the wake message `C <token>|<id>` (its own lease member), not by polling.
+--          dead, completed, already cancelled, or an unreadable record). Writes nothing then.
+-- Cost: O(log n); wheel strategy: O(length of the job's bucket) (LREM).
+-- Guarantee (DESIGN invariant 8, cancelled is final): a running job's lease member goes in this
+--          one step, so its holder's late ack or fail is refused (`LOST cancelled`), the reaper,
+--          which works from `a`, never sees it, and no claim or dead.retry can take it (it is in
+--          no waiting set and not in `d`). The holder learns it from `C <member>`, not by polling.
 
 --!include prelude.lua
 --!include events.lua
+--!include record.lua
 --!include wheel.lua
+--!include place.lua
+--!include args.lua
 
 local K = {
-  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], errors = KEYS[4], events = KEYS[5],
-  active = KEYS[6], dead = KEYS[7], completed = KEYS[8], leases = KEYS[9], progress = KEYS[10],
-  cancelled = KEYS[11], wake = KEYS[12], events_cap = tonumber(ARGV[2]),
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], a = KEYS[9], x = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
+  pg = KEYS[15], events_cap = tonumber(ARGV[3]),
 }
-wheel_keys(K, 13, 5)
+K.events = K.ev
+local wheel_problem = wheel_keys(K, 16, 4)
+if wheel_problem then return bad_arg(wheel_problem) end
+local cap_problem = check_events_cap(ARGV[3])
+if cap_problem then return bad_arg(cap_problem) end
 local id = ARGV[1]
-local keep_count, keep_age_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
+local rec = redis.call('HGET', K.j, id)
+if not rec then return 0 end
+local h = rec_parse(rec)
+if not h or h.completed or h.cancelled then return 0 end
+
 local how
-local lease = redis.call('HGET', K.leases, id)
-if lease and redis.call('ZSCORE', K.active, id) then
-  -- Running: take the lease away first (a removal, so the script may run over maxmemory).
-  redis.call('ZREM', K.active, id)
-  redis.call('HDEL', K.leases, id)
-  redis.call('HDEL', K.progress, id)
+local member = h.claims and h.claims > 0 and rec_member(h, id) or nil
+if member and redis.call('ZSCORE', K.a, member) then
+  -- Running (or its lease expired and is not reaped yet): the lease goes first, a removal.
+  redis.call('ZREM', K.a, member)
   how = 'running'
 else
-  if not is_waiting(K, id) then return 0 end
-  local meta = read_meta(K.meta, id)
-  local missing = missing_buckets(K, {}, { meta and meta.r or 0 }, now)
-  if missing then return missing end
-  if not unplace(K, id, meta) then return 0 end
+  if K.wi then
+    local missing = wheel_missing(K, {}, { id }, now)
+    if missing then return missing end
+  end
+  -- A dead job is in no waiting set, so unplace finds nothing to remove.
+  if not unplace_waiting(K, id, h) then return 0 end
   how = 'waiting'
 end
-redis.call('HDEL', K.jobs, id)
-redis.call('HDEL', K.meta, id)
-redis.call('HDEL', K.errors, id)
--- The record get() answers 'cancelled' from, bounded by count and age like the dead set.
-redis.call('ZADD', K.cancelled, now, id)
-redis.call('ZREMRANGEBYSCORE', K.cancelled, '-inf', '(' .. (now - keep_age_ms))
-local excess = redis.call('ZCARD', K.cancelled) - keep_count
-if excess > 0 then redis.call('ZREMRANGEBYRANK', K.cancelled, 0, excess - 1) end
-if how == 'running' then
-  redis.call('PUBLISH', K.wake, 'C ' .. lease_token(lease) .. '|' .. id)
-end
+redis.call('HSET', K.j, id, REC_CANCELLED)
+redis.call('ZADD', K.x, now, id)
+redis.call('HDEL', K.e, id)
+redis.call('HDEL', K.pg, id)
+redis.call('HINCRBY', K.n, 'cancelled', 1)
+if how == 'running' then redis.call('PUBLISH', K.w, 'C ' .. member) end
 emit(K, 'cancelled', id, 'at', now, 'was', how)
 return how

@@ -1,12 +1,15 @@
--- dead-remove: delete a dead job for good.
+-- dead-remove: delete a dead job for good (layout 2, docs/design/HOT-PATH.md §4.9).
 --
--- KEYS[1] dead, KEYS[2] jobs, KEYS[3] meta, KEYS[4] errors
+-- KEYS[1] d   ZSET id -> died at ms
+-- KEYS[2] j   HASH id -> record
+-- KEYS[3] e   HASH id -> JSON of the last error
 -- ARGV[1] id
--- Returns: 1 when removed; 0 when the job is not dead.
+-- Returns: 1 when removed; 0 when the job is not dead (nothing written).
+-- Guarantee: only a dead job's record is deleted; a waiting, running or finished job with the
+--          same id is never touched.
 
 local id = ARGV[1]
 if redis.call('ZREM', KEYS[1], id) == 0 then return 0 end
 redis.call('HDEL', KEYS[2], id)
 redis.call('HDEL', KEYS[3], id)
-redis.call('HDEL', KEYS[4], id)
 return 1

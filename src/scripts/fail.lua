@@ -1,77 +1,113 @@
--- fail: an attempt failed; schedule a retry after the given delay, or bury the job.
+-- fail: an attempt failed; schedule a retry after the given delay, or bury the job (layout 2,
+-- docs/design/HOT-PATH.md §4.4).
 --
--- KEYS[1] schedule  ZSET id -> due ms
--- KEYS[2] jobs      HASH id -> envelope
--- KEYS[3] meta      HASH id -> bookkeeping
--- KEYS[4] active    ZSET id -> lease deadline ms
--- KEYS[5] leases    HASH id -> "token|startMs|workerId"
--- KEYS[6] dead      ZSET id -> died at ms
--- KEYS[7] errors    HASH id -> last error
--- KEYS[8] wake      channel
--- KEYS[9] events    STREAM of job events
--- KEYS[10] progress HASH id -> the running job's last progress value (deleted: the attempt ended)
--- KEYS[11...]       wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
--- ARGV[1] id, ARGV[2] token, ARGV[3] retry delay ms (-1: bury now, whatever attempts are left),
--- ARGV[4] error (JSON), ARGV[5] dead max count, ARGV[6] dead max age ms, ARGV[7] events cap,
--- ARGV[8] short reason for the event (the error's message, truncated)
--- ARGV[9...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
--- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; or { 'ALREADY', -1 } when this fail was
---          already applied (a resent command); or error 'DELAYQ_LEASE_LOST <why>'; or, wheel
---          layout, error 'DELAYQ_WRONG_BUCKET <start>' when the retry's bucket was not passed.
---          Error 'DELAYQ_BAD_ARG <reason>' when the retry delay is not -1 or plain digits.
---          Any error means nothing was written.
--- Guarantee (fencing): only the holder of a valid lease can fail the job.
+-- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
+-- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet due
+-- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet: no grouped
+--             job can be added, so none can fail)
+-- KEYS[8] j   HASH id -> record (header + payload)
+-- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
+-- KEYS[10] d  ZSET id -> died at ms
+-- KEYS[11] e  HASH id -> JSON of the last error
+-- KEYS[12] w  channel: wake messages (the head moved earlier)
+-- KEYS[13] n  HASH of counters: `failed` (an attempt failed and runs again) or `dead`
+-- KEYS[14] ev STREAM of job events
+-- KEYS[15] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[16] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
+-- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- ARGV[1] lease member, ARGV[2] retry delay ms (-1: no retry), ARGV[3] error JSON
+-- ({name, message, stack?}; the script adds at, attempt and token), ARGV[4] unrecoverable (0/1:
+-- 1 buries at once, whatever attempts are left), ARGV[5] dead max count, ARGV[6] dead max age ms,
+-- ARGV[7] group concurrency, ARGV[8] short reason for the event, ARGV[9] events cap (events.lua)
+-- ARGV[10...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
+-- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; { 'ALREADY', -1 } when this fail was
+--          already applied (a resent command: the last error carries this member's token); error
+--          'DELAYQ_LEASE_LOST <why>' (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG
+--          <reason>' for a malformed argument; error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
+--          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
+--          retry's bucket was not passed. Any error means nothing was written.
+-- Guarantee (fencing, DESIGN invariant 4): only the holder of a valid lease can fail the job; a
+--          failure is always visible (invariant 5): error in e, E flag in the record, one
+--          counter (failed, or dead for the last attempt: the metrics add the two), and a `failed` (and `dead`) event whatever the events option.
 
 --!include prelude.lua
 --!include events.lua
+--!include record.lua
 --!include wheel.lua
+--!include place.lua
+--!include wake.lua
 --!include bury.lua
 --!include lease-check.lua
 --!include args.lua
 
 local K = {
-  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[7]),
-  progress = KEYS[10],
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
+  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]),
 }
-wheel_keys(K, 11, 9)
-if ARGV[3] ~= '-1' and not whole_ms(ARGV[3]) then
-  return bad_arg('retry delay ' .. tostring(ARGV[3]) .. ' is not -1 or a whole number of ms >= 0')
+K.events = K.ev
+local wheel_problem = wheel_keys(K, 17, 10)
+if wheel_problem then return bad_arg(wheel_problem) end
+local member = ARGV[1]
+if ARGV[2] ~= '-1' and not whole_ms(ARGV[2]) then
+  return bad_arg('retry delay ' .. tostring(ARGV[2]) .. ' is not -1 or a whole number of ms >= 0')
 end
-local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if ARGV[4] ~= '0' and ARGV[4] ~= '1' then
+  return bad_arg('unrecoverable ' .. tostring(ARGV[4]) .. ' is not 0 or 1')
+end
+local cap_problem = check_events_cap(ARGV[9])
+if cap_problem then return bad_arg(cap_problem) end
+local ok_error, error_table = pcall(cjson.decode, ARGV[3])
+if not ok_error or type(error_table) ~= 'table' then return bad_arg('error is not a JSON object') end
+local id = member_id(member)
+local token = member_token(member)
+local delay = tonumber(ARGV[2])
 local dead_max_count, dead_max_age_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_ms()
 
-local lost = check_lease(K, id, token, now)
+local lost = lease_lost(K, member, id, now)
 if lost then
-  local meta = read_meta(K.meta, id)
-  if meta and meta.t == token then return { 'ALREADY', -1 } end
+  -- A resent fail (its reply was lost) finds the error it wrote, carrying its token.
+  local last = redis.call('HGET', K.e, id)
+  if last then
+    local ok, decoded = pcall(cjson.decode, last)
+    if ok and type(decoded) == 'table' and decoded.token == token then return { 'ALREADY', -1 } end
+  end
   return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
 end
 
-local meta = read_meta(K.meta, id)
-local retry = false
-if delay >= 0 and meta.a < meta.m then
-  retry = true
-  local missing = missing_buckets(K, { now + delay }, {}, now)
+local rec = redis.call('HGET', K.j, id)
+local h, why = nil, 'no record'
+if rec then h, why = rec_parse(rec) end
+if not h then return redis.error_reply('DELAYQ_BAD_RECORD ' .. tostring(why) .. ', job ' .. id) end
+
+local retry = delay >= 0 and ARGV[4] == '0' and h.attempts < h.max
+if retry and K.wi then
+  local missing = wheel_missing(K, { now + delay }, nil, now)
   if missing then return missing end
 end
 
-redis.call('ZREM', K.active, id)
-redis.call('HDEL', K.leases, id)
--- Progress is the attempt's: a retry starts from nothing, and a dead job shows its last error.
-redis.call('HDEL', K.progress, id)
-redis.call('HSET', K.errors, id, ARGV[4])
-meta.t = token
+-- The lease goes first: a removal, so a full Redis (noeviction) still lets a failure land.
+redis.call('ZREM', K.a, member)
+-- Progress belongs to the attempt: a retry starts from nothing, and a dead job shows its error.
+redis.call('HDEL', K.pg, id)
+error_table.at = now
+error_table.attempt = h.attempts
+error_table.token = token
+if ARGV[4] == '1' then error_table.unrecoverable = true end
+redis.call('HSET', K.e, id, cjson.encode(error_table))
+rec = rec_with_error_flag(rec, h, true)
+h = rec_parse(rec)
+
 if retry then
   local run_at = now + delay
-  meta.r = run_at
-  write_meta(K.meta, id, meta)
-  announce(K, place(K, id, run_at, now))
-  emit(K, 'failed', id, 'attempt', meta.a, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
+  redis.call('HSET', K.j, id, rec)
+  announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
+  redis.call('HINCRBY', K.n, 'failed', 1)
+  emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
   return { 'RETRY', run_at }
 end
-write_meta(K.meta, id, meta)
-emit(K, 'failed', id, 'attempt', meta.a, 'retryAt', -1, 'at', now, 'reason', ARGV[8])
-bury(K, id, now, dead_max_count, dead_max_age_ms)
+emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', -1, 'at', now, 'reason', ARGV[8])
+bury(K, id, rec, now, h.attempts, dead_max_count, dead_max_age_ms)
 return { 'DEAD', now }

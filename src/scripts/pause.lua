@@ -1,13 +1,14 @@
--- pause: stop every worker of the queue (or of one partition) from claiming.
+-- pause: stop every worker of the queue (or of one partition) from claiming (layout 2,
+-- docs/design/HOT-PATH.md §4.8).
 --
--- KEYS[1] paused    STRING present while paused; value: paused-at ms
--- KEYS[2] wake      channel of wake messages
+-- KEYS[1] z   STRING present while paused; value: paused-at ms
+-- KEYS[2] w   channel of wake messages
 -- Returns: { now, 1 when this call paused the queue or 0 when it was paused already }
 -- Guarantee: once this returns, no claim of this queue (partition) takes a job until resume: the
---          gate is in the claim script itself (claim-common.lua), so no message is needed for
---          that. The `P` message only wakes sleeping workers so they drop their local timers and
---          wait for the resume instead. Adds, acks, fails, extends and reaps go on as before. The
---          first pause's time is kept: a second pause does not move it.
+--          gate is in the claim script itself (`EXISTS z`), so no message is needed for that.
+--          The `P` message only turns off claim-ahead and local timers at once. Adds, acks,
+--          fails, extends and reaps go on as before. The first pause's time is kept: a second
+--          pause does not move it.
 
 --!include prelude.lua
 

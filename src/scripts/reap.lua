@@ -1,39 +1,49 @@
--- reap: return jobs whose lease expired to the schedule (due now), or bury them with
--- reason "lease expired" when their attempts are spent. Any worker may run it, any time.
+-- reap: end the leases whose deadline has passed (their worker crashed, hung or was cut off):
+-- each job goes back to waiting, due now, or to the dead set (LeaseExpired) once its attempts
+-- are spent (layout 2, docs/design/HOT-PATH.md §4.6). Any worker may run it, any time.
 --
--- KEYS[1] schedule  ZSET id -> due ms
--- KEYS[2] jobs      HASH id -> envelope
--- KEYS[3] meta      HASH id -> bookkeeping
--- KEYS[4] active    ZSET id -> lease deadline ms
--- KEYS[5] leases    HASH id -> "token|startMs|workerId"
--- KEYS[6] dead      ZSET id -> died at ms
--- KEYS[7] errors    HASH id -> last error
--- KEYS[8] wake      channel
--- KEYS[9] events    STREAM of job events
--- KEYS[10] progress HASH id -> the running job's last progress value (deleted: the attempt ended)
--- KEYS[11..13]      wheel layout only: ready, wheel, wheel count (wheel.lua)
--- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms, ARGV[4] events cap,
--- ARGV[5] wheel layout only: granularity ms
--- Returns: { returned, buried, next_deadline or -1 }
--- Guarantee: idempotent; a job is reaped only once its deadline has passed by the server clock.
+-- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[8] j   HASH id -> record
+-- KEYS[9] a   ZSET lease member -> deadline ms
+-- KEYS[10] d  ZSET id -> died at ms
+-- KEYS[11] e  HASH id -> JSON of the last error
+-- KEYS[12] w  channel: wake messages
+-- KEYS[13] n  HASH of counters (`reaped`, `dead`)
+-- KEYS[14] ev STREAM of job events (`lease-lost`, `dead`: always written)
+-- KEYS[15] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[16..18] wheel strategy only: ready, wheel, wheel count (wheel.lua)
+-- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms, ARGV[4] group
+-- concurrency, ARGV[5] events cap (events.lua), ARGV[6] wheel strategy only: granularity ms
+-- Returns: { returned, buried, next deadline or -1 }
+-- Guarantee: idempotent; a lease ends here only once its deadline has passed by the server clock,
+--          and every reaped lease leaves its error in e and a `lease-lost` event (invariant 5).
 
 --!include prelude.lua
 --!include events.lua
+--!include record.lua
 --!include wheel.lua
+--!include place.lua
 --!include bury.lua
+--!include lease-check.lua
 --!include reap-expired.lua
+--!include args.lua
 
 local K = {
-  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], wake = KEYS[8], events = KEYS[9], events_cap = tonumber(ARGV[4]),
-  progress = KEYS[10],
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
+  pg = KEYS[15], events_cap = tonumber(ARGV[5]),
 }
-wheel_keys(K, 11, 5)
+K.events = K.ev
+local wheel_problem = wheel_keys(K, 16, 6)
+if wheel_problem then return bad_arg(wheel_problem) end
+local cap_problem = check_events_cap(ARGV[5])
+if cap_problem then return bad_arg(cap_problem) end
 local now = now_ms()
 local returned, buried = reap_expired(K, now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
--- Returned jobs are due now: in the wheel layout they are in ready, which wakes blocked workers.
-if returned > 0 and not K.wheel then announce(K, now) end
+-- Returned jobs are due now: sleeping workers hear it (the wheel's ready list wakes them itself).
+if returned > 0 and not K.wi then redis.call('PUBLISH', K.w, string.format('%.0f', now)) end
 local next_deadline = -1
-local head = redis.call('ZRANGE', K.active, 0, 0, 'WITHSCORES')
+local head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
 if head[2] then next_deadline = tonumber(head[2]) end
 return { returned, buried, next_deadline }

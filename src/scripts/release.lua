@@ -1,50 +1,67 @@
--- release: hand a held job back to the schedule without charging the attempt: due now for a
--- worker shutting down before its handler finished, or after a delay for a job this worker
--- cannot read yet (a payload version newer than it knows, during a rolling deploy).
+-- release: hand a held job back to waiting without charging the attempt (layout 2,
+-- docs/design/HOT-PATH.md §4.5): due now for a worker shutting down before its handler finished
+-- (or a prefetched job it never started), or after a delay for a job this worker cannot read yet
+-- (a payload version newer than it knows, during a rolling deploy).
 --
--- KEYS[1] schedule  ZSET id -> due ms
--- KEYS[2] meta      HASH id -> bookkeeping
--- KEYS[3] active    ZSET id -> lease deadline ms
--- KEYS[4] leases    HASH id -> "token|startMs|workerId"
--- KEYS[5] wake      channel
--- KEYS[6] events    STREAM of job events
--- KEYS[7] progress  HASH id -> the running job's last progress value (deleted: the attempt ended)
--- KEYS[8...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
--- ARGV[1] id, ARGV[2] token, ARGV[3] delay ms before it is due again, ARGV[4] events cap
--- ARGV[5...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
--- Returns: 1 when released, 0 when the lease was no longer held (then the reaper owns the job);
---          wheel layout: error 'DELAYQ_WRONG_BUCKET <start>' (nothing written) when the bucket
---          of the new due time was not passed. Error 'DELAYQ_BAD_ARG <reason>' (nothing written)
---          when the delay is not plain digits.
--- Guarantee (fencing): only the holder of a valid lease can release it.
+-- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[8] j   HASH id -> record
+-- KEYS[9] a   ZSET lease member -> deadline ms
+-- KEYS[10] w  channel: wake messages
+-- KEYS[11] ev STREAM of job events
+-- KEYS[12] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[13...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- ARGV[1] lease member, ARGV[2] delay ms before it is due again, ARGV[3] group concurrency,
+-- ARGV[4] events cap (events.lua; `released` is a routine event, written only with events 'all')
+-- ARGV[5...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
+-- Returns: 1 when released, 0 when the lease was no longer held (the reaper or a cancel owns the
+--          job then); error 'DELAYQ_BAD_ARG <reason>' for a malformed delay; wheel: error
+--          'DELAYQ_WRONG_BUCKET <start>' when the new due time's bucket was not passed. Any error
+--          means nothing was written.
+-- Guarantee (fencing): only the holder of a valid lease can release it. The claim count in the
+--          record is kept (tokens stay unique, HOT-PATH §3.4); only the attempt is given back.
 
 --!include prelude.lua
 --!include events.lua
---!include lease-check.lua
+--!include record.lua
 --!include wheel.lua
+--!include place.lua
+--!include wake.lua
+--!include lease-check.lua
 --!include args.lua
 
 local K = {
-  schedule = KEYS[1], meta = KEYS[2], active = KEYS[3], leases = KEYS[4], wake = KEYS[5],
-  events = KEYS[6], events_cap = tonumber(ARGV[4]), progress = KEYS[7],
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], a = KEYS[9], w = KEYS[10], ev = KEYS[11], pg = KEYS[12], events_cap = tonumber(ARGV[4]),
 }
-wheel_keys(K, 8, 5)
-if not whole_ms(ARGV[3]) then
-  return bad_arg('delay ' .. tostring(ARGV[3]) .. ' is not a whole number of ms >= 0 (digits only)')
+K.events = K.ev
+local wheel_problem = wheel_keys(K, 13, 5)
+if wheel_problem then return bad_arg(wheel_problem) end
+if not whole_ms(ARGV[2]) then
+  return bad_arg('delay ' .. tostring(ARGV[2]) .. ' is not a whole number of ms >= 0 (digits only)')
 end
-local id, token, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local cap_problem = check_events_cap(ARGV[4])
+if cap_problem then return bad_arg(cap_problem) end
+local member = ARGV[1]
+local id = member_id(member)
 local now = now_ms()
-if check_lease(K, id, token, now) then return 0 end
-local missing = missing_buckets(K, { now + delay }, {}, now)
-if missing then return missing end
+local run_at = now + tonumber(ARGV[2])
+if lease_lost(K, member, id, now) then return 0 end
+local rec = redis.call('HGET', K.j, id)
+local h = rec and rec_parse(rec)
+-- A held job always has a readable record (claim buries the others); without one there is
+-- nothing to put back, and the lease is left for the reaper, which buries it with its reason.
+if not h then return 0 end
+if K.wi then
+  local missing = wheel_missing(K, { run_at }, nil, now)
+  if missing then return missing end
+end
 
-redis.call('ZREM', K.active, id)
-redis.call('HDEL', K.leases, id)
-redis.call('HDEL', K.progress, id)
-local meta = read_meta(K.meta, id)
-if meta.a > 0 then meta.a = meta.a - 1 end
-meta.r = now + delay
-write_meta(K.meta, id, meta)
-announce(K, place(K, id, now + delay, now))
-emit(K, 'released', id, 'runAt', now + delay, 'at', now)
+redis.call('ZREM', K.a, member)
+redis.call('HDEL', K.pg, id)
+rec = rec_uncharge(rec, h)
+h = rec_parse(rec)
+redis.call('HSET', K.j, id, rec)
+announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
+emit(K, 'released', id, 'runAt', run_at, 'at', now)
 return 1

@@ -1,43 +1,53 @@
--- reschedule: move a waiting job to a new due time.
+-- reschedule: move a waiting job to a new due time, in its own class (layout 2,
+-- docs/design/HOT-PATH.md §4.9).
 --
--- KEYS[1] schedule  ZSET id -> due ms
--- KEYS[2] meta      HASH id -> bookkeeping
--- KEYS[3] wake      channel
--- KEYS[4] events    STREAM of job events
--- KEYS[5] jobs, KEYS[6] active, KEYS[7] dead, KEYS[8] completed
--- KEYS[9...] wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
--- ARGV[1] id, ARGV[2] when-kind ('d' = delay ms from now, 'a' = absolute epoch ms), ARGV[3] when-value,
--- ARGV[4] events cap
--- ARGV[5...] wheel layout only: granularity ms, then the start of each bucket list passed in KEYS
--- Returns: the new due time, or -1 when the job is not waiting (unknown, running, dead); wheel
---          layout: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when the old or the
---          new bucket was not passed. Error 'DELAYQ_BAD_ARG <reason>' (nothing written) when the
---          when-value is not plain digits or the due time is outside [2000-01-01, 9999-12-31].
--- Cost: zset layout O(log n); wheel layout O(length of the old bucket, or of ready) (LREM).
+-- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[8] j   HASH id -> record
+-- KEYS[9] w   channel: wake messages (the head moved earlier)
+-- KEYS[10] ev STREAM of job events (`rescheduled`: routine, written only with events 'all')
+-- KEYS[11...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- ARGV[1] id, ARGV[2] when-kind ('d' = delay ms from now, 'a' = absolute epoch ms), ARGV[3]
+-- when-value, ARGV[4] group concurrency, ARGV[5] events cap (events.lua)
+-- ARGV[6...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
+-- Returns: the new due time, or -1 when the job is not waiting (unknown, running, dead,
+--          completed, cancelled); error 'DELAYQ_BAD_ARG <reason>' (nothing written) when the
+--          when-value is not plain digits or the due time is outside [2000-01-01, 9999-12-31];
+--          wheel: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when the old or new
+--          bucket was not passed.
+-- Cost: O(log n); wheel strategy: O(length of the old bucket) (LREM).
+-- Guarantee: a rescheduled job stays in exactly one waiting set, that of its class; its record
+--          (attempts, claims, payload) is unchanged.
 
 --!include prelude.lua
 --!include events.lua
+--!include record.lua
 --!include wheel.lua
+--!include place.lua
+--!include wake.lua
 --!include args.lua
 
 local K = {
-  schedule = KEYS[1], meta = KEYS[2], wake = KEYS[3], events = KEYS[4], jobs = KEYS[5],
-  active = KEYS[6], dead = KEYS[7], completed = KEYS[8], events_cap = tonumber(ARGV[4]),
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], w = KEYS[9], ev = KEYS[10], events_cap = tonumber(ARGV[5]),
 }
-wheel_keys(K, 9, 5)
+K.events = K.ev
+local wheel_problem = wheel_keys(K, 11, 6)
+if wheel_problem then return bad_arg(wheel_problem) end
 local id = ARGV[1]
+local cap_problem = check_events_cap(ARGV[5])
+if cap_problem then return bad_arg(cap_problem) end
 local now = now_ms()
 local run_at, problem = check_when(ARGV[2], ARGV[3], now)
 if problem then return bad_arg(problem) end
-if not is_waiting(K, id) then return -1 end
-local meta = read_meta(K.meta, id)
-local missing = missing_buckets(K, { run_at }, { meta and meta.r or 0 }, now)
-if missing then return missing end
-if not unplace(K, id, meta) then return -1 end
-if meta then
-  meta.r = run_at
-  write_meta(K.meta, id, meta)
+local rec = redis.call('HGET', K.j, id)
+local h = rec and rec_parse(rec)
+if not h or h.completed or h.cancelled then return -1 end
+if K.wi then
+  local missing = wheel_missing(K, { run_at }, { id }, now)
+  if missing then return missing end
 end
-announce(K, place(K, id, run_at, now))
+if not unplace_waiting(K, id, h) then return -1 end
+announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
 emit(K, 'rescheduled', id, 'runAt', run_at, 'at', now)
 return run_at

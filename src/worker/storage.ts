@@ -66,6 +66,7 @@ export class WorkerStorage implements AttemptStore {
   fail(input: AttemptFail): Promise<FailOutput> {
     return fail(this.client, this.keysOf(input.id), {
       ...input,
+      member: `${input.token}|${input.id}`,
       deadMaxCount: this.options.deadMaxCount,
       deadMaxAgeMs: this.options.deadMaxAgeMs,
       eventsCap: this.eventsCap,
@@ -74,12 +75,17 @@ export class WorkerStorage implements AttemptStore {
   }
 
   progress(input: AttemptProgress): Promise<void> {
-    return progress(this.client, this.keysOf(input.id), { ...input, capBytes: PROGRESS_MAX_BYTES });
+    return progress(this.client, this.keysOf(input.id), {
+      ...input,
+      member: `${input.token}|${input.id}`,
+      capBytes: PROGRESS_MAX_BYTES,
+    });
   }
 
   release(input: AttemptRelease): Promise<boolean> {
     return release(this.client, this.keysOf(input.id), {
       ...input,
+      member: `${input.token}|${input.id}`,
       eventsCap: this.eventsCap,
       layout: this.layout,
     });

@@ -169,7 +169,7 @@ describe('get, cancel, reschedule, counts', () => {
     expect(await queue.get('nope')).toBeNull();
   });
 
-  it('cancel removes a waiting job and every trace of it but its cancelled mark', async () => {
+  it('cancel removes a waiting job and every trace of it but its cancelled record', async () => {
     const queue = newQueue();
     const { id } = await queue.add('x', { delay: '1m' });
     await queue.add('y', { delay: '1m', id: 'keep' });
@@ -177,12 +177,17 @@ describe('get, cancel, reschedule, counts', () => {
     expect(await queue.cancel(id)).toBe(false);
     expect((await queue.get(id))?.state).toBe('cancelled');
     const keys = queueKeys(queue.name);
+    // 'keep' waits; the cancelled id keeps only its 3-byte cancelled record and its x entry; the
+    // counters hold `added` and `cancelled`.
     expect(await snapshot(queue.name)).toEqual({
-      [keys.schedule]: 1,
-      [keys.jobs]: 1,
-      [keys.meta]: 1,
+      [keys.waiting]: 1,
+      [keys.records]: 2,
       [keys.cancelled]: 1,
+      [keys.counters]: 2,
     });
+    const r = inspector(redis.url());
+    expect(await r.hgetBuffer(keys.records, id)).toEqual(Buffer.from([0x01, 0x80, 0x10]));
+    await r.quit();
   });
 
   it('reschedule moves a waiting job; not an unknown one', async () => {

@@ -54,8 +54,8 @@ it('an UnrecoverableError on attempt 1 of 5: dead after one run, its reason reco
   closers.push(async () => void (await c.quit()));
   const keys = queueKeys(name);
   expect(await c.zrange(keys.dead, 0, -1)).toEqual([id]);
-  expect(await c.zcard(keys.schedule)).toBe(0);
-  expect(await c.zcard(keys.active)).toBe(0);
+  expect(await c.zcard(keys.waiting)).toBe(0);
+  expect(await c.zcard(keys.leases)).toBe(0);
 });
 
 it('a plain Error on the same job is retried: only UnrecoverableError skips the attempts left', async () => {

@@ -6,7 +6,7 @@
  * Orders follow Redis sorted sets: by score, then by member bytes (memcmp of the UTF-8 form).
  */
 import type { ResolvedBackoff } from '../../src/backoff.js';
-import { KEEP_CANCELLED } from '../../src/operations/manage.js';
+import { KEEP_CANCELLED } from '../../src/operations/trim.js';
 
 /** Bookkeeping of one job, as the meta hash must hold it. */
 export interface ModelMeta {

@@ -1,10 +1,14 @@
 -- emit(K, kind, id, field, value, ...): append one event to the queue's stream (K.events),
 -- capped near |K.events_cap| entries (MAXLEN ~, so trimming stays cheap). A cap of 0 turns
 -- events off, for servers without streams (before Redis 5). A negative cap (events option
--- only: 'failures') leaves out the three events every successful job writes, added, claimed and
--- completed: each XADD costs Redis about 3 µs, the largest single cost of a job.
+-- only: 'failures', the default of layout 2) leaves out the routine events, those of jobs going
+-- as planned (added, claimed, completed, released, rescheduled, retried): each XADD costs Redis
+-- about 3 µs, the largest single cost of a job. Failure events (failed, dead, lease-lost,
+-- cancelled) are always written (docs/design/HOT-PATH.md §7).
 
-local ROUTINE_EVENTS = { added = true, claimed = true, completed = true }
+local ROUTINE_EVENTS = {
+  added = true, claimed = true, completed = true, released = true, rescheduled = true, retried = true,
+}
 
 local function emit(K, kind, id, ...)
   if K.events_cap == 0 then return end

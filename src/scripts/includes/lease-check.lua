@@ -1,13 +1,15 @@
--- check_lease(K, id, token, now) -> why, lease: `why` is nil when `token` holds a valid lease on
--- `id`, else the reason it does not ("expired", "not held"). Valid means: the lease record carries
--- this token and the deadline has not passed by the server clock. `lease` is the record as read
--- (nil when there is none), so a caller that needs its start time does not read it again.
--- Needs K.active, K.leases.
+-- Lease checks of layout 2 (docs/design/HOT-PATH.md §3.4): a running job is one member
+-- "<claims>.<claimed at>|<id>" (plus "\0<group>") of the lease ZSET K.a, scored by its deadline.
+-- The member is the fence: a lease is valid only while its member is in K.a with a score after
+-- now. Needs K.a, and K.x for the reason a cancelled job's holder is given.
 
-local function check_lease(K, id, token, now)
-  local lease = redis.call('HGET', K.leases, id)
-  if not lease or lease_token(lease) ~= token then return 'not held', lease end
-  local deadline = tonumber(redis.call('ZSCORE', K.active, id))
-  if not deadline or deadline <= now then return 'expired', lease end
-  return nil, lease
+-- nil when `member` holds a valid lease at `now`, else why not: 'cancelled' (the job was
+-- cancelled while it ran), 'expired' (the deadline passed; the reaper has not run yet) or
+-- 'not held' (reaped, released, failed, acked, or never claimed with this token).
+local function lease_lost(K, member, id, now)
+  local deadline = tonumber(redis.call('ZSCORE', K.a, member))
+  if deadline and deadline > now then return nil end
+  if deadline then return 'expired' end
+  if K.x and redis.call('ZSCORE', K.x, id) then return 'cancelled' end
+  return 'not held'
 end

@@ -1,40 +1,54 @@
--- reap_expired(K, now, limit, dead_max_count, dead_max_age_ms) -> returned, buried
--- Jobs whose lease deadline has passed go back to waiting (place()), due now, or to
--- the dead set with reason "lease expired" once their attempts are spent. The
--- attempt was counted when the job was claimed. Idempotent: a second call finds
--- nothing. Needs K.active, K.leases, K.progress, what place needs (wheel.lua) and what bury needs.
+-- reap_expired(K, now, max, dead_count, dead_age) -> returned, buried (layout 2,
+-- docs/design/HOT-PATH.md §4.6). Leases whose deadline has passed end here: the job goes back to
+-- waiting by its class, due now (the attempt stays charged: it was counted at the claim), or to
+-- the dead set with the error LeaseExpired once its attempts are spent. Used by reap.lua and by
+-- the claim's reap-on-claim. Idempotent: a second call finds nothing.
+-- Needs K.a, K.j, K.e, K.pg, K.n, what place_waiting needs (place.lua), what bury needs
+-- (bury.lua) and what emit needs (events.lua). The caller announces returned jobs (wake).
 
-local function reap_expired(K, now, limit, dead_max_count, dead_max_age_ms)
-  local expired = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, limit)
+local function reap_expired(K, now, max, dead_count, dead_age)
+  local expired = redis.call('ZRANGEBYSCORE', K.a, '-inf', now, 'LIMIT', 0, max)
+  if #expired == 0 then return 0, 0 end
+  -- The first write removes, so a full Redis (noeviction) still reaps.
+  redis.call('ZREM', K.a, unpack(expired))
+  local ids = {}
+  for i, member in ipairs(expired) do ids[i] = member_id(member) end
+  redis.call('HDEL', K.pg, unpack(ids))
+  local recs = redis.call('HMGET', K.j, unpack(ids))
   local returned, buried = 0, 0
-  for _, id in ipairs(expired) do
-    local lease = redis.call('HGET', K.leases, id)
-    redis.call('ZREM', K.active, id)
-    redis.call('HDEL', K.leases, id)
-    -- The expired attempt's progress goes with it: the next attempt reports its own.
-    redis.call('HDEL', K.progress, id)
-    local meta = read_meta(K.meta, id)
-    if meta == nil then
-      -- No record of the job: nothing to return; the active entry alone was stale.
-    else
-      -- Recorded either way, so get() shows why the job ran again.
-      redis.call('HSET', K.errors, id, cjson.encode({
-        message = 'lease expired', name = 'LeaseExpired', at = now, attempt = meta.a,
-        lease = lease or false,
+  for i, member in ipairs(expired) do
+    local id, rec = ids[i], recs[i]
+    local h, why = nil, 'no record'
+    if rec then h, why = rec_parse(rec) end
+    local attempt = h and h.attempts or 0
+    local token = member_token(member)
+    emit(K, 'lease-lost', id, 'attempt', attempt, 'at', now, 'lease', member)
+    if h then
+      -- Recorded either way, so get() shows why the job ran again; the token tells which lease.
+      redis.call('HSET', K.e, id, cjson.encode({
+        name = 'LeaseExpired', message = 'lease expired', at = now, attempt = attempt, token = token,
       }))
-    end
-    emit(K, 'lease-lost', id, 'attempt', meta and meta.a or 0, 'at', now, 'lease', lease or '')
-    if meta == nil then
-      -- Nothing more to do.
-    elseif meta.a >= meta.m then
-      bury(K, id, now, dead_max_count, dead_max_age_ms)
+      rec = rec_with_error_flag(rec, h, true)
+      h = rec_parse(rec)
+      if h.attempts >= h.max then
+        bury(K, id, rec, now, h.attempts, dead_count, dead_age)
+        buried = buried + 1
+      else
+        redis.call('HSET', K.j, id, rec)
+        place_waiting(K, id, h, now, now)
+        returned = returned + 1
+      end
+    elseif rec then
+      -- A record this version cannot read: nothing to run again, so it is kept, dead, with why.
+      redis.call('HSET', K.e, id, cjson.encode({
+        name = 'BadRecord', message = 'record cannot be read: ' .. tostring(why), at = now,
+        attempt = 0, token = token,
+      }))
+      bury(K, id, rec, now, 0, dead_count, dead_age)
       buried = buried + 1
-    else
-      meta.r = now
-      write_meta(K.meta, id, meta)
-      place(K, id, now, now)
-      returned = returned + 1
     end
+    -- No record at all (deleted outside delayq): the lease alone was left; the event says so.
   end
+  redis.call('HINCRBY', K.n, 'reaped', #expired)
   return returned, buried
 end

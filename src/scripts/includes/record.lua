@@ -1,0 +1,174 @@
+-- The layout-2 job record (docs/design/HOT-PATH.md §3.2): read and rewrite its header with
+-- `struct`, never cjson. Only the header is touched; the payload bytes after it are never looked at.
+-- Byte 1 format (1), byte 2 flags A, byte 3 flags B when A has 0x80, then the optional fields in
+-- flag order: C claim block (20), M max attempts (2), B backoff (9), P priority (2, signed),
+-- G group (1 + n + 6), T timeout (4), K created at (6), V version (2), R traceparent (1 + n).
+-- The TypeScript twin is src/record/ (encode.ts, decode.ts); test/vectors/records/ pins both.
+
+local REC_FORMAT = 1
+-- Claim block: attempts made, claims, claimed at ms, due of this run ms, holder number.
+local REC_CLAIM_BLOCK = '>HHI6I6I4'
+local REC_CLAIM_LEN = 20
+-- Final records: format 1, flags A 0x80 (flags B follows), B 0x08 completed / 0x10 cancelled;
+-- 0x28 = completed with the result after the header.
+local REC_COMPLETED = '\1\128\8'
+local REC_CANCELLED = '\1\128\16'
+local REC_COMPLETED_RESULT_HEAD = '\1\128\40'
+
+local REC_A_CLAIM, REC_A_MAX, REC_A_BACKOFF, REC_A_PRIO = 0x01, 0x02, 0x04, 0x08
+local REC_A_GROUP, REC_A_TIMEOUT, REC_A_CREATED, REC_A_MORE = 0x10, 0x20, 0x40, 0x80
+local REC_B_VERSION, REC_B_TRACE, REC_B_ERROR, REC_B_COMPLETED = 0x01, 0x02, 0x04, 0x08
+local REC_B_CANCELLED, REC_B_RESULT, REC_B_RESERVED = 0x10, 0x20, 0xC0
+
+local function rec_has(flags, bitmask)
+  return bit.band(flags, bitmask) ~= 0
+end
+
+-- Parse the header of `rec`. Returns a table h, or nil and the reason the record cannot be read
+-- (unknown format, reserved bits, truncated): such a job is buried with that reason, never guessed.
+-- h: fa, fb (flag bytes), attempts, claims, claimed_at, run_due, holder (0 before the first claim),
+-- max (default 3), prio (default 0), group (nil) and group_due, timeout (nil), has_error,
+-- completed, cancelled, has_result, body (1-based offset of the payload or result), and for the
+-- rewriting helpers below: claim_at (offset where the claim block is or would go), claim_end
+-- (offset after it), group_due_at (offset of G's due time).
+local function rec_parse(rec)
+  if type(rec) ~= 'string' or #rec < 2 then return nil, 'record is truncated (under 2 bytes)' end
+  local format, fa = string.byte(rec, 1, 2)
+  if format ~= REC_FORMAT then return nil, 'record format byte ' .. format .. ' is unknown' end
+  local at, fb = 3, 0
+  local function short(what)
+    return nil, 'record is truncated: ' .. what .. ' announced at byte ' .. (at - 1) .. ' of ' .. #rec
+  end
+  if fa >= REC_A_MORE then
+    if #rec < 3 then return short('flags B') end
+    fb = string.byte(rec, 3)
+    at = 4
+    if rec_has(fb, REC_B_RESERVED) then return nil, 'record flags B has reserved bits set (a newer format?)' end
+  end
+  local h = {
+    fa = fa, fb = fb, attempts = 0, claims = 0, claimed_at = 0, run_due = 0, holder = 0,
+    max = 3, prio = 0, claim_at = at,
+  }
+  if rec_has(fa, REC_A_CLAIM) then
+    if #rec < at + REC_CLAIM_LEN - 1 then return short('the claim block') end
+    h.attempts, h.claims, h.claimed_at, h.run_due, h.holder = struct.unpack(REC_CLAIM_BLOCK, rec, at)
+    at = at + REC_CLAIM_LEN
+  end
+  h.claim_end = at
+  if rec_has(fa, REC_A_MAX) then
+    if #rec < at + 1 then return short('max attempts') end
+    h.max = struct.unpack('>H', rec, at)
+    at = at + 2
+  end
+  if rec_has(fa, REC_A_BACKOFF) then
+    if #rec < at + 8 then return short('the backoff') end
+    at = at + 9
+  end
+  if rec_has(fa, REC_A_PRIO) then
+    if #rec < at + 1 then return short('the priority') end
+    h.prio = struct.unpack('>h', rec, at)
+    at = at + 2
+  end
+  if rec_has(fa, REC_A_GROUP) then
+    if #rec < at then return short('the group length') end
+    local len = string.byte(rec, at)
+    if len == 0 then return nil, 'record group length is 0' end
+    if #rec < at + len + 6 then return short('the group') end
+    h.group = string.sub(rec, at + 1, at + len)
+    h.group_due_at = at + 1 + len
+    h.group_due = struct.unpack('>I6', rec, h.group_due_at)
+    at = at + 1 + len + 6
+  end
+  if rec_has(fa, REC_A_TIMEOUT) then
+    if #rec < at + 3 then return short('the timeout') end
+    h.timeout = struct.unpack('>I4', rec, at)
+    at = at + 4
+  end
+  if rec_has(fa, REC_A_CREATED) then
+    if #rec < at + 5 then return short('the created-at time') end
+    at = at + 6
+  end
+  if rec_has(fb, REC_B_VERSION) then
+    if #rec < at + 1 then return short('the version') end
+    at = at + 2
+  end
+  if rec_has(fb, REC_B_TRACE) then
+    if #rec < at then return short('the traceparent length') end
+    local len = string.byte(rec, at)
+    if #rec < at + len then return short('the traceparent') end
+    at = at + 1 + len
+  end
+  h.has_error = rec_has(fb, REC_B_ERROR)
+  h.completed = rec_has(fb, REC_B_COMPLETED)
+  h.cancelled = rec_has(fb, REC_B_CANCELLED)
+  h.has_result = rec_has(fb, REC_B_RESULT)
+  h.body = at
+  return h
+end
+
+-- The flag bytes of a header with flags A `fa` and flags B `fb`: B is written only when not 0.
+local function rec_flag_bytes(fa, fb)
+  if fb == 0 then return string.char(REC_FORMAT, bit.band(fa, 0x7F)) end
+  return string.char(REC_FORMAT, bit.bor(fa, REC_A_MORE), fb)
+end
+
+-- `rec` with its claim block set to the given values (inserted when it had none). One pack and one
+-- sub whatever the other fields are: the claim block is always first (§3.2).
+local function rec_claimed(rec, h, attempts, claims, claimed_at, run_due, holder)
+  return rec_flag_bytes(bit.bor(h.fa, REC_A_CLAIM), h.fb)
+    .. struct.pack(REC_CLAIM_BLOCK, attempts, claims, claimed_at, run_due, holder)
+    .. string.sub(rec, h.claim_end)
+end
+
+-- `rec` with the E flag (a last error is stored in `e`) set when `on`, cleared otherwise.
+local function rec_with_error_flag(rec, h, on)
+  local fb = on and bit.bor(h.fb, REC_B_ERROR) or bit.band(h.fb, bit.bnot(REC_B_ERROR))
+  if fb == h.fb then return rec end
+  return rec_flag_bytes(h.fa, fb) .. string.sub(rec, h.claim_at)
+end
+
+-- `rec` with one attempt handed back (release: the run did not count). Claims are never lowered:
+-- they keep the next token unique.
+local function rec_uncharge(rec, h)
+  if h.attempts == 0 then return rec end
+  return rec_claimed(rec, h, h.attempts - 1, h.claims, h.claimed_at, h.run_due, h.holder)
+end
+
+-- A completed record holding `result` (the codec's bytes of the handler's return value).
+local function rec_completed_with_result(result)
+  return REC_COMPLETED_RESULT_HEAD .. result
+end
+
+-- The lease token of a claimed header: "<claims>.<claimed at ms>" (§3.4).
+local function rec_token(h)
+  return string.format('%d.%.0f', h.claims, h.claimed_at)
+end
+
+-- The lease member of job `id` with header h: "<token>|<id>", and "\0<group>" for a grouped job,
+-- so whatever ends the lease knows the group slot it frees without reading the record.
+local function rec_member(h, id)
+  local member = rec_token(h) .. '|' .. id
+  if h.group then member = member .. '\0' .. h.group end
+  return member
+end
+
+-- The job id of a lease member (the token and the optional "\0<group>" stripped).
+local function member_id(member)
+  local bar = string.find(member, '|', 1, true)
+  local rest = bar and string.sub(member, bar + 1) or member
+  local zero = string.find(rest, '\0', 1, true)
+  if zero then return string.sub(rest, 1, zero - 1) end
+  return rest
+end
+
+-- The token of a lease member (what precedes the first '|'; tokens have none).
+local function member_token(member)
+  local bar = string.find(member, '|', 1, true)
+  return bar and string.sub(member, 1, bar - 1) or ''
+end
+
+-- The group of a lease member, or nil for an ungrouped job.
+local function member_group(member)
+  local zero = string.find(member, '\0', 1, true)
+  return zero and string.sub(member, zero + 1) or nil
+end

@@ -111,12 +111,9 @@ export async function migrateQueue(
   }
   const partitionCount = Number(record.partitions ?? (await client.get(own.partitions)) ?? 1);
   const layout = record.layout ?? (await client.get(own.layout)) ?? 'zset';
-  if (layout !== 'zset') {
-    throw new DelayqError(
-      'DELAYQ_MIGRATE_UNSUPPORTED',
-      `queue '${queue}' has layout '${layout}': delayq migrate converts zset queues only so far; drain it with delayq 0.1 (stop its producers, let its workers finish) and open it again with this version`,
-    );
-  }
+  // A wheel queue's waiting jobs are in no ZSET of layout 1 (its buckets and ready list hold bare
+  // ids): the 'jobs' phase finds them, and they go to `s` at their due time, which a layout-2 wheel
+  // claim sweeps into ready once due.
   const current = partitionKeys(queue, partitionCount);
   const partitions: PartitionKeys[] = current.map((keys, i) => ({
     old: partitionCount === 1 ? own : legacyKeys(queue, i),

@@ -5,7 +5,13 @@
  */
 import { UnsupportedLayoutError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
-import { configKey, legacyKeys, type LegacyQueueKeys, type QueueKeys } from '../redis/keys.js';
+import {
+  configKey,
+  legacyKeys,
+  legacyWheelBucketKey,
+  type LegacyQueueKeys,
+  type QueueKeys,
+} from '../redis/keys.js';
 import { ScriptMigrating } from '../redis/script-errors.js';
 import { runScript, script, type Reply } from '../redis/scripts.js';
 import { asArray, num, optionalStr, str } from '../operations/reply.js';
@@ -207,6 +213,10 @@ export type Sealed =
 export async function sealPartition(client: RedisClient, keys: PartitionKeys): Promise<Sealed> {
   const o = keys.old;
   const c = keys.current;
+  // A layout-1 wheel queue's bucket lists, by the index that names them.
+  const buckets = (await client.zrange(o.wheel, 0, -1)).map((start) =>
+    legacyWheelBucketKey(o, Number(start)),
+  );
   const reply = asArray(
     await runScript(
       client,
@@ -227,6 +237,11 @@ export async function sealPartition(client: RedisClient, keys: PartitionKeys): P
         c.events,
         c.waiting,
         c.wake,
+        o.limiter,
+        o.ready,
+        o.wheel,
+        o.wheelCount,
+        ...buckets,
       ],
       [],
     ),

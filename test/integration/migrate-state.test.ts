@@ -10,7 +10,7 @@ import type { PayloadWriter } from '../../src/migrate/payloads.js';
 import { payloadConverter, templateConverter } from '../../src/migrate/payloads.js';
 import { migrateQueue, type MigrateOptions } from '../../src/migrate/migrate.js';
 import { decodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
-import { configKey, legacyKeys, partitionKeys } from '../../src/redis/keys.js';
+import { configKey, legacyKeys, legacyWheelBucketKey, partitionKeys } from '../../src/redis/keys.js';
 import { Layout1Queue, plainJsonEnvelopes, seedEveryState } from '../fixtures/layout1/index.js';
 import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
 
@@ -267,5 +267,37 @@ describe('delayq migrate, key by key', () => {
     expect(report.jobs.waiting).toBe(1);
     const record = await c.hgetBuffer(partitionKeys(name, 1)[0]!.records, 'a');
     expect(decodeRecord(record!).header.maxAttempts).toBe(7);
+  });
+});
+
+describe('delayq migrate, a wheel queue', () => {
+  it('its waiting jobs (in ready and in buckets) go to s at their due times; the wheel lists go', async () => {
+    const name = uniqueQueue('mig');
+    const c = client();
+    const old = new Layout1Queue(c, name, 1, 1_000);
+    await old.record();
+    await old.add('now', { n: 1 });
+    await old.add('soon', { n: 2 }, { delayMs: 5_000 });
+    await old.add('later', { n: 3 }, { delayMs: 3_600_000 });
+    const k = legacyKeys(name);
+    expect(await c.lrange(k.ready, 0, -1)).toEqual(['now']);
+    const starts = await c.zrange(k.wheel, 0, -1);
+    expect(starts).toHaveLength(2);
+    const dues = Object.fromEntries(
+      await Promise.all(
+        ['now', 'soon', 'later'].map(async (id) => [
+          id,
+          (JSON.parse((await c.hget(k.meta, id))!) as { r: number }).r,
+        ]),
+      ),
+    ) as Record<string, number>;
+
+    const report = await migrateQueue(c, name, options());
+    expect(report).toMatchObject({ status: 'migrated', jobs: { waiting: 3 } });
+    const q = partitionKeys(name, 1)[0]!;
+    expect(await zset(c, q.waiting)).toEqual(dues);
+    const buckets = starts.map((start) => legacyWheelBucketKey(k, Number(start)));
+    expect(await c.exists(k.ready, k.wheel, k.wheelCount, k.jobs, k.meta, ...buckets)).toBe(0);
+    expect(await c.hgetall(configKey(name))).toMatchObject({ format: '2', layout: 'wheel:1000' });
   });
 });

@@ -6,7 +6,7 @@
  * entries. Every set is drained as it goes, so the sets themselves are the cursor: a migration that
  * stops anywhere resumes (`--resume`) where it was, and no job is converted twice.
  */
-import { DelayqError } from '../errors.js';
+import { DelayqError, UnknownQueueError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { configKey, legacyKeys, partitionKeys } from '../redis/keys.js';
 import { convertJob, type Conversion, type PayloadConverter, type Target } from './convert.js';
@@ -109,8 +109,15 @@ export async function migrateQueue(
       schedules: { converted: 0, problems: [] },
     };
   }
-  const partitionCount = Number(record.partitions ?? (await client.get(own.partitions)) ?? 1);
-  const layout = record.layout ?? (await client.get(own.layout)) ?? 'zset';
+  const legacyPartitions = await client.get(own.partitions);
+  const legacyLayout = await client.get(own.layout);
+  if (record.format === undefined && legacyPartitions === null && legacyLayout === null) {
+    // No record and none of 0.1's records: a queue 0.1 used has jobs in its own tag then.
+    const used = (await client.exists(own.jobs, own.schedule, own.dead, own.done, own.completed)) > 0;
+    if (!used) throw new UnknownQueueError(queue);
+  }
+  const partitionCount = Number(record.partitions ?? legacyPartitions ?? 1);
+  const layout = record.layout ?? legacyLayout ?? 'zset';
   // A wheel queue's waiting jobs are in no ZSET of layout 1 (its buckets and ready list hold bare
   // ids): the 'jobs' phase finds them, and they go to `s` at their due time, which a layout-2 wheel
   // claim sweeps into ready once due.

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { UnknownQueueError } from '../../src/errors.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PayloadWriter } from '../../src/migrate/payloads.js';
 import { payloadConverter, templateConverter } from '../../src/migrate/payloads.js';
@@ -267,6 +268,15 @@ describe('delayq migrate, key by key', () => {
     expect(report.jobs.waiting).toBe(1);
     const record = await c.hgetBuffer(partitionKeys(name, 1)[0]!.records, 'a');
     expect(decodeRecord(record!).header.maxAttempts).toBe(7);
+  });
+});
+
+describe('delayq migrate, nothing to convert', () => {
+  it('a queue no client ever used is unknown, and nothing is recorded for it', async () => {
+    const c = client();
+    const name = uniqueQueue('mig');
+    await expect(migrateQueue(c, name, options())).rejects.toBeInstanceOf(UnknownQueueError);
+    expect(await c.keys(`dq:{${name}}*`)).toEqual([]);
   });
 });
 

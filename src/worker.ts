@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
-import { resolveCodec } from './codec/envelope.js';
+import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import type { Job } from './job.js';
 import type { ClaimedJob } from './operations/claim.js';

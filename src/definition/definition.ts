@@ -4,7 +4,7 @@
  * options. QueueContext (./context.ts) checks it against the record in Redis.
  */
 import type { Codec } from '../codec/codec.js';
-import { resolveCodec, type CodecOption } from '../codec/envelope.js';
+import { resolveCodec, type CodecOption } from '../codec/payload.js';
 import { ValidationError } from '../errors.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 import type { StrategyOption } from '../redis/capabilities.js';

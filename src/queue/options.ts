@@ -1,6 +1,6 @@
 /** The options of a Queue, and the producer settings resolved from them once. */
 import type { BackoffSpec, ResolvedBackoff } from '../backoff.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES, type CodecOption } from '../codec/envelope.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, type CodecOption } from '../codec/payload.js';
 import { ValidationError } from '../errors.js';
 import type { EventsOption } from '../events.js';
 import { resolveAddOptions } from '../job-options.js';

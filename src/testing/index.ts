@@ -4,13 +4,13 @@
  * payload) to run a handler against a job with no Redis and no worker at all.
  */
 import type { Codec } from '../codec/codec.js';
-import type { CodecOption } from '../codec/envelope.js';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
-  decodeEnvelope,
-  encodeEnvelope,
+  decodeJobPayload,
+  encodeJobPayload,
   resolveCodec,
-} from '../codec/envelope.js';
+  type CodecOption,
+} from '../codec/payload.js';
 import { ValidationError } from '../errors.js';
 import { Job } from '../job.js';
 import type { Queue } from '../queue.js';
@@ -134,8 +134,8 @@ export async function runHandler<T, R>(
   let value: unknown = payload;
   if (opts.codec !== false) {
     const codec = resolveCodec(opts.codec);
-    const bytes = encodeEnvelope(codec, { id, version: 1, payload }, DEFAULT_MAX_PAYLOAD_BYTES);
-    value = decodeEnvelope(codec, bytes, id).payload;
+    const bytes = encodeJobPayload(codec, id, payload, DEFAULT_MAX_PAYLOAD_BYTES);
+    value = decodeJobPayload(codec, bytes, id);
   }
   if (opts.schema) value = await validatePayload(opts.schema, value);
   const now = new Date();

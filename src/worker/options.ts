@@ -10,7 +10,7 @@ import {
   type BackoffFunction,
   type ResolvedBackoff,
 } from '../backoff.js';
-import type { CodecOption } from '../codec/envelope.js';
+import type { CodecOption } from '../codec/payload.js';
 import { parseDuration, parseMs, type Duration } from '../duration.js';
 import { suggestOption } from '../option-names.js';
 import { ValidationError } from '../errors.js';

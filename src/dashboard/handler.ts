@@ -255,11 +255,10 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
-    const { now, nextDue: next, ...counts } = await inspector.counts();
-    const [due, strategy, paused, series] = await Promise.all([
+    const { now, nextDue: next, paused, ...counts } = await inspector.counts();
+    const [due, strategy, series] = await Promise.all([
       inspector.dueHistogram(now),
       inspector.strategy(),
-      inspector.isPaused(),
       inspector.activity(now, 300),
     ]);
     const activity = {

@@ -101,7 +101,7 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
 }
 
 function runAtOf(raw: RawJob, header: RecordHeader | undefined): number {
-  if (raw.state === 'scheduled') return raw.score >= 0 ? raw.score : (header?.runDue ?? 0);
+  if (raw.state === 'scheduled') return raw.score;
   if (raw.state === 'active' || raw.state === 'dead') return header?.runDue || raw.score;
   return raw.score;
 }

@@ -10,6 +10,7 @@ import { dueSlices } from '../../src/operations/due.js';
 import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
 import { ZSET_LAYOUT, type Layout } from '../../src/operations/wheel.js';
 import { ServerClock } from '../../src/clock.js';
+import { Queue } from '../../src/queue.js';
 import { toInfo } from '../../src/queue/info.js';
 import {
   CANCELLED_RECORD,
@@ -255,6 +256,50 @@ describe('the wheel strategy', () => {
     ]);
     const second = await listJobs(client, keys, 'scheduled', { offset: 1, limit: 10 }, layout);
     expect(second.map((j) => j.id)).toEqual(['later']);
+  });
+});
+
+describe('through a Queue', () => {
+  it('reads back what add, cancel and reschedule wrote: states, priorities, order and counts', async () => {
+    const queue = new Queue<{ n: number }>(uniqueQueue('reads'), { connection: redis.url() });
+    try {
+      await queue.add({ n: 1 }, { id: 'plain', delay: '1h' });
+      await queue.add({ n: 2 }, { id: 'urgent', delay: '2h', priority: -7 });
+      await queue.add({ n: 3 }, { id: 'due-low', priority: 9 });
+      await queue.add({ n: 4 }, { id: 'gone', delay: '3h' });
+      expect(await queue.cancel('gone')).toBe(true);
+
+      expect(await queue.get('urgent')).toMatchObject({
+        state: 'scheduled',
+        priority: -7,
+        payload: { n: 2 },
+        attempts: 0,
+        maxAttempts: 3,
+      });
+      expect(await queue.get('gone')).toMatchObject({ state: 'cancelled', payload: undefined });
+      expect((await queue.list('scheduled')).map((j) => [j.id, j.priority])).toEqual([
+        ['due-low', 9],
+        ['plain', 0],
+        ['urgent', -7],
+      ]);
+      expect((await queue.list('cancelled')).map((j) => j.id)).toEqual(['gone']);
+      expect(await queue.counts()).toEqual({
+        scheduled: 3,
+        due: 1,
+        active: 0,
+        dead: 0,
+        completed: 0,
+        cancelled: 1,
+      });
+      const before = (await queue.get('urgent'))!.runAt.getTime();
+      expect(await queue.reschedule('urgent', { delay: '30m' })).toBe(true);
+      const after = await queue.get('urgent');
+      expect(after).toMatchObject({ state: 'scheduled', priority: -7 });
+      expect(after!.runAt.getTime()).toBeLessThan(before);
+      expect((await queue.list('scheduled')).map((j) => j.id)).toEqual(['due-low', 'urgent', 'plain']);
+    } finally {
+      await queue.close();
+    }
   });
 });
 

@@ -395,7 +395,9 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 function summary(info: JobInfo<unknown>): Record<string, unknown> {
   // A completed job shows its kept result where others show their payload.
   const shown = info.state === 'completed' ? info.result : info.payload;
-  let preview = info.decodeError ?? JSON.stringify(toPlain(shown)) ?? '';
+  const final = info.state === 'completed' || info.state === 'cancelled';
+  let preview =
+    info.decodeError ?? (final && !('result' in info) ? '' : (JSON.stringify(toPlain(shown)) ?? ''));
   if (preview.length > 120) preview = `${preview.slice(0, 117)}…`;
   return {
     id: info.id,

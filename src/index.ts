@@ -9,7 +9,7 @@ export type { AddOptions } from './job-options.js';
 export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';
 export type { Duration } from './duration.js';
 export type { Codec, Envelope } from './codec/codec.js';
-export type { CodecOption } from './codec/envelope.js';
+export type { CodecOption } from './codec/payload.js';
 export { jsonCodec } from './codec/json.js';
 export { msgpackCodec } from './codec/msgpack.js';
 export { protobufCodec } from './codec/protobuf.js';

@@ -8,17 +8,20 @@ import { describe, parseDuration, parseMs, type Duration } from './duration.js';
 import { suggestOption } from './option-names.js';
 import { ValidationError } from './errors.js';
 import type { When } from './operations/add.js';
+import { MAX_PRIORITY, MIN_PRIORITY } from './record/header.js';
 
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const ID_LENGTH = 22;
+const ID_LENGTH = 14;
 const pool = Buffer.alloc(8192);
 let poolAt = pool.length;
 
 /**
- * A generated job id: 22 letters and digits, 131 random bits (a UUID has 122) in 22 characters
- * instead of 36. The id is stored three times per job (jobs and meta field, schedule member) and
- * once more in the envelope, so this saves about 80 bytes of Redis memory per job
- * (docs/benchmarks.md, W5). Letters and digits only, so an id never reads as a CLI option.
+ * A generated job id: 14 letters and digits, 83 random bits. Redis keeps a string of up to 14
+ * bytes in a 16-byte allocation, and the id is stored twice per waiting job (record field, waiting
+ * member): 32 B per job less than 22 characters (docs/design/HOT-PATH.md §3.3). A collision with a
+ * live job is not trusted to chance: the add sends a generated id with mode `new`, the script
+ * answers `taken` and the id is drawn again. Letters and digits only, so an id never reads as a
+ * CLI option.
  */
 export function newJobId(): string {
   let id = '';
@@ -41,7 +44,7 @@ export interface AddOptions {
   delay?: Duration;
   /** Run at this time: a Date or epoch ms. Give delay or runAt, not both. */
   runAt?: Date | number;
-  /** Your id for the job (default: 22 random letters and digits); adding an id that exists writes nothing and returns created: false. */
+  /** Your id for the job (default: 14 random letters and digits); adding an id that exists writes nothing and returns created: false. */
   id?: string;
   /** Attempts before the job goes to the dead set (>= 1). */
   attempts?: number;
@@ -60,6 +63,11 @@ export interface AddOptions {
    * nothing to a running, dead or completed one (the result gives its state).
    */
   onExists?: OnExists;
+  /**
+   * Among due jobs, lower runs first: a whole number from -1024 to 1023, default 0. Strict, so a
+   * steady stream of urgent jobs can keep others waiting. Not available with the wheel strategy.
+   */
+  priority?: number;
 }
 
 /** What add does when the id exists: keep it, or replace a waiting job. */
@@ -74,12 +82,30 @@ export interface ResolvedAddOptions {
   timeoutMs?: number;
   durability?: { replicas: number; timeoutMs: number };
   onExists: OnExists;
+  /** -1024..1023; 0 the default class. */
+  priority: number;
+  /** The id was generated here (not the caller's): a collision is retried with a new one. */
+  generated: boolean;
 }
 
 const MAX_ID_LENGTH = 512;
+// The record stores max attempts as a uint16 (src/record/).
+const MAX_ATTEMPTS = 65_535;
+// ... and an attempt's timeout as a uint32 of ms.
+const MAX_TIMEOUT_MS = 0xffff_ffff;
 /** How long an add with `durability` waits for replicas unless told. */
 export const DEFAULT_DURABILITY_TIMEOUT_MS = 1_000;
-const KNOWN = new Set(['delay', 'runAt', 'id', 'attempts', 'backoff', 'timeoutMs', 'durability', 'onExists']);
+const KNOWN = new Set([
+  'delay',
+  'runAt',
+  'id',
+  'attempts',
+  'backoff',
+  'timeoutMs',
+  'durability',
+  'onExists',
+  'priority',
+]);
 
 /** Validate `opts` (from `add`), filling defaults; throws ValidationError naming the wrong option. */
 export function resolveAddOptions(
@@ -129,19 +155,41 @@ export function resolveAddOptions(
     id = o.id;
   }
   const attempts = o.attempts ?? defaults.attempts;
-  if (!Number.isInteger(attempts) || attempts < 1) {
-    throw new ValidationError(`attempts must be a whole number >= 1, got ${describe(attempts)}`, 'attempts');
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS) {
+    throw new ValidationError(
+      `attempts must be a whole number from 1 to ${MAX_ATTEMPTS}, got ${describe(attempts)}`,
+      'attempts',
+    );
+  }
+  const priority = o.priority ?? 0;
+  if (!Number.isInteger(priority) || priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
+    throw new ValidationError(
+      `priority must be a whole number from ${MIN_PRIORITY} (runs first) to ${MAX_PRIORITY}, got ${describe(priority)}`,
+      'priority',
+    );
   }
   const backoff = o.backoff === undefined ? defaults.backoff : validateBackoffSpec(o.backoff, 'backoff');
   const onExists = o.onExists ?? 'keep';
   if (onExists !== 'keep' && onExists !== 'replace') {
     throw new ValidationError(`onExists must be 'keep' or 'replace', got ${describe(onExists)}`, 'onExists');
   }
-  const resolved: ResolvedAddOptions = { id, when, attempts, onExists };
+  const resolved: ResolvedAddOptions = {
+    id,
+    when,
+    attempts,
+    onExists,
+    priority,
+    generated: o.id === undefined,
+  };
   if (backoff !== undefined) resolved.backoff = backoff;
   if (o.timeoutMs !== undefined) {
     const timeoutMs = parseMs(o.timeoutMs, 'timeoutMs');
-    if (timeoutMs < 1) throw new ValidationError('timeoutMs must be at least 1 ms', 'timeoutMs');
+    if (timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+      throw new ValidationError(
+        `timeoutMs must be from 1 ms to ${MAX_TIMEOUT_MS} ms (about 49 days), got ${timeoutMs}`,
+        'timeoutMs',
+      );
+    }
     resolved.timeoutMs = timeoutMs;
   }
   if (o.durability !== undefined) resolved.durability = resolveDurability(o.durability);

@@ -17,8 +17,8 @@ function isCodec(value: unknown): value is Codec {
     typeof value === 'object' &&
     value !== null &&
     typeof (value as Codec).name === 'string' &&
-    typeof (value as Codec).encode === 'function' &&
-    typeof (value as Codec).decode === 'function'
+    typeof (value as Codec).encodePayload === 'function' &&
+    typeof (value as Codec).decodePayload === 'function'
   );
 }
 

@@ -1,6 +1,8 @@
 /**
- * The default codec: the job envelope as UTF-8 JSON, with the payload values JSON cannot carry written
- * as tagged objects so that they come back as the same types.
+ * The default codec: the job payload as UTF-8 JSON, with the values JSON cannot carry written as tagged
+ * objects so that they come back as the same types. A layout-2 record stores the payload's <value>
+ * (below) alone, after its header; layout 1 stored the envelope below, which jsonEnvelopeCodec
+ * still reads for `delayq migrate`.
  *
  * WIRE FORMAT (envelope format 1). Other implementations must read and write exactly this.
  *
@@ -53,7 +55,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { DecodeError, EncodeError } from '../errors.js';
-import type { Codec, Envelope } from './codec.js';
+import type { Codec, Envelope, EnvelopeCodec } from './codec.js';
 import { wireWalker } from './walk.js';
 import {
   at,
@@ -497,8 +499,58 @@ export function unsafeIntegerLiteral(text: string): string | undefined {
   return undefined;
 }
 
+/** The payload as tagged JSON (a <value> of the wire format above), UTF-8. */
+function encodePayload(payload: unknown): Buffer {
+  const tagged = toTagged(payload);
+  let text: string;
+  try {
+    text = JSON.stringify(tagged);
+  } catch (e) {
+    throw new EncodeError(
+      `cannot encode job: ${errorMessage(e)}; store large data elsewhere and enqueue a reference`,
+      { cause: e },
+    );
+  }
+  return Buffer.from(text, 'utf8');
+}
+
+/** The payload of tagged JSON bytes (a <value>), with the same checks as an envelope's payload. */
+function decodePayload(bytes: Buffer): unknown {
+  if (!((bytes as unknown) instanceof Uint8Array)) {
+    throw new DecodeError(`cannot decode job: expected a Buffer, got ${describe(bytes)}`);
+  }
+  if (!isUtf8(bytes)) {
+    throw new DecodeError(
+      'cannot decode job: the stored payload is not valid UTF-8, so it was not written by the json codec (is the producer configured with another codec?)',
+    );
+  }
+  const text = bytes.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new DecodeError(`cannot decode job: the stored payload is not valid JSON (${errorMessage(e)})`, {
+      cause: e,
+    });
+  }
+  const unsafe = SIXTEEN_DIGITS.test(text) ? unsafeIntegerLiteral(text) : undefined;
+  if (unsafe !== undefined) {
+    throw new DecodeError(
+      `cannot decode job: it holds the integer literal ${unsafe}, beyond ±(2^53 - 1), which a JavaScript number would silently round; write such integers as {"~t":"BigInt","v":"${unsafe}"}`,
+    );
+  }
+  return fromTagged(parsed);
+}
+
 /** The default codec: UTF-8 JSON with tagged special values, as specified at the top of this file. */
 export const jsonCodec: Codec = Object.freeze({
+  name: 'json',
+  encodePayload,
+  decodePayload,
+});
+
+/** Layout 1's json envelope (the whole wire format above), for `delayq migrate`. */
+export const jsonEnvelopeCodec: EnvelopeCodec = Object.freeze({
   name: 'json',
   encode: encodeEnvelope,
   decode: decodeEnvelope,

@@ -94,6 +94,14 @@ export class Scanner {
     }
   }
 
+  /** A payload stored alone (layout 2): one value, at the depth an envelope's payload has. */
+  payload(): void {
+    this.value(0, false);
+    if (this.pos !== this.b.length) {
+      throw this.problem(`is followed by ${this.b.length - this.pos} more bytes`);
+    }
+  }
+
   value(depth: number, first: boolean): Kind {
     const start = this.pos;
     const t = this.u8();

@@ -59,7 +59,7 @@
  * it against msgpackr), so the test vectors, made with msgpackr, are unchanged.
  */
 import { DecodeError, EncodeError } from '../errors.js';
-import type { Codec, Envelope } from './codec.js';
+import type { Codec, Envelope, EnvelopeCodec } from './codec.js';
 import {
   BigIntExt,
   BufferExt,
@@ -142,7 +142,9 @@ function toWire(value: unknown, root: string, id: string): unknown {
         e.refersToDepth === undefined
           ? e.message
           : `refers back to ${formatPath(root, e.segments, e.refersToDepth)}, which contains it (a cycle); ${e.message}`;
-      throw new EncodeError(`cannot encode job ${id}: ${path} ${problem}`, { cause: e.cause });
+      throw new EncodeError(`cannot encode job${id === '' ? '' : ` ${id}`}: ${path} ${problem}`, {
+        cause: e.cause,
+      });
     }
     if (e instanceof RangeError) {
       throw new EncodeError(
@@ -271,9 +273,12 @@ function fromWire(wire: unknown, id: string): unknown {
     return unwire(wire);
   } catch (e) {
     if (e instanceof Problem) {
-      throw new DecodeError(`cannot decode job ${id}: ${formatPath('payload', e.segments)} ${e.message}`, {
-        cause: e.cause,
-      });
+      throw new DecodeError(
+        `cannot decode job${id === '' ? '' : ` ${id}`}: ${formatPath('payload', e.segments)} ${e.message}`,
+        {
+          cause: e.cause,
+        },
+      );
     }
     throw new DecodeError(`cannot decode job ${id}: payload could not be decoded (${errorMessage(e)})`, {
       cause: e,
@@ -317,8 +322,55 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
   );
 }
 
+/** The payload alone as MessagePack, with the same rules as an envelope's payload. */
+function encodePayload(payload: unknown): Buffer {
+  const wire = toWire(payload, 'payload', '');
+  try {
+    return writeMsgpack(wire);
+  } catch (e) {
+    throw new EncodeError(`cannot encode job: the bytes could not be written (${errorMessage(e)})`, {
+      cause: e,
+    });
+  }
+}
+
+/** The payload of MessagePack bytes, checked as an envelope's payload is. */
+function decodePayload(bytes: Buffer): unknown {
+  if (!((bytes as unknown) instanceof Uint8Array)) {
+    throw new DecodeError(`cannot decode job: expected a Buffer, got ${describe(bytes)}`);
+  }
+  const scanner = new Scanner(bytes);
+  try {
+    scanner.payload();
+  } catch (e) {
+    if (e instanceof Problem) {
+      throw new DecodeError(`cannot decode job: ${formatPath('payload', e.segments)} ${e.message}`);
+    }
+    throw new DecodeError(
+      `cannot decode job: the bytes could not be read (${errorMessage(e)}), most likely because they are nested too deeply`,
+      { cause: e },
+    );
+  }
+  let decoded: unknown;
+  try {
+    decoded = readMsgpack(bytes);
+  } catch (e) {
+    throw new DecodeError(`cannot decode job: the bytes could not be read (${errorMessage(e)})`, {
+      cause: e,
+    });
+  }
+  return scanner.walk ? fromWire(decoded, '') : decoded;
+}
+
 /** The msgpack codec, as specified at the top of this file. */
 export const msgpackCodec: Codec = Object.freeze({
+  name: 'msgpack',
+  encodePayload,
+  decodePayload,
+});
+
+/** Layout 1's msgpack envelope, for `delayq migrate`. */
+export const msgpackEnvelopeCodec: EnvelopeCodec = Object.freeze({
   name: 'msgpack',
   encode: encodeEnvelope,
   decode: decodeEnvelope,

@@ -43,7 +43,7 @@ import {
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { FeatureSet_FieldPresence, isWrapperDesc } from '@bufbuild/protobuf/wkt';
 import { DecodeError, EncodeError, ValidationError } from '../errors.js';
-import type { Codec, Envelope } from './codec.js';
+import type { Codec, Envelope, EnvelopeCodec } from './codec.js';
 import {
   Problem,
   at,
@@ -73,6 +73,8 @@ export const PROTOBUF_MAX_DEPTH = 100;
 
 /** A protobuf codec for one payload message type; `schema` is the generated descriptor it was made with. */
 export interface ProtobufCodec<Desc extends DescMessage = DescMessage> extends Codec {
+  /** Layout 1's delayq.v1.Envelope around messages of this schema, for `delayq migrate`. */
+  readonly envelope: EnvelopeCodec;
   readonly name: 'protobuf';
   readonly schema: Desc;
 }
@@ -287,6 +289,48 @@ function checkMapKey(type: ScalarType, key: string): void {
 // ---------------------------------------------------------------------------------------------------------
 // The envelope.
 
+/** The serialized payload message, checked against `schema` first; `job` names it in errors. */
+function encodePayloadWith(schema: DescMessage, payload: unknown, job = ''): Uint8Array {
+  try {
+    checkMessage(schema, payload, 1);
+  } catch (e) {
+    if (e instanceof Problem) {
+      throw new EncodeError(`cannot encode job${job}: ${formatPath('payload', e.segments)} ${e.message}`, {
+        cause: e.cause,
+      });
+    }
+    throw new EncodeError(
+      `cannot encode job${job}: payload could not be checked (${errorMessage(e)}), most likely because it is nested too deeply`,
+      { cause: e },
+    );
+  }
+  try {
+    return toBinary(schema, payload as MessageShape<DescMessage>);
+  } catch (e) {
+    throw new EncodeError(
+      `cannot encode job${job}: protobuf-es could not write the payload (${errorMessage(e)})`,
+      {
+        cause: e,
+      },
+    );
+  }
+}
+
+/** The payload message of `bytes`, a copy (bytes fields are the job's own, not views of the record). */
+function decodePayloadWith(schema: DescMessage, bytes: Uint8Array, job = ''): unknown {
+  if (!((bytes as unknown) instanceof Uint8Array)) {
+    throw new DecodeError(`cannot decode job: expected a Buffer, got ${describe(bytes)}`);
+  }
+  try {
+    return fromBinary(schema, new Uint8Array(bytes));
+  } catch (e) {
+    throw new DecodeError(
+      `cannot decode job${job}: payload is not a valid ${schema.typeName} message (${errorMessage(e)}); was it written with another schema?`,
+      { cause: e },
+    );
+  }
+}
+
 function encodeWith(schema: DescMessage, envelope: Envelope): Buffer {
   checkEnvelopeFields(envelope, 'protobuf');
   const { v, id, version, createdAt, traceparent, payload } = envelope;
@@ -306,30 +350,7 @@ function encodeWith(schema: DescMessage, envelope: Envelope): Buffer {
       );
     }
   }
-  try {
-    checkMessage(schema, payload, 1);
-  } catch (e) {
-    if (e instanceof Problem) {
-      throw new EncodeError(`cannot encode job ${id}: ${formatPath('payload', e.segments)} ${e.message}`, {
-        cause: e.cause,
-      });
-    }
-    throw new EncodeError(
-      `cannot encode job ${id}: payload could not be checked (${errorMessage(e)}), most likely because it is nested too deeply`,
-      { cause: e },
-    );
-  }
-  let body: Uint8Array;
-  try {
-    body = toBinary(schema, payload as MessageShape<DescMessage>);
-  } catch (e) {
-    throw new EncodeError(
-      `cannot encode job ${id}: protobuf-es could not write the payload (${errorMessage(e)})`,
-      {
-        cause: e,
-      },
-    );
-  }
+  const body = encodePayloadWith(schema, payload, ` ${id}`);
   const writer = new BinaryWriter();
   writer.tag(F.v, WireType.Varint).uint32(v);
   if (id !== '') writer.tag(F.id, WireType.LengthDelimited).string(id);
@@ -437,17 +458,9 @@ function decodeWith<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): 
       cause: e,
     });
   }
-  return validateEnvelope(fields, (payload, id) => {
-    try {
-      // A copy, so that bytes fields are Uint8Arrays of the job's own rather than views of the stored envelope.
-      return fromBinary(schema, new Uint8Array(payload as Uint8Array));
-    } catch (e) {
-      throw new DecodeError(
-        `cannot decode job ${id}: payload is not a valid ${schema.typeName} message (${errorMessage(e)}); was it written with another schema?`,
-        { cause: e },
-      );
-    }
-  });
+  return validateEnvelope(fields, (payload, id) =>
+    decodePayloadWith(schema, payload as Uint8Array, ` ${id}`),
+  );
 }
 
 /**
@@ -469,7 +482,15 @@ export function protobufCodec<Desc extends DescMessage>(schema: Desc): ProtobufC
   return Object.freeze({
     name: 'protobuf',
     schema,
-    encode: (envelope: Envelope) => encodeWith(schema, envelope),
-    decode: (bytes: Buffer) => decodeWith(schema, bytes),
+    encodePayload: (payload: unknown) => {
+      const body = encodePayloadWith(schema, payload);
+      return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    },
+    decodePayload: (bytes: Buffer) => decodePayloadWith(schema, bytes),
+    envelope: Object.freeze({
+      name: 'protobuf',
+      encode: (envelope: Envelope) => encodeWith(schema, envelope),
+      decode: (bytes: Buffer) => decodeWith(schema, bytes),
+    }),
   });
 }

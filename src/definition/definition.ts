@@ -4,7 +4,7 @@
  * options. QueueContext (./context.ts) checks it against the record in Redis.
  */
 import type { Codec } from '../codec/codec.js';
-import { resolveCodec, type CodecOption } from '../codec/envelope.js';
+import { resolveCodec, type CodecOption } from '../codec/payload.js';
 import { ValidationError } from '../errors.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 import type { StrategyOption } from '../redis/capabilities.js';
@@ -79,5 +79,5 @@ export function defineQueue(name: string, options: DefinitionOptions = {}): Queu
 /** The events cap as a person would write the option. */
 export function describeEvents(cap: number): string {
   if (cap === 0) return 'false';
-  return cap > 0 ? `{ maxLen: ${cap} }` : `{ maxLen: ${-cap}, only: 'failures' }`;
+  return cap > 0 ? `{ maxLen: ${cap}, only: 'all' }` : `{ maxLen: ${-cap} }`;
 }

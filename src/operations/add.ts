@@ -5,41 +5,51 @@ import { MAX_RUN_AT } from '../due-bounds.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
-import type { JobMeta } from './meta.js';
-import { asArray, num } from './reply.js';
+import { asArray, num, str } from './reply.js';
 import { guessAt, guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /**
  * When a job is due: `delay` ms after the add() call (the server's now at the script, less the
- * time from the call to the send: see remainingDelay), or at an absolute epoch ms.
+ * time from the call to the send, which add.lua is told as `elapsed`), or at an absolute epoch ms.
  */
 export type When = { delay: number } | { at: number };
+
+/**
+ * What an add does with an id that exists: `keep` it (nothing written; the default), `replace` it
+ * when it is waiting (issue 15), or `new`: the id was generated, so an existing one is a collision
+ * answered `taken` (nothing written), and the caller adds the job again under a new id.
+ */
+export type AddMode = 'keep' | 'replace' | 'new';
 
 /** One job ready to be written. */
 export interface AddInput {
   id: string;
   when: When;
-  envelope: Buffer;
-  meta: Pick<JobMeta, 'm' | 'b' | 'o'>;
-  /** Replace a waiting job of this id (add.lua mode 'r') instead of keeping it. */
-  replace?: boolean;
+  /** The record: header and payload bytes (src/record/). */
+  record: Buffer;
+  /** The header's priority, repeated as the job's class (0: the default class). */
+  priority: number;
+  mode: AddMode;
 }
 
-/** The state of an existing job a replace left alone. */
-export type ExistingState = 'active' | 'dead' | 'completed';
+/** The state of an existing job an add left alone. */
+export type ExistingState = 'active' | 'dead' | 'completed' | 'cancelled';
 
 /**
- * Per job: whether it was written, and its due time (the existing job's when it was not); for an
- * id whose job completed recently (so nothing was written), when it completed.
+ * Per job: whether it was written, and its due time (the existing job's when it was not, -1 when
+ * unknown); for an id whose job ended, when it ended.
  */
 export interface AddOutput {
   created: boolean;
   runAt: number;
+  /** The job of this id completed at this time (nothing was written). */
   completedAt?: number;
   /** Replace mode: the waiting job was replaced (runAt is its new due time). */
   replaced?: boolean;
-  /** Replace mode: the job exists but was not waiting, so nothing was written. */
+  /** The job exists but is not waiting, so nothing was written; runAt is when it got there. */
   state?: ExistingState;
+  /** Mode `new`: the generated id is taken by another job; nothing was written. */
+  taken?: boolean;
 }
 
 /**
@@ -55,15 +65,12 @@ export async function add(
   layout: Layout,
   calledAt: number = performance.now(),
 ): Promise<AddOutput[]> {
-  // Not runWheelAware: the replace keys come after the wheel's tail.
   const reply = await withBuckets(layout, guessBuckets(jobs, layout, calledAt), (starts) => {
     const tail = wheelTail(keys, layout, starts);
-    return runScript(
-      client,
-      script('add'),
-      [...addKeys(keys), ...tail.keys, ...replaceKeys(keys, jobs)],
-      () => [...addArgs(jobs, eventsCap, calledAt), ...tail.args],
-    );
+    return runScript(client, script('add'), [...addKeys(keys), ...tail.keys], () => [
+      ...addArgs(jobs, eventsCap, calledAt),
+      ...tail.args,
+    ]);
   });
   return parseAddReply(reply, jobs, layout);
 }
@@ -88,7 +95,7 @@ export async function addReplicated(
     return runScriptAndWait(
       client,
       script('add'),
-      [...addKeys(keys), ...tail.keys, ...replaceKeys(keys, jobs)],
+      [...addKeys(keys), ...tail.keys],
       () => [...addArgs(jobs, eventsCap, calledAt), ...tail.args],
       wait,
     );
@@ -128,63 +135,89 @@ function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: numbe
   return [...starts];
 }
 
+/** add.lua's KEYS before the wheel's tail (docs/design/HOT-PATH.md §4.11, then `a`). */
 function addKeys(keys: QueueKeys): string[] {
-  return [keys.schedule, keys.jobs, keys.meta, keys.wake, keys.events, keys.done];
+  return [
+    keys.waiting,
+    keys.prioWaiting,
+    keys.prioReady,
+    keys.groupJobs,
+    keys.groupsWaiting,
+    keys.groupsReady,
+    keys.groupCounts,
+    keys.records,
+    keys.completed,
+    keys.cancelled,
+    keys.dead,
+    keys.wake,
+    keys.counters,
+    keys.events,
+    keys.leases,
+  ];
 }
 
-/** add.lua takes these after the others only when a job may be replaced: to tell its state. */
-function replaceKeys(keys: QueueKeys, jobs: readonly AddInput[]): string[] {
-  return jobs.some((job) => job.replace) ? [keys.active, keys.dead, keys.completed] : [];
-}
+// Groups are not built yet (issue 16): no job has one, so the script never reads this.
+const NO_GROUP_CONCURRENCY = 0;
+const MODE_LETTER: Record<AddMode, string> = { keep: 'k', replace: 'r', new: 'n' };
 
-/** ARGV for add.lua, built just before the command is written (so the delays left are current). */
+/**
+ * ARGV for add.lua, built just before the command is written: `elapsed` is the time from the
+ * add() call to now, and the script counts each delay from its own TIME less that.
+ */
 function addArgs(
   jobs: readonly AddInput[],
   eventsCap: number,
   calledAt: number,
 ): Array<string | number | Buffer> {
-  const args: Array<string | number | Buffer> = [jobs.length];
-  // One reading for the batch: the command is written right after this returns.
-  const elapsed = wholeMsSince(calledAt);
+  const args: Array<string | number | Buffer> = [
+    jobs.length,
+    wholeMsSince(calledAt),
+    eventsCap,
+    NO_GROUP_CONCURRENCY,
+  ];
   for (const job of jobs) {
-    const [kind, value] =
-      'delay' in job.when ? ['d', delayLeft(job.when.delay, elapsed)] : ['a', job.when.at];
+    const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
     args.push(
       job.id,
-      job.replace ? `${kind}r` : kind,
+      kind + MODE_LETTER[job.mode],
       value,
-      job.envelope,
-      JSON.stringify({ a: 0, ...job.meta }),
+      job.record,
+      job.priority === 0 ? '' : `p${job.priority}`,
     );
   }
-  args.push(eventsCap);
   return args;
 }
 
-/** add.lua's codes of a job a replace left alone (the time is its lease deadline, death, completion). */
-const EXISTING: Partial<Record<number, ExistingState>> = { 4: 'active', 5: 'dead', 6: 'completed' };
+/** add.lua's codes of an existing job left alone, and the state each means. */
+const EXISTING: Partial<Record<string, ExistingState>> = {
+  A: 'active',
+  D: 'dead',
+  C: 'completed',
+  X: 'cancelled',
+};
 
 function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): AddOutput[] {
   const reply = asArray(raw, 'add');
   // The wheel layout's reply ends with the server's now: the clock bucket guesses start from.
   if (layout.kind === 'wheel') layout.clock.observe(num(reply, 2 * jobs.length, 'add'));
-  return jobs.map((_, i): AddOutput => {
-    const created = num(reply, 2 * i, 'add');
+  return jobs.map((job, i): AddOutput => {
+    const code = str(reply, 2 * i, 'add');
     const at = num(reply, 2 * i + 1, 'add');
-    // 2: the id belongs to a job that has already run and completed; `at` is when.
-    const flag = jobs[i]!.replace ? { replaced: false } : {};
-    if (created === 2) return { created: false, runAt: at, completedAt: at, ...flag };
-    if (created === 3) return { created: false, replaced: true, runAt: at };
-    const state = EXISTING[created];
+    const flag = job.mode === 'replace' ? { replaced: false } : {};
+    if (code === 'c') return { created: true, runAt: at, ...flag };
+    if (code === 'R') return { created: false, replaced: true, runAt: at };
+    if (code === 'T') return { created: false, taken: true, runAt: at };
+    const state = EXISTING[code];
     if (state !== undefined) {
       return {
         created: false,
-        replaced: false,
         state,
         runAt: at,
+        ...flag,
         ...(state === 'completed' && { completedAt: at }),
       };
     }
-    return { created: created === 1, runAt: at, ...flag };
+    if (code === 'k') return { created: false, runAt: at, ...flag };
+    throw new Error(`add: unknown reply code ${JSON.stringify(code)} for job ${job.id}`);
   });
 }

@@ -1,34 +1,68 @@
-/** The `claim` operation: lease due jobs to a worker (claim-zpopmin.lua, claim-range.lua or claim-wheel.lua). */
+/**
+ * The `claim` operation (claim.lua): ack the jobs a worker finished and lease it due jobs, in one
+ * call. Every strategy runs the same script; `ackOnly` is a claim of none.
+ */
+import { decodeRecord, type RecordHeader } from '../record/index.js';
 import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript, script } from '../redis/scripts.js';
-import { parseMeta, type JobMeta } from './meta.js';
 import { asArray, bytes, num, str } from './reply.js';
-import { wheelTail, type Layout } from './wheel.js';
+import { runWheelAware, type Layout } from './wheel.js';
+
+/** One finished job to ack, by its lease member. */
+export interface AckItem {
+  /** The lease member the claim returned ("<claims>.<claimed at>|<id>"): the fence. */
+  member: string;
+  /** The lease deadline this worker was last told, so a resent ack can be recognised. */
+  knownDeadline: number;
+  /** The record had the E flag: the ack deletes the job's last error. */
+  hadError: boolean;
+  /** The job reported progress: the ack deletes it. */
+  progressed: boolean;
+  /** The handler's result, encoded by the codec, to keep in the completed record (keepResults). */
+  result?: Buffer;
+}
+
+/** Per ack: applied, already applied (a resent ack), or refused because the lease was lost. */
+export type AckOutcome =
+  | { status: 'ok' }
+  | { status: 'already' }
+  /** detail: 'cancelled', 'expired' or 'not held'. */
+  | { status: 'lost'; detail: string };
 
 /** What a claim needs. */
 export interface ClaimInput {
   strategy: Strategy;
+  /** Jobs to lease; 0 acks only. */
   limit: number;
   leaseMs: number;
-  workerId: string;
+  /** This worker's holder number (worker-register), written into each claim block. */
+  holder: number;
   deadMaxCount: number;
   deadMaxAgeMs: number;
   /** Rate limit shared by all workers of the queue; max 0 means none. */
   rate: { max: number; perMs: number };
   eventsCap: number;
-  /** Strategy 'wheel' only: the wheel layout, and the starts of the buckets to promote when due (the last claim's `wheel.head`). */
+  /** The server has ZMSCORE (capabilities probe). */
+  zmscore: boolean;
+  /** Where waiting jobs live; with the wheel, `buckets` are the bucket lists to pass first. */
   layout: Layout;
   buckets?: readonly number[];
+  /** Finished jobs to ack first, in the same call. */
+  acks?: readonly AckItem[];
 }
 
 /** A job leased to this worker. */
 export interface ClaimedJob {
   id: string;
+  /** The lease member: the handle every later call on this job passes. */
+  member: string;
+  /** "<claims>.<claimed at>". */
   token: string;
-  envelope: Buffer;
-  meta: JobMeta;
+  /** The record's header after this claim (attempt, max attempts, backoff, timeout, version, ...). */
+  header: RecordHeader;
+  /** The payload bytes: a view into the reply's record buffer, no copy. */
+  payload: Buffer;
   runAt: number;
   /** Server time of the claim (the lease start). */
   claimedAt: number;
@@ -36,95 +70,126 @@ export interface ClaimedJob {
   deadline: number;
 }
 
-/** The claimed jobs, the server's clock, and when the next job or lease expiry is due (-1: none). */
+/** A taken job whose record could not be read: leased, so the caller buries it (fail, unrecoverable). */
+export interface UnreadableJob {
+  id: string;
+  member: string;
+  error: Error;
+}
+
+/** The acks' outcomes, the claimed jobs, the server's clock, and when to claim again (-1: unknown). */
 export interface ClaimOutput {
   now: number;
   nextAt: number;
+  acks: AckOutcome[];
   jobs: ClaimedJob[];
-  /** True when the queue (this partition) is paused: nothing was taken, and nextAt is -1 (wait for the resume). */
-  paused?: boolean;
-  /**
-   * Strategy 'wheel' only: jobs left in ready; whether due buckets were left for lack of their key
-   * (claim again at once); the starts of the index's first buckets, to pass as `buckets` next time.
-   */
-  wheel?: { readyLeft: number; dueLeft: boolean; head: number[] };
+  /** Records the script leased but this code cannot decode (a newer format written since). */
+  unreadable: UnreadableJob[];
+  /** The queue (this partition) is paused: nothing was taken, and nextAt is -1 (wait for the resume). */
+  paused: boolean;
 }
 
-const FIELDS_PER_JOB = 5;
+const FIELDS_PER_JOB = 4;
 
-/** Claim up to `input.limit` due jobs. */
+/** The KEYS of claim.lua before the wheel's tail (docs/design/HOT-PATH.md §4.11, then pg). */
+export function claimKeys(keys: QueueKeys): string[] {
+  return [
+    keys.waiting,
+    keys.prioWaiting,
+    keys.prioReady,
+    keys.groupJobs,
+    keys.groupsWaiting,
+    keys.groupsReady,
+    keys.groupCounts,
+    keys.records,
+    keys.leases,
+    keys.completed,
+    keys.cancelled,
+    keys.errors,
+    keys.dead,
+    keys.paused,
+    keys.limiter,
+    keys.events,
+    keys.wake,
+    keys.counters,
+    keys.progress,
+  ];
+}
+
+// Groups are not built yet (issue 16): the script is told there are none.
+const NO_GROUPS = [0, 0, 0] as const;
+
+/** Ack `input.acks`, then claim up to `input.limit` due jobs. */
 export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimInput): Promise<ClaimOutput> {
-  const name =
-    input.strategy === 'zpopmin'
-      ? 'claim-zpopmin'
-      : input.strategy === 'range'
-        ? 'claim-range'
-        : 'claim-wheel';
-  let tail: { keys: string[]; args: number[] } = { keys: [], args: [] };
-  if (input.strategy === 'wheel') {
-    if (input.layout.kind !== 'wheel') throw new Error("claim: strategy 'wheel' needs the wheel layout");
-    tail = wheelTail(keys, input.layout, input.buckets ?? []);
+  const acks = input.acks ?? [];
+  const flags = `${input.strategy === 'zpopmin' ? 'z' : ''}${input.zmscore ? 'm' : ''}`;
+  const args: Array<string | number | Buffer> = [
+    input.limit,
+    input.leaseMs,
+    input.holder,
+    ...NO_GROUPS,
+    input.rate.max,
+    input.rate.perMs,
+    input.deadMaxCount,
+    input.deadMaxAgeMs,
+    flags,
+    input.eventsCap,
+    acks.length,
+  ];
+  for (const ack of acks) {
+    const ackFlags = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
+    args.push(ack.member, ack.knownDeadline, ackFlags, ack.result ?? '');
+  }
+  if (input.strategy === 'wheel' && input.layout.kind !== 'wheel') {
+    throw new Error("claim: strategy 'wheel' needs the wheel layout");
   }
   const reply = asArray(
-    await runScript(
-      client,
-      script(name),
-      [
-        keys.schedule,
-        keys.jobs,
-        keys.meta,
-        keys.active,
-        keys.leases,
-        keys.token,
-        keys.dead,
-        keys.errors,
-        keys.limiter,
-        keys.events,
-        keys.paused,
-        keys.progress,
-        ...tail.keys,
-      ],
-      [
-        input.limit,
-        input.leaseMs,
-        input.workerId,
-        input.deadMaxCount,
-        input.deadMaxAgeMs,
-        input.rate.max,
-        input.rate.perMs,
-        input.eventsCap,
-        ...tail.args,
-      ],
-    ),
-    name,
+    await runWheelAware(client, 'claim', keys, input.layout, input.buckets ?? [], {
+      keys: claimKeys(keys),
+      args,
+    }),
+    'claim',
   );
-  const now = num(reply, 0, name);
-  const count = num(reply, 2, name);
+  const now = num(reply, 0, 'claim');
+  const outcomes = acks.map((_, i): AckOutcome => {
+    const status = str(reply, 3 + i, 'claim');
+    if (status === 'OK') return { status: 'ok' };
+    if (status === 'ALREADY') return { status: 'already' };
+    return { status: 'lost', detail: status.replace(/^LOST /, '') };
+  });
+  const countAt = 3 + acks.length;
+  const count = num(reply, countAt, 'claim');
   const jobs: ClaimedJob[] = [];
+  const unreadable: UnreadableJob[] = [];
+  const deadline = now + input.leaseMs;
   for (let i = 0; i < count; i++) {
-    const at = 3 + i * FIELDS_PER_JOB;
-    const id = str(reply, at, name);
-    jobs.push({
-      id,
-      token: str(reply, at + 1, name),
-      envelope: bytes(reply, at + 2, name),
-      meta: parseMeta(str(reply, at + 3, name), id),
-      runAt: num(reply, at + 4, name),
-      claimedAt: now,
-      deadline: now + input.leaseMs,
-    });
+    const at = countAt + 1 + i * FIELDS_PER_JOB;
+    const member = str(reply, at, 'claim');
+    const token = str(reply, at + 1, 'claim');
+    const id = member.slice(token.length + 1);
+    const record = bytes(reply, at + 2, 'claim');
+    try {
+      const { header, payload } = decodeRecord(record);
+      jobs.push({
+        id,
+        member,
+        token,
+        header,
+        payload,
+        runAt: num(reply, at + 3, 'claim'),
+        claimedAt: now,
+        deadline,
+      });
+    } catch (error) {
+      unreadable.push({ id, member, error: error as Error });
+    }
   }
-  // The paused flag is the reply's last element, after any strategy's own fields.
-  const paused = num(reply, reply.length - 1, name) === 1;
-  const out: ClaimOutput = { now, nextAt: num(reply, 1, name), jobs, paused };
-  if (input.strategy === 'wheel') {
-    const at = 3 + count * FIELDS_PER_JOB;
-    const heads = num(reply, at + 2, name);
-    out.wheel = {
-      readyLeft: num(reply, at, name),
-      dueLeft: num(reply, at + 1, name) === 1,
-      head: Array.from({ length: heads }, (_, i) => num(reply, at + 3 + i, name)),
-    };
-  }
-  return out;
+  return {
+    now,
+    nextAt: num(reply, 1, 'claim'),
+    acks: outcomes,
+    jobs,
+    unreadable,
+    paused: num(reply, 2, 'claim') === 1,
+  };
 }

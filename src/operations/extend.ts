@@ -10,20 +10,19 @@ export interface ExtendOutput {
   deadlines: Array<number | null>;
 }
 
-/** Extend the leases of `held` to now + `leaseMs`. */
+/** Extend the leases of `members` (lease members) to now + `leaseMs`; never shortens one. */
 export async function extend(
   client: RedisClient,
   keys: QueueKeys,
   leaseMs: number,
-  held: ReadonlyArray<{ id: string; token: string }>,
+  members: readonly string[],
+  zmscore: boolean,
 ): Promise<ExtendOutput> {
-  const args: Array<string | number> = [leaseMs];
-  for (const job of held) args.push(job.id, job.token);
   const reply = asArray(
-    await runScript(client, script('extend'), [keys.active, keys.leases], args),
+    await runScript(client, script('extend'), [keys.leases], [leaseMs, zmscore ? 'm' : '', ...members]),
     'extend',
   );
-  const deadlines = held.map((_, i) => {
+  const deadlines = members.map((_, i) => {
     const deadline = num(reply, i + 1, 'extend');
     return deadline === 0 ? null : deadline;
   });

@@ -3,12 +3,13 @@
  * add script call per batch of one partition's jobs, all at once, with WAIT where a job asks for
  * durability.
  */
-import { encodeEnvelope } from '../codec/envelope.js';
+import { encodeJobPayload } from '../codec/payload.js';
 import { DurabilityError, ValidationError } from '../errors.js';
-import { resolveAddOptions, type AddOptions, type ResolvedAddOptions } from '../job-options.js';
+import { newJobId, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from '../job-options.js';
 import { add, addReplicated, type AddInput, type AddOutput } from '../operations/add.js';
 import type { Layout } from '../operations/wheel.js';
 import { mapByPartition } from '../partition/index.js';
+import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { validatePayload } from '../schema.js';
 import type { Producer } from './producer.js';
@@ -31,10 +32,10 @@ export interface AddResult {
   /** With `onExists: 'replace'`: whether the waiting job was replaced (runAt is then its new due time). */
   replaced?: boolean;
   /**
-   * With `onExists: 'replace'`, when the job exists but is not waiting (nothing was written):
-   * 'active' (running; runAt is its lease deadline), 'dead' (when it died) or 'completed' (kept).
+   * When the job exists but is not waiting (nothing was written): 'active' (running; runAt is its
+   * lease deadline), 'dead' (when it died), 'completed' or 'cancelled' (kept for a while; when).
    */
-  state?: 'active' | 'dead' | 'completed';
+  state?: 'active' | 'dead' | 'completed' | 'cancelled';
   /** With `durability`: how many replicas acknowledged holding the job (at least the number asked). */
   replicated?: number;
 }
@@ -50,8 +51,11 @@ const ADD_BATCH = 500;
 
 type Written = AddOutput & { replicated?: number; waitError?: Error | null };
 
+// A generated id taken this many times in a row means ids are not random: the add gives up.
+const MAX_ID_DRAWS = 5;
+
 /**
- * Add `jobs` through `producer`; `traceparent` (of the add's span) goes into every envelope.
+ * Add `jobs` through `producer`; `traceparent` (of the add's span) goes into every record.
  * `calledAt` is the performance.now() of the add()/addBulk() call: delays count from it.
  */
 export async function writeJobs<T>(
@@ -81,37 +85,75 @@ export async function writeJobs<T>(
     try {
       const opts = resolveAddOptions(job.opts, producer.jobDefaults);
       durability[i] = opts.durability;
-      const fields = { id: opts.id, version: context.definition.version, payload: job.payload };
-      const envelope = encodeEnvelope(
-        codec,
-        traceparent ? { ...fields, traceparent } : fields,
-        producer.maxPayloadBytes,
-      );
-      const meta = {
-        m: opts.attempts,
-        ...(opts.backoff && { b: opts.backoff }),
-        ...(opts.timeoutMs !== undefined && { o: opts.timeoutMs }),
+      const payload = encodeJobPayload(codec, opts.id, job.payload, producer.maxPayloadBytes);
+      const header: RecordHeader = {
+        ...NEW_JOB_HEADER,
+        maxAttempts: opts.attempts,
+        ...(opts.backoff && { backoff: opts.backoff }),
+        ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
+        priority: opts.priority,
+        version: context.definition.version,
+        ...(traceparent !== undefined && { traceparent }),
       };
-      return { id: opts.id, when: opts.when, envelope, meta, replace: opts.onExists === 'replace' };
+      return {
+        id: opts.id,
+        when: opts.when,
+        record: encodeRecord(header, payload),
+        priority: opts.priority,
+        mode: opts.generated ? 'new' : opts.onExists,
+      };
     } catch (err) {
       return rethrow(err, i, jobs);
     }
   });
-  const { eventsCap, layout } = await context.settle();
-  const outputs = await mapByPartition(
-    inputs.map((input, i) => ({ input, durability: durability[i] })),
-    context.partitions.length,
-    (job) => job.input.id,
-    (p, batch) =>
-      addBatch(
-        producer,
-        context.partitions[p]!,
-        batch.map((job) => job.input),
-        { eventsCap, layout, calledAt },
-        batch.map((job) => job.durability),
+  const { eventsCap, layout, strategy } = await context.settle();
+  const prioritized = inputs.findIndex((input) => input.priority !== 0);
+  if (strategy === 'wheel' && prioritized >= 0) {
+    rethrow(
+      new ValidationError(
+        `priority is not supported with the wheel strategy (its buckets are FIFO lists); use the zpopmin or range strategy for priorities`,
+        'priority',
       ),
-    ADD_BATCH,
-  );
+      prioritized,
+      jobs,
+    );
+  }
+  const items = inputs.map((input, i) => ({ input, durability: durability[i] }));
+  const send = (some: typeof items): Promise<Written[]> =>
+    mapByPartition(
+      some,
+      context.partitions.length,
+      (job) => job.input.id,
+      (p, batch) =>
+        addBatch(
+          producer,
+          context.partitions[p]!,
+          batch.map((job) => job.input),
+          { eventsCap, layout, calledAt },
+          batch.map((job) => job.durability),
+        ),
+      ADD_BATCH,
+    );
+  const outputs = await send(items);
+  // A generated id that is taken (83 random bits: about 10^-9 over a queue's life, §3.3) is drawn
+  // again and that job added again; nothing was written for it.
+  for (let draw = 1; ; draw++) {
+    const taken = outputs.flatMap((out, i) => (out.taken ? [i] : []));
+    if (taken.length === 0) break;
+    if (draw >= MAX_ID_DRAWS) {
+      throw new Error(
+        `add: ${MAX_ID_DRAWS} generated ids in a row were taken for one job; the id generator is not random`,
+      );
+    }
+    const again = taken.map((i) => {
+      const item = items[i]!;
+      item.input = { ...item.input, id: newJobId() };
+      inputs[i] = item.input;
+      return item;
+    });
+    const redone = await send(again);
+    taken.forEach((i, k) => (outputs[i] = redone[k]!));
+  }
   return checkDurability(
     outputs.map((out, i) => ({
       id: inputs[i]!.id,

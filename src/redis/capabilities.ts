@@ -35,6 +35,7 @@ const WHEEL_LISTS = ['rpush', 'lpop', 'lrem', 'lrange', 'llen'];
 const PROBED = [
   ...REQUIRED,
   'zpopmin',
+  'zmscore',
   'zcount',
   'publish',
   'subscribe',
@@ -44,6 +45,14 @@ const PROBED = [
   'blmove',
   'brpoplpush',
 ];
+
+/**
+ * Whether the server has ZMSCORE (Redis >= 6.2): the claim and extend scripts then check a batch
+ * of lease members with one command, else with one ZSCORE each.
+ */
+export function hasZmscore(caps: Capabilities): boolean {
+  return caps.commands.has('zmscore');
+}
 
 /** Ask the server its version and which of the commands delayq uses it has. */
 export async function probeCapabilities(client: RedisClient): Promise<Capabilities> {

@@ -3,7 +3,7 @@
  * Queue methods delegate here), so a schedule's jobs are encoded exactly as the queue's own adds.
  */
 import type { BackoffSpec } from '../backoff.js';
-import { encodeEnvelope } from '../codec/envelope.js';
+import { encodeEnvelope } from '../codec/legacy-envelope.js';
 import type { Producer } from '../queue/producer.js';
 import { validatePayload } from '../schema.js';
 import {

@@ -5,7 +5,7 @@
  */
 import type { Codec, Envelope } from '../codec/codec.js';
 import { ENVELOPE_FORMAT } from '../codec/codec.js';
-import { decodeEnvelope, encodeEnvelope } from '../codec/envelope.js';
+import { decodeEnvelope, encodeEnvelope, envelopeCodecFor } from '../codec/legacy-envelope.js';
 import { EncodeError } from '../errors.js';
 
 /** The job id of schedule `name`'s occurrence due at `due` (epoch ms). */
@@ -25,7 +25,7 @@ function templateId(name: string): string {
 export function encodeTemplate(codec: Codec, name: string, version: number, payload: unknown): Buffer {
   const envelope: Envelope = { v: ENVELOPE_FORMAT, id: templateId(name), version, payload, createdAt: 0 };
   try {
-    return codec.encode(envelope);
+    return envelopeCodecFor(codec).encode(envelope);
   } catch (err) {
     if (err instanceof EncodeError) throw err;
     throw new EncodeError(

@@ -1,192 +1,218 @@
--- add: accept N jobs into the schedule; an id that already exists is left untouched.
+-- add: accept a batch of jobs, each a ready-made record (docs/design/HOT-PATH.md §4.1).
 --
--- KEYS[1] schedule  ZSET id -> due ms
--- KEYS[2] jobs      HASH id -> envelope
--- KEYS[3] meta      HASH id -> bookkeeping (see prelude)
--- KEYS[4] wake      channel
--- KEYS[5] events    STREAM of job events
--- KEYS[6] done      ZSET id -> completed at ms: ids of recently completed jobs (see ack.lua)
--- KEYS[7...]        wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
--- KEYS[after those] replace mode only: active, dead, completed (ZSETs), to tell a waiting job from
---                   a running, dead or kept completed one
--- ARGV[1] N, then 5 per job: id, when-kind, when-value, envelope, meta (JSON: a = 0,
---         m = max attempts, b = backoff or absent, o = timeout ms or absent); when-kind is 'd'
---         (delay ms from now) or 'a' (absolute epoch ms), optionally followed by the mode: 'k'
---         (keep an existing job, the default: 'd' = 'dk') or 'r' (replace a waiting one, issue 15
---         debounce; the call must then pass the replace KEYS); then: events cap (0 = no events);
---         wheel layout only, after it: granularity ms and the start of each bucket list in KEYS
--- Returns: { code_1, time_1, code_2, time_2, ... }; code 1 created (time = due); 0 the id
---          existed and was kept (its due time, -1 if unknown); 2 a job of that id completed
---          recently, the `done` set (when it completed); replace mode only: 3 replaced (new due
---          time), 4 running (lease deadline), 5 dead (when it died), 6 completed and kept (when).
---          Codes 2, 4, 5, 6 wrote nothing. The wheel layout appends now.
---          Wheel layout: error 'DELAYQ_WRONG_BUCKET <start>,...' (nothing written) when a job's
---          new bucket, or the bucket a replaced job waits in, was not passed. Error
---          'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written) when an argument is
---          malformed (includes/args.lua): an id empty, over 1536 bytes or with a control
---          character; a when-kind or mode unknown, or 'r' without the replace KEYS; a when-value
---          not plain digits, or a due time outside [2000-01-01, 9999-12-31]; an empty envelope;
---          meta not {a = 0, m >= 1, b?, o? >= 1}.
--- Cost: per new job O(log n) (zset) or O(1) (wheel); per replace O(log n) (zset), or in the wheel
---          O(length of the job's bucket, or of ready) for the LREM, as cancel and reschedule.
--- Guarantee: all N jobs are checked and written in one atomic step; the due time of a
---          delayed job is counted from the server's clock. An add that ioredis resends after a
---          lost reply finds the job it wrote, or, if that job already ran, its id in `done`: it
---          never writes the job a second time. A replace resent the same way writes the same
---          job again: the same payload and options, the due time counted from the later now.
---          A replace keeps the attempts a waiting job has used and its last error (a retry stays
---          a retry).
+-- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
+-- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not due yet
+-- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
+-- KEYS[4] gq  KEYS[5] gw  KEYS[6] gr  KEYS[7] gc: the group keys (groups are not built yet; passed
+--             so the protocol does not change when they are)
+-- KEYS[8] j   HASH id -> record
+-- KEYS[9] c   ZSET id -> completed at ms (the id's completed record is in j)
+-- KEYS[10] x  ZSET id -> cancelled at ms
+-- KEYS[11] d  ZSET id -> died at ms
+-- KEYS[12] w  channel: wake messages
+-- KEYS[13] n  HASH of counters (`added`)
+-- KEYS[14] ev STREAM of events
+-- KEYS[15] a  ZSET lease member -> deadline: to answer "active" for an id that is running
+-- KEYS[16...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
+-- ARGV[1] N (1..999999), ARGV[2] elapsed: whole ms from the add() call to the send (client's
+--         monotonic clock, rounded down), ARGV[3] events cap (negative: failures only, 0: off,
+--         events.lua), ARGV[4] group concurrency (unused until groups are built), then 5 per job:
+--         id; mode: 'd' (when = delay ms from the add() call) or 'a' (when = epoch ms), followed by
+--         'k' (keep an existing job), 'r' (replace a waiting one) or 'n' (a generated id: an
+--         existing one is a collision); when; record (header + payload, src/record/); class: ''
+--         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (refused: groups
+--         are not supported yet). Wheel strategy only, after them: granularity ms and the start of
+--         each bucket list in KEYS.
+-- Returns: { code_1, time_1, ... } per job, and with the wheel strategy the server's now last.
+--          c created (time = due), k exists and kept (its due time, -1 when not waiting), R
+--          replaced (new due), A running (lease deadline), C completed (completed at), X cancelled
+--          (cancelled at), D dead (died at), T the generated id is taken (-1: nothing written; the
+--          client draws a new id and adds that job again).
+--          Error 'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written) when an argument is
+--          malformed: id, mode, when, a record that cannot be read or is not a new job's, a class
+--          that disagrees with the header. Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
+--          it needs was not passed (nothing written).
+-- Cost: per batch TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n: no per-job command for
+--          new jobs of the default class; O(log n) per job.
+-- Guarantee: every job is checked before anything is written, and the batch is written in one
+--          atomic step. A delayed job is due at now - elapsed + delay by the server's clock, so
+--          never earlier than the caller asked. A resent add (a lost reply) writes nothing twice:
+--          it finds its own job (mode n: by identical record bytes) or the completed, cancelled
+--          or dead record the job left. A replace keeps the attempts the waiting job used and
+--          its last error.
 
 --!include prelude.lua
---!include events.lua
---!include wheel.lua
 --!include args.lua
+--!include events.lua
+--!include record.lua
+--!include wheel.lua
+--!include place.lua
 
 if not string.match(ARGV[1] or '', '^[1-9]%d?%d?%d?%d?%d?$') then
   return bad_arg('N ' .. tostring(ARGV[1]) .. ' is not a whole number of jobs from 1 to 999999')
 end
 local n = tonumber(ARGV[1])
-if #ARGV < 2 + n * 5 then
-  return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. n .. ' jobs need ' .. (2 + n * 5))
+local FIRST = 5
+if #ARGV < FIRST - 1 + n * 5 then
+  return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. n .. ' jobs need ' .. (FIRST - 1 + n * 5))
 end
-local cap_problem = check_events_cap(ARGV[2 + n * 5])
+if not whole_ms(ARGV[2]) then return bad_arg('elapsed ' .. tostring(ARGV[2]) .. ' is not whole ms >= 0') end
+local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end
+local elapsed = tonumber(ARGV[2])
+
 local K = {
-  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], wake = KEYS[4], events = KEYS[5], done = KEYS[6],
-  events_cap = tonumber(ARGV[2 + n * 5]),
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], c = KEYS[9], x = KEYS[10], d = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
+  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]),
 }
--- The wheel tail, when present, is granularity + one start per bucket in ARGV and ready, wheel,
--- wheel count + one list per bucket in KEYS; the replace KEYS come after it.
-local replace_keys = 7
-if #ARGV > 2 + n * 5 then
-  local buckets = #ARGV - (3 + n * 5)
-  wheel_keys(K, 7, 3 + n * 5, 9 + buckets)
-  replace_keys = 10 + buckets
-end
-K.active, K.dead, K.completed = KEYS[replace_keys], KEYS[replace_keys + 1], KEYS[replace_keys + 2]
+local wheel_problem = wheel_keys(K, 16, FIRST + n * 5)
+if wheel_problem then return bad_arg(wheel_problem) end
 local now = now_ms()
-local result = {}
-local earliest = nil
 
 -- Every job is checked before anything is written: one bad job refuses the whole call.
-local dues, metas, replaces, removals = {}, {}, {}, {}
-for i = 0, n - 1 do
-  local base = 2 + i * 5
-  local problem = check_id(ARGV[base])
-  local run_at, meta
-  local kind, mode = string.sub(ARGV[base + 1], 1, 1), string.sub(ARGV[base + 1], 2)
-  if not problem then run_at, problem = check_when(kind, ARGV[base + 2], now) end
-  if not problem and mode ~= '' and mode ~= 'k' and mode ~= 'r' then
-    problem = 'mode ' .. mode .. ' of when-kind ' .. ARGV[base + 1] .. ' is not k (keep) or r (replace)'
+local ids, modes, dues, recs, heads = {}, {}, {}, {}, {}
+for i = 1, n do
+  local base = FIRST + (i - 1) * 5
+  local id, mode, when, rec, class = ARGV[base], ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  local problem = check_id(id)
+  local kind, keep = string.sub(mode or '', 1, 1), string.sub(mode or '', 2)
+  local due, h
+  if not problem and keep ~= 'k' and keep ~= 'r' and keep ~= 'n' then
+    problem = 'mode ' .. tostring(mode) .. ' is not d or a followed by k (keep), r (replace) or n (new id)'
   end
-  if not problem and mode == 'r' and not K.completed then
-    problem = 'mode r (replace) needs the KEYS active, dead, completed after the others'
+  if not problem then
+    due, problem = check_when(kind, when, now)
+    -- The delay counts from the add() call, which was `elapsed` ms before the send.
+    if due and kind == 'd' then due = math.max(now - elapsed + tonumber(when), MIN_DUE_MS) end
   end
-  if not problem and #ARGV[base + 3] == 0 then problem = 'envelope is empty' end
-  if not problem then meta, problem = check_add_meta(ARGV[base + 4]) end
-  if problem then return bad_arg('job ' .. (i + 1) .. ' of ' .. n .. ': ' .. problem) end
-  dues[i + 1] = run_at
-  metas[i + 1] = meta
-  replaces[i + 1] = mode == 'r'
-  -- A job replaced moves out of its bucket: that bucket is needed too.
-  if mode == 'r' and K.wheel and is_waiting(K, ARGV[base]) then
-    local old = read_meta(K.meta, ARGV[base])
-    if old and old.r then removals[#removals + 1] = old.r end
+  if not problem then
+    h, problem = rec_parse(rec)
+    if h and (h.claims > 0 or h.has_error or h.completed or h.cancelled or h.has_result) then
+      problem = 'record is not a new job\'s: it has a claim block or the E, D, Q or U flag'
+    end
   end
+  if not problem then problem = check_record_class(class, h, K.wi ~= nil) end
+  if problem then return bad_arg('job ' .. i .. ' of ' .. n .. ': ' .. problem) end
+  ids[i], modes[i], dues[i], recs[i], heads[i] = id, keep, due, rec, h
 end
-local missing = missing_buckets(K, dues, removals, now)
-if missing then return missing end
+if K.wi then
+  -- Replaced jobs leave their buckets: the wheel include says which it needs (by due times).
+  local missing = missing_buckets(K, dues, {}, now)
+  if missing then return missing end
+end
 
--- The meta entries, and in the zset layout the schedule entries, of the jobs written: one HSET
--- and one ZADD for the batch after the loop, not one of each per job.
-local meta_args, schedule_args = {}, {}
--- id -> due time of the jobs this call wrote, for an id that comes twice in one batch.
+-- One read for the whole batch tells which ids exist, and in which state (final records carry it).
+local existing = redis.call('HMGET', K.j, unpack(ids))
+local s_head = nil
+if not K.wi then
+  local head = redis.call('ZRANGE', K.s, 0, 0, 'WITHSCORES')
+  s_head = head[2] and tonumber(head[2]) or nil
+end
+
+-- The state of existing job `id` (record `rec`, header h or nil when unreadable): code and time.
+local function state_of(id, rec, h)
+  if h and h.completed then return 'C', tonumber(redis.call('ZSCORE', K.c, id)) or -1 end
+  if h and h.cancelled then return 'X', tonumber(redis.call('ZSCORE', K.x, id)) or -1 end
+  local died = redis.call('ZSCORE', K.d, id)
+  if died then return 'D', tonumber(died) end
+  if h and h.claims > 0 then
+    local deadline = redis.call('ZSCORE', K.a, rec_member(h, id))
+    if deadline then return 'A', tonumber(deadline) end
+  end
+  return 'k', nil
+end
+
+-- The due time of waiting job `id` (header h), read where its class puts it; -1 when not found.
+local function waiting_due(id, h)
+  if K.wi or not h then return -1 end
+  if h.prio == 0 then return tonumber(redis.call('ZSCORE', K.s, id)) or -1 end
+  local member = prio_member(h.prio, id)
+  local due = redis.call('ZSCORE', K.p, member)
+  if due then return tonumber(due) end
+  due = redis.call('ZSCORE', K.r, member)
+  return due and tonumber(due) % PLACE_TWO42 or -1
+end
+
+-- A resend of this very add (mode n): the stored record is the one sent, apart from what claims
+-- and failures wrote since (the claim block and the E flag).
+local function same_job(old, oh, new, nh)
+  return bit.band(oh.fa, 0x7E) == bit.band(nh.fa, 0x7E)
+    and bit.band(oh.fb, bit.bnot(REC_B_ERROR)) == nh.fb
+    and string.sub(old, oh.claim_end) == string.sub(new, nh.claim_end)
+end
+
+local out, hset, zs = {}, {}, {}
+-- id -> due of the jobs this call wrote, for an id that comes twice in one batch.
 local written = {}
-
--- Write the deferred entries now: a replace that follows reads and rewrites them.
-local function flush()
-  call_chunked('HSET', K.meta, meta_args, 2)
-  call_chunked('ZADD', K.schedule, schedule_args, 2)
-  meta_args, schedule_args = {}, {}
+local created, wake_at = 0, nil
+local function wake(at)
+  if wake_at == nil or at < wake_at then wake_at = at end
 end
-
--- Replace waiting job `id` by the new envelope, meta and due time. Returns the time to announce
--- (see place), or false when the job is not waiting (nothing written).
-local function replace(id, run_at, envelope, meta)
-  flush()
-  if not is_waiting(K, id) then return false end
-  local old = read_meta(K.meta, id)
-  if not unplace(K, id, old) then return false end
-  redis.call('HSET', K.jobs, id, envelope)
-  meta.a = old and old.a or 0
-  meta.t = old and old.t or nil
-  meta.r = run_at
-  write_meta(K.meta, id, meta)
-  return place(K, id, run_at, now)
-end
-
--- The state of job `id`, which exists and is not waiting: code and time (see Returns).
-local function state_of(id)
-  for _, entry in ipairs({ { K.active, 4 }, { K.dead, 5 }, { K.completed, 6 } }) do
-    local at = redis.call('ZSCORE', entry[1], id)
-    if at then return entry[2], tonumber(at) end
-  end
-  local meta = read_meta(K.meta, id)
-  return 0, meta and meta.r or -1
-end
-
-for i = 0, n - 1 do
-  local base = 2 + i * 5
-  local id = ARGV[base]
-  local run_at = dues[i + 1]
-  local done_at = redis.call('ZSCORE', K.done, id)
-  if done_at then
-    result[#result + 1] = 2
-    result[#result + 1] = tonumber(done_at)
-  elseif redis.call('HSETNX', K.jobs, id, ARGV[base + 3]) == 1 then
-    local meta = metas[i + 1]
-    meta.r = run_at
-    meta_args[#meta_args + 1] = id
-    meta_args[#meta_args + 1] = cjson.encode(meta)
-    written[id] = run_at
-    local at = run_at
-    if K.wheel then
-      at = place(K, id, run_at, now)
+for i = 1, n do
+  local id, mode, due, rec, h = ids[i], modes[i], dues[i], recs[i], heads[i]
+  local old = existing[i]
+  if written[id] then
+    if mode == 'n' then
+      out[#out + 1] = 'T'
+      out[#out + 1] = -1
     else
-      -- What place() does in the zset layout, deferred to one ZADD for the batch.
-      schedule_args[#schedule_args + 1] = run_at
-      schedule_args[#schedule_args + 1] = id
+      out[#out + 1] = 'k'
+      out[#out + 1] = written[id]
     end
-    result[#result + 1] = 1
-    result[#result + 1] = run_at
-    if at ~= nil and (earliest == nil or at < earliest) then earliest = at end
-    emit(K, 'added', id, 'runAt', run_at, 'at', now)
-  elseif replaces[i + 1] then
-    local at = replace(id, run_at, ARGV[base + 3], metas[i + 1])
-    if at == false then
-      local code, time = state_of(id)
-      result[#result + 1] = code
-      result[#result + 1] = time
+  elseif not old then
+    written[id] = due
+    created = created + 1
+    if h.prio == 0 and not K.wi then
+      -- What place_waiting does for the default class, deferred to one HSET and one ZADD.
+      hset[#hset + 1] = id
+      hset[#hset + 1] = rec
+      zs[#zs + 1] = due
+      zs[#zs + 1] = id
+      if s_head == nil or due < s_head then wake(due) end
     else
-      written[id] = run_at
-      result[#result + 1] = 3
-      result[#result + 1] = run_at
-      if at ~= nil and (earliest == nil or at < earliest) then earliest = at end
-      emit(K, 'replaced', id, 'runAt', run_at, 'at', now)
+      redis.call('HSET', K.j, id, rec)
+      if place_waiting(K, id, h, due, now) then wake(math.max(due, now)) end
     end
+    out[#out + 1] = 'c'
+    out[#out + 1] = due
+    emit(K, 'added', id, 'runAt', due, 'at', now)
   else
-    local existing = written[id]
-    if existing == nil then
-      local meta = read_meta(K.meta, id)
-      existing = meta and meta.r or -1
+    local oh = rec_parse(old)
+    local code, time = state_of(id, old, oh)
+    if code == 'k' and mode == 'n' then
+      if oh and same_job(old, oh, rec, h) then
+        time = waiting_due(id, oh)
+      else
+        code, time = 'T', -1
+      end
+    elseif code == 'k' and mode == 'r' and oh and not oh.group then
+      local old_due = unplace_waiting(K, id, oh)
+      if old_due then
+        -- The attempts used and the last error stay with the job: a retry stays a retry.
+        local new = rec
+        if oh.claims > 0 then
+          new = rec_claimed(rec, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)
+        end
+        if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end
+        redis.call('HSET', K.j, id, new)
+        if place_waiting(K, id, h, due, now) then wake(math.max(due, now)) end
+        written[id] = due
+        code, time = 'R', due
+        emit(K, 'replaced', id, 'runAt', due, 'at', now)
+      else
+        time = -1
+      end
+    elseif code == 'k' then
+      time = waiting_due(id, oh)
     end
-    result[#result + 1] = 0
-    result[#result + 1] = existing
+    out[#out + 1] = code
+    out[#out + 1] = time
   end
 end
-call_chunked('HSET', K.meta, meta_args, 2)
-call_chunked('ZADD', K.schedule, schedule_args, 2)
-
-announce(K, earliest)
-if K.wheel then result[#result + 1] = now end
-return result
+call_chunked('HSET', K.j, hset, 2)
+call_chunked('ZADD', K.s, zs, 2)
+if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
+if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
+if K.wi then out[#out + 1] = now end
+return out

@@ -4,13 +4,13 @@
  * payload) to run a handler against a job with no Redis and no worker at all.
  */
 import type { Codec } from '../codec/codec.js';
-import type { CodecOption } from '../codec/envelope.js';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
-  decodeEnvelope,
-  encodeEnvelope,
+  decodeJobPayload,
+  encodeJobPayload,
   resolveCodec,
-} from '../codec/envelope.js';
+  type CodecOption,
+} from '../codec/payload.js';
 import { ValidationError } from '../errors.js';
 import { Job } from '../job.js';
 import type { Queue } from '../queue.js';
@@ -134,11 +134,12 @@ export async function runHandler<T, R>(
   let value: unknown = payload;
   if (opts.codec !== false) {
     const codec = resolveCodec(opts.codec);
-    const bytes = encodeEnvelope(codec, { id, version: 1, payload }, DEFAULT_MAX_PAYLOAD_BYTES);
-    value = decodeEnvelope(codec, bytes, id).payload;
+    const bytes = encodeJobPayload(codec, id, payload, DEFAULT_MAX_PAYLOAD_BYTES);
+    value = decodeJobPayload(codec, bytes, id);
   }
   if (opts.schema) value = await validatePayload(opts.schema, value);
   const now = new Date();
+  const signal = opts.signal ?? new AbortController().signal;
   const job = new Job<T>(
     id,
     value as T,
@@ -146,7 +147,7 @@ export async function runHandler<T, R>(
     opts.maxAttempts ?? 3,
     opts.runAt ?? now,
     now,
-    opts.signal ?? new AbortController().signal,
+    () => signal,
     async (ms) => opts.onExtendLease?.(ms),
     async (value) => {
       // The worker's check, so a value it would refuse is refused here too.

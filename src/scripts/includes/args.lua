@@ -53,54 +53,34 @@ local function check_when(kind, value, now)
   return due, nil
 end
 
-local function whole_number(x, min)
-  return type(x) == 'number' and x == math.floor(x) and x >= min and x <= 9007199254740991
-end
-
-local function check_backoff(b)
-  if type(b) ~= 'table' then return 'backoff b is not an object' end
-  for key in pairs(b) do
-    if key ~= 'type' and key ~= 'delay' and key ~= 'max' and key ~= 'jitter' then
-      return 'backoff b has the unknown field ' .. tostring(key)
-    end
-  end
-  if b.type ~= 'fixed' and b.type ~= 'exponential' then
-    return 'backoff b.type is not fixed or exponential'
-  end
-  if type(b.delay) ~= 'number' or b.delay < 0 then return 'backoff b.delay is not a number >= 0' end
-  if b.max ~= nil and (b.type ~= 'exponential' or type(b.max) ~= 'number' or b.max < 0) then
-    return 'backoff b.max is not a number >= 0 of an exponential backoff'
-  end
-  if b.jitter ~= nil and type(b.jitter) ~= 'boolean' then return 'backoff b.jitter is not a boolean' end
-  return nil
-end
-
--- The meta a producer passes to add: {"a":0,"m":<max attempts>} with optional b (backoff) and o
--- (timeout ms). Returns the decoded table, or nil and the reason.
-local function check_add_meta(text)
-  local ok, meta = pcall(cjson.decode, text)
-  if not ok or type(meta) ~= 'table' then return nil, 'meta is not a JSON object' end
-  for key in pairs(meta) do
-    if key ~= 'a' and key ~= 'm' and key ~= 'b' and key ~= 'o' then
-      return nil, 'meta has the unknown field ' .. tostring(key) .. ' (a producer writes a, m, b, o)'
-    end
-  end
-  if meta.a ~= 0 then return nil, 'meta a (attempts started) is not 0' end
-  if not whole_number(meta.m, 1) then return nil, 'meta m (max attempts) is not a whole number >= 1' end
-  if meta.o ~= nil and not whole_number(meta.o, 1) then
-    return nil, 'meta o (timeout ms) is not a whole number >= 1'
-  end
-  if meta.b ~= nil then
-    local reason = check_backoff(meta.b)
-    if reason then return nil, 'meta ' .. reason end
-  end
-  return meta, nil
-end
-
 -- An events cap: a whole number, negative for "failures only" (events.lua).
 local function check_events_cap(text)
   if type(text) ~= 'string' or #text > 16 or not string.match(text, '^%-?%d+$') then
     return 'events cap ' .. tostring(text) .. ' is not a whole number'
   end
+  return nil
+end
+
+-- The class an add passes beside a record ('' default, 'p<prio>', 'g<group>') must repeat the
+-- record's header (h from rec_parse): a disagreement is refused, never silently resolved
+-- (DESIGN invariant 10). `wheel`: the queue uses the wheel strategy, which has no priorities.
+-- Returns nil when they agree, else the reason.
+local function check_record_class(class, h, wheel)
+  if type(class) ~= 'string' then return 'class is missing' end
+  local kind = string.sub(class, 1, 1)
+  if kind == 'g' or h.group then return 'groups are not supported yet' end
+  if class == '' then
+    if h.prio ~= 0 then return 'class is default but the record has priority ' .. h.prio end
+    return nil
+  end
+  if kind ~= 'p' or not string.match(class, '^p%-?[1-9]%d?%d?%d?$') then
+    return 'class ' .. class .. ' is not empty, p<priority> or g<group>'
+  end
+  local prio = tonumber(string.sub(class, 2))
+  if prio < -1024 or prio > 1023 then return 'class ' .. class .. ': priority must be -1024..1023' end
+  if prio ~= h.prio then
+    return 'class ' .. class .. ' disagrees with the record\'s priority ' .. h.prio
+  end
+  if wheel then return 'priority is not supported with the wheel strategy' end
   return nil
 end

@@ -1,8 +1,8 @@
 -- Where a waiting job lives in layout 2 (docs/design/HOT-PATH.md §3.1): exactly one of K.s
 -- (default class, member id, score due), K.p (prioritized, not due: member "<prio>:<id>", score
 -- due) or K.r (prioritized and due: score (prio + 1024) * 2^42 + due), or for the wheel strategy
--- (K.wr set) its bucket or ready list. The record's header (h from rec_parse) says which, so
--- removing a waiting job never searches. Grouped jobs are not supported yet (issue 16).
+-- (K.wi set by wheel_keys, wheel.lua) its bucket or ready list. The record's header (h from
+-- rec_parse) says which, so removing a waiting job never searches. Grouped jobs are not supported yet (issue 16).
 -- Needs record.lua; a script using the wheel strategy includes wheel.lua before this file.
 
 -- 2^42 ms reaches the year 2109; priorities -1024..1023 above it keep every r score an exact
@@ -26,7 +26,7 @@ local function place_waiting(K, id, h, due, now)
   if h.group then
     return error({ err = 'DELAYQ_BAD_ARG groups are not supported yet (job ' .. id .. ')' })
   end
-  if K.wr then return wheel_place(K, id, due, now) end
+  if K.wi then return wheel_place(K, id, due, now) end
   if h.prio == 0 then
     local head = redis.call('ZRANGE', K.s, 0, 0, 'WITHSCORES')
     redis.call('ZADD', K.s, due, id)
@@ -46,7 +46,7 @@ end
 -- Take waiting job `id` (header h) out of where it waits. Returns its due time, or nil when it
 -- was not waiting there. `due` is needed only by the wheel strategy (the bucket to look in).
 local function unplace_waiting(K, id, h, due)
-  if K.wr then return wheel_remove(K, id, due) end
+  if K.wi then return wheel_remove(K, id, due) end
   if h.prio == 0 then
     local score = redis.call('ZSCORE', K.s, id)
     if not score then return nil end

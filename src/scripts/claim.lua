@@ -1,0 +1,371 @@
+-- claim: ack the jobs a worker finished, then lease it up to `limit` due jobs, in one call
+-- (docs/design/HOT-PATH.md §4.2). Every strategy uses this script: zpopmin and range on the
+-- waiting sets, the wheel through wheel_take (wheel.lua).
+--
+-- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
+-- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet promoted
+-- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet: passed so the
+--             protocol does not change when they are)
+-- KEYS[8] j   HASH id -> record
+-- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
+-- KEYS[10] c  ZSET id -> completed at ms
+-- KEYS[11] x  ZSET id -> cancelled at ms (the reason a cancelled job's late ack is refused)
+-- KEYS[12] e  HASH id -> last error (deleted by the ack of a job that had one)
+-- KEYS[13] d  ZSET id -> died at ms (a job whose record is missing or unreadable is buried)
+-- KEYS[14] z  STRING present while the queue (partition) is paused
+-- KEYS[15] lim ZSET lease member -> start ms of recent starts: the queue-wide rate limit
+-- KEYS[16] ev STREAM of events
+-- KEYS[17] w  channel: wake messages
+-- KEYS[18] n  HASH of counters (reap-on-claim counts `reaped`; workers flush claimed/completed)
+-- KEYS[19] pg HASH id -> progress of a running job (deleted when its attempt ends)
+-- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- ARGV[1] limit: jobs to claim (0: ack only), ARGV[2] lease ms, ARGV[3] holder number (wk),
+-- ARGV[4] group concurrency, ARGV[5] group rate max, ARGV[6] group rate per ms (0: none; groups
+-- are not built yet), ARGV[7] queue rate max, ARGV[8] queue rate per ms (0, 0: none),
+-- ARGV[9] dead max count, ARGV[10] dead max age ms, ARGV[11] flags: 'z' the strategy allows
+-- ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), ARGV[12] events cap (events.lua),
+-- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
+-- (a resent ack is recognised by it); flags: 'e' the job had a last error, 'p' it reported
+-- progress, 'u' a result follows; the result bytes (the codec's, with 'u'). Wheel strategy only,
+-- after the acks: granularity ms and the start of each bucket list in KEYS.
+-- Returns: { now, next_at, paused (0/1), M ack outcomes ('OK', 'ALREADY', 'LOST cancelled',
+--          'LOST expired', 'LOST not held'), n, then 4 per job: lease member, token, record (with
+--          its new claim block), due }. next_at: when to claim again (-1: nothing known; paused:
+--          wait for the resume message).
+-- Cost (fast path, default class): TIME, ZMSCORE a, ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
+--          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not
+--          full. No per-job command.
+-- Guarantee: an ack is applied only for a member whose lease is still valid (DESIGN invariant 4);
+--          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
+--          due jobs the lower priority goes first, equal priorities in due order (the default
+--          class is priority 0); with a rate limit no more than max jobs start in any window of
+--          `per` ms across all workers; a taken id without a readable record is buried, never
+--          dropped (invariant 5).
+
+--!include prelude.lua
+--!include args.lua
+--!include events.lua
+--!include record.lua
+--!include wheel.lua
+--!include place.lua
+--!include bury.lua
+--!include reap-expired.lua
+
+local K = {
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], a = KEYS[9], c = KEYS[10], x = KEYS[11], e = KEYS[12], d = KEYS[13], z = KEYS[14],
+  lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19],
+}
+K.events = K.ev
+local limit, lease_ms, holder = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local rate_max, rate_per_ms = tonumber(ARGV[7]), tonumber(ARGV[8])
+local dead_max_count, dead_max_age_ms = tonumber(ARGV[9]), tonumber(ARGV[10])
+local flags = ARGV[11] or ''
+local may_pop = string.find(flags, 'z', 1, true) ~= nil
+local has_zmscore = string.find(flags, 'm', 1, true) ~= nil
+local cap_problem = check_events_cap(ARGV[12])
+if cap_problem then return bad_arg(cap_problem) end
+K.events_cap = tonumber(ARGV[12])
+local m = tonumber(ARGV[13])
+if not limit or not lease_ms or not holder or not m or not rate_max or not dead_max_count then
+  return bad_arg('limit, lease ms, holder, rate, dead bounds and M must be numbers')
+end
+local ACK_FIRST = 14
+local wheel_problem = wheel_keys(K, 20, ACK_FIRST + 4 * m)
+if wheel_problem then return bad_arg(wheel_problem) end
+
+local now = now_ms()
+local TWO42, PRIO_BASE = PLACE_TWO42, PLACE_PRIO_BASE
+-- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
+local PROMOTE = 1000
+-- Expired leases one claim returns at most (reap-on-claim); the Reaper duty takes the rest.
+local REAP_ON_CLAIM = 100
+-- Claims are a uint16 in the record; past it they wrap (the claim time still tells tokens apart).
+local MAX_CLAIMS = 65535
+
+local out = { now, -1, 0 }
+-- Field/value pairs of the one HSET of every record this call writes (completed and leased).
+local hset = {}
+
+-- The scores of `members` in K.a, one command on Redis >= 6.2.
+local function lease_scores(members)
+  if has_zmscore then return redis.call('ZMSCORE', K.a, unpack(members)) end
+  local scores = {}
+  for i, member in ipairs(members) do scores[i] = redis.call('ZSCORE', K.a, member) end
+  return scores
+end
+
+-- 1. Acks first: the first write frees memory (ZREM), so a full Redis (noeviction) still lets a
+-- worker drain.
+if m > 0 then
+  local members = {}
+  for i = 1, m do members[i] = ARGV[ACK_FIRST + 4 * (i - 1)] end
+  local scores = {}
+  for first = 1, m, UNPACK_CHUNK do
+    local part = lease_scores({ unpack(members, first, math.min(m, first + UNPACK_CHUNK - 1)) })
+    for k = 1, #part do scores[first + k - 1] = part[k] end
+  end
+  local done_members, done_c, error_ids, progress_ids = {}, {}, {}, {}
+  for i = 1, m do
+    local base = ACK_FIRST + 4 * (i - 1)
+    local member = members[i]
+    local id = member_id(member)
+    local deadline = scores[i] and tonumber(scores[i])
+    if deadline and deadline > now then
+      local ack_flags = ARGV[base + 2] or ''
+      done_members[#done_members + 1] = member
+      done_c[#done_c + 1] = now
+      done_c[#done_c + 1] = id
+      if string.find(ack_flags, 'e', 1, true) then error_ids[#error_ids + 1] = id end
+      if string.find(ack_flags, 'p', 1, true) then progress_ids[#progress_ids + 1] = id end
+      hset[#hset + 1] = id
+      if string.find(ack_flags, 'u', 1, true) then
+        hset[#hset + 1] = rec_completed_with_result(ARGV[base + 3])
+      else
+        hset[#hset + 1] = REC_COMPLETED
+      end
+      out[#out + 1] = 'OK'
+      emit(K, 'completed', id, 'at', now, 'lease', member)
+    elseif not deadline and tonumber(ARGV[base + 1]) > now and redis.call('ZSCORE', K.c, id) then
+      -- A resent ack (its reply was lost) finds the job completed, within the lease it was sent in.
+      out[#out + 1] = 'ALREADY'
+    elseif deadline then
+      out[#out + 1] = 'LOST expired'
+    elseif redis.call('ZSCORE', K.x, id) then
+      out[#out + 1] = 'LOST cancelled'
+    else
+      out[#out + 1] = 'LOST not held'
+    end
+  end
+  if #done_members > 0 then
+    call_chunked('ZREM', K.a, done_members, 1)
+    call_chunked('ZADD', K.c, done_c, 2)
+    call_chunked('HDEL', K.e, error_ids, 1)
+    call_chunked('HDEL', K.pg, progress_ids, 1)
+  end
+end
+
+local n_at = #out + 1
+out[n_at] = 0
+
+local function finish()
+  call_chunked('HSET', K.j, hset, 2)
+  return out
+end
+
+if limit <= 0 then return finish() end
+
+-- 2. The gate: one command answers for pause, priorities and groups together (an empty ZSET does
+-- not exist), so a queue that uses none of them pays one EXISTS per call.
+local special = redis.call('EXISTS', K.z, K.p, K.r, K.gw, K.gr)
+if special > 0 and redis.call('EXISTS', K.z) == 1 then
+  -- Paused: nothing is taken, whatever the worker believes. The worker waits for the resume
+  -- message (or its safety timer), not for a due time it may not act on.
+  out[3] = 1
+  return finish()
+end
+
+local next_at = -1
+local function sooner(at)
+  if next_at == -1 or at < next_at then next_at = at end
+end
+
+-- The queue rate limit (today's limiter): a sliding log of recent starts shared by all workers.
+-- When limited, the window reopens once its oldest start (or this call's, if it is the first)
+-- leaves it.
+local window_reopens = -1
+if rate_max > 0 then
+  redis.call('ZREMRANGEBYSCORE', K.lim, '-inf', now - rate_per_ms)
+  local allowed = rate_max - redis.call('ZCARD', K.lim)
+  if allowed < limit then
+    limit = math.max(allowed, 0)
+    local oldest = redis.call('ZRANGE', K.lim, 0, 0, 'WITHSCORES')
+    window_reopens = (oldest[2] and tonumber(oldest[2]) or now) + rate_per_ms + 1
+  end
+end
+
+-- 3. Take up to `limit` due jobs: ids and their dues, in the order they are leased.
+local take_ids, take_due = {}, {}
+local held_back = false
+if limit > 0 and K.wi then
+  local ids, dues, wheel_next = wheel_take(K, limit, now)
+  take_ids, take_due = ids, dues
+  if wheel_next and wheel_next ~= -1 then sooner(wheel_next) end
+elseif limit > 0 then
+  -- The default class: up to limit + 1 heads in one read; the first one not taken is the next
+  -- due time (or now, when it is due too).
+  local d_ids, d_due = {}, {}
+  local popped = false
+  if limit == 1 and special == 0 and may_pop then
+    -- A claim of one pops the head, and puts it back when it is not due: one command where
+    -- ZRANGE + ZREM are two. Larger claims read first, so a claim at the edge of the due jobs
+    -- never pops and rewrites jobs it cannot take.
+    popped = true
+    local head = redis.call('ZPOPMIN', K.s)
+    if head[2] then
+      local due = tonumber(head[2])
+      if due <= now then
+        -- The next head is not read: this worker is full now and claims again when it acks.
+        d_ids[1], d_due[1] = head[1], due
+      else
+        redis.call('ZADD', K.s, head[2], head[1])
+        sooner(due)
+      end
+    end
+  else
+    local heads = redis.call('ZRANGE', K.s, 0, limit, 'WITHSCORES')
+    for i = 1, #heads, 2 do
+      local due = tonumber(heads[i + 1])
+      if due <= now and #d_ids < limit then
+        d_ids[#d_ids + 1], d_due[#d_due + 1] = heads[i], due
+      else
+        sooner(math.max(due, now))
+        break
+      end
+    end
+  end
+
+  if special == 0 then
+    take_ids, take_due = d_ids, d_due
+    if #take_ids > 0 and not popped then redis.call('ZREM', K.s, unpack(take_ids)) end
+  else
+    -- Priorities: promote p's due heads to r, then merge r with the default class's due jobs by
+    -- score (the default class is priority 0): lower priority first, then due order.
+    local p_heads = redis.call('ZRANGE', K.p, 0, PROMOTE, 'WITHSCORES')
+    if #p_heads > 0 then
+      local zr, rm = {}, {}
+      for i = 1, #p_heads, 2 do
+        local member, due = p_heads[i], tonumber(p_heads[i + 1])
+        if due > now then
+          sooner(due)
+          break
+        end
+        if #rm == PROMOTE then
+          sooner(now)
+          break
+        end
+        local prio = tonumber(string.match(member, '^(-?%d+):'))
+        zr[#zr + 1] = (prio + PRIO_BASE) * TWO42 + due
+        zr[#zr + 1] = member
+        rm[#rm + 1] = member
+      end
+      if #rm > 0 then
+        redis.call('ZADD', K.r, unpack(zr))
+        redis.call('ZREM', K.p, unpack(rm))
+      end
+    end
+    local r_heads = redis.call('ZRANGE', K.r, 0, limit, 'WITHSCORES')
+    local di, ri = 1, 1
+    local from_s, from_r = 0, {}
+    while #take_ids < limit and (di <= #d_ids or ri < #r_heads) do
+      local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
+      local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
+      if r_score and (not d_score or r_score < d_score) then
+        local member = r_heads[ri]
+        take_ids[#take_ids + 1] = string.sub(member, string.find(member, ':', 1, true) + 1)
+        take_due[#take_due + 1] = r_score % TWO42
+        from_r[#from_r + 1] = member
+        ri = ri + 2
+      else
+        take_ids[#take_ids + 1] = d_ids[di]
+        take_due[#take_due + 1] = d_due[di]
+        from_s = from_s + 1
+        di = di + 1
+      end
+    end
+    if #from_r > 0 then redis.call('ZREM', K.r, unpack(from_r)) end
+    if from_s > 0 then redis.call('ZREM', K.s, unpack(d_ids, 1, from_s)) end
+    -- Due jobs left in r (all of r is due) or in s: look again at once.
+    if ri < #r_heads or di <= #d_ids then sooner(now) end
+  end
+elseif rate_max > 0 then
+  -- Held back by the rate limit: is anything due that it keeps waiting?
+  held_back = true
+end
+
+-- 4. Lease: one read and one write of the records and one ZADD of the members, for the batch.
+local n = 0
+if #take_ids > 0 then
+  local records = {}
+  for first = 1, #take_ids, UNPACK_CHUNK do
+    local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
+    for k = 1, #part do records[first + k - 1] = part[k] end
+  end
+  local deadline = now + lease_ms
+  local zadd, starts = {}, {}
+  for i, id in ipairs(take_ids) do
+    local rec = records[i]
+    local h, why = nil, 'no record'
+    if rec then h, why = rec_parse(rec) end
+    if h and not h.completed and not h.cancelled then
+      local claims = h.claims % MAX_CLAIMS + 1
+      local due = take_due[i]
+      local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
+      local token = string.format('%d.%.0f', claims, now)
+      local member = token .. '|' .. id
+      hset[#hset + 1] = id
+      hset[#hset + 1] = leased
+      zadd[#zadd + 1] = deadline
+      zadd[#zadd + 1] = member
+      if rate_max > 0 then
+        starts[#starts + 1] = now
+        starts[#starts + 1] = member
+      end
+      out[#out + 1] = member
+      out[#out + 1] = token
+      out[#out + 1] = leased
+      out[#out + 1] = due
+      n = n + 1
+      emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
+    else
+      -- A waiting entry without a readable record can only come from outside delayq (a manual
+      -- HDEL, a newer writer). It is buried with its reason rather than dropped, so it is seen.
+      if h then why = 'record is final (completed or cancelled) but the job was waiting' end
+      local name = rec and 'BadRecord' or 'MissingJob'
+      local message = rec and ('record cannot be read: ' .. tostring(why))
+        or 'job data missing from Redis (removed outside delayq)'
+      redis.call('HSET', K.e, id, cjson.encode({ name = name, message = message, at = now, attempt = 0 }))
+      if rec then
+        bury(K, id, rec, now, 0, dead_max_count, dead_max_age_ms)
+      else
+        -- Nothing to keep in j: the dead entry and the error say what happened.
+        redis.call('ZADD', K.d, now, id)
+        redis.call('HINCRBY', K.n, 'dead', 1)
+        emit(K, 'dead', id, 'attempt', 0, 'at', now)
+        trim_dead(K, now, dead_max_count, dead_max_age_ms)
+      end
+    end
+  end
+  if n > 0 then
+    call_chunked('ZADD', K.a, zadd, 2)
+    if #starts > 0 then call_chunked('ZADD', K.lim, starts, 2) end
+  end
+end
+out[n_at] = n
+
+-- 5. When to look again. Held back by the rate limit with due jobs waiting: when the window lets
+-- the next job start.
+if window_reopens > 0 and (held_back or next_at == now) then next_at = window_reopens end
+-- The earliest lease deadline, only when the batch was not full (the worker is about to sleep;
+-- a full batch means it claims again as soon as a slot frees). An expired one is reaped here, so
+-- a crashed worker's job does not wait for a Reaper tick.
+if n < tonumber(ARGV[1]) then
+  local lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
+  if lease_head[2] then
+    local head = tonumber(lease_head[2])
+    if head <= now then
+      local returned = reap_expired(K, now, REAP_ON_CLAIM, dead_max_count, dead_max_age_ms)
+      if returned > 0 then
+        sooner(now)
+        redis.call('PUBLISH', K.w, string.format('%.0f', now))
+      end
+      lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
+      if lease_head[2] then sooner(tonumber(lease_head[2])) end
+    else
+      sooner(head)
+    end
+  end
+end
+out[2] = next_at
+return finish()

@@ -1,0 +1,286 @@
+/**
+ * claim.lua (ack + claim in one call) and extend.lua through their wrappers against a real
+ * redis-server: the fast path and its ZPOPMIN variant, priorities, the pause gate, the rate limit,
+ * acks and their refusals, burial of a missing or unreadable record, reap-on-claim, and the
+ * fallback without ZMSCORE.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extend } from '../../src/operations/extend.js';
+import {
+  COMPLETED_RECORD,
+  completedRecordWithResult,
+  decodeRecord,
+  NEW_JOB_HEADER,
+} from '../../src/record/index.js';
+import {
+  ackOf,
+  addJobs,
+  claimJobs,
+  freshKeys,
+  job,
+  startFixture,
+  stopFixture,
+  type Fixture,
+} from './support.js';
+
+let f: Fixture;
+beforeAll(async () => {
+  f = await startFixture();
+});
+afterAll(async () => {
+  await stopFixture(f);
+});
+
+async function serverNow(): Promise<number> {
+  const [s, us] = await f.client.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+describe('claim', () => {
+  it('leases due jobs in due order: claim block written, member in a, gone from s', async () => {
+    const keys = freshKeys('claim-basic');
+    const now = await serverNow();
+    await addJobs(f, keys, [
+      job('b', { at: now - 5 }),
+      job('a', { at: now - 10 }),
+      job('later', { at: now + 60_000 }),
+    ]);
+    const out = await claimJobs(f, keys, 5, { holder: 7, leaseMs: 120_000 });
+    expect(out.jobs.map((j) => [j.id, j.runAt])).toStrictEqual([
+      ['a', now - 10],
+      ['b', now - 5],
+    ]);
+    expect(out.nextAt).toBe(now + 60_000);
+    expect(out.paused).toBe(false);
+    const [a] = out.jobs;
+    expect(a!.token).toBe(`1.${out.now}`);
+    expect(a!.member).toBe(`1.${out.now}|a`);
+    expect(a!.header).toMatchObject({
+      attempts: 1,
+      claims: 1,
+      claimedAt: out.now,
+      runDue: now - 10,
+      holder: 7,
+    });
+    expect(a!.payload.toString()).toBe('{"n":"a"}');
+    const stored = decodeRecord((await f.client.hgetBuffer(keys.records, 'a'))!);
+    expect(stored.header).toStrictEqual(a!.header);
+    expect(await f.client.zrange(keys.leases, 0, -1, 'WITHSCORES')).toStrictEqual([
+      `1.${out.now}|a`,
+      String(out.now + 120_000),
+      `1.${out.now}|b`,
+      String(out.now + 120_000),
+    ]);
+    expect(await f.client.zrange(keys.waiting, 0, -1)).toStrictEqual(['later']);
+  });
+
+  it('never takes a job before it is due; next_at is the head, or the earliest lease when not full', async () => {
+    const keys = freshKeys('claim-early');
+    const now = await serverNow();
+    await addJobs(f, keys, [job('x', { at: now + 60_000 })]);
+    const out = await claimJobs(f, keys, 3);
+    expect(out.jobs).toStrictEqual([]);
+    expect(out.nextAt).toBe(now + 60_000);
+    await addJobs(f, keys, [job('y', { at: now - 1 })]);
+    const taken = await claimJobs(f, keys, 3);
+    expect(taken.jobs.map((j) => j.id)).toStrictEqual(['y']);
+    // The lease of y ends before x is due: that is when to look next.
+    expect(taken.nextAt).toBe(taken.now + 30_000);
+  });
+
+  it('with the zpopmin strategy at limit 1, a head not due is put back unchanged', async () => {
+    const keys = freshKeys('claim-pop');
+    const now = await serverNow();
+    await addJobs(f, keys, [job('x', { at: now + 60_000 })]);
+    const out = await claimJobs(f, keys, 1, { strategy: 'zpopmin' });
+    expect(out.jobs).toStrictEqual([]);
+    expect(out.nextAt).toBe(now + 60_000);
+    expect(await f.client.zrange(keys.waiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'x',
+      String(now + 60_000),
+    ]);
+    await addJobs(f, keys, [job('y', { at: now - 1 })]);
+    const taken = await claimJobs(f, keys, 1, { strategy: 'zpopmin' });
+    expect(taken.jobs.map((j) => j.id)).toStrictEqual(['y']);
+    expect(await f.client.zrange(keys.waiting, 0, -1)).toStrictEqual(['x']);
+  });
+
+  it('takes due jobs lower priority first, equal priorities in due order, the default class as 0', async () => {
+    const keys = freshKeys('claim-prio');
+    const now = await serverNow();
+    await addJobs(f, keys, [
+      job('p5-old', { at: now - 30, header: { priority: 5 } }),
+      job('d-old', { at: now - 40 }),
+      job('m3', { at: now - 1, header: { priority: -3 } }),
+      job('p5-new', { at: now - 20, header: { priority: 5 } }),
+      job('d-new', { at: now - 10 }),
+      job('m3-later', { at: now + 60_000, header: { priority: -3 } }),
+    ]);
+    const first = await claimJobs(f, keys, 3);
+    expect(first.jobs.map((j) => j.id)).toStrictEqual(['m3', 'd-old', 'd-new']);
+    expect(first.nextAt).toBe(first.now);
+    const second = await claimJobs(f, keys, 3);
+    expect(second.jobs.map((j) => j.id)).toStrictEqual(['p5-old', 'p5-new']);
+    expect(second.jobs[0]!.header.priority).toBe(5);
+    expect(await f.client.zrange(keys.prioWaiting, 0, -1)).toStrictEqual(['-3:m3-later']);
+    expect(await f.client.exists(keys.prioReady, keys.waiting)).toBe(0);
+  });
+
+  it('promotes prioritized jobs from p to r once they are due', async () => {
+    const keys = freshKeys('claim-promote');
+    const now = await serverNow();
+    await addJobs(f, keys, [
+      job('soon', { at: now + 150, header: { priority: 2 } }),
+      job('plain', { at: now + 100 }),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const out = await claimJobs(f, keys, 5);
+    expect(out.jobs.map((j) => j.id)).toStrictEqual(['plain', 'soon']);
+  });
+
+  it('takes nothing while the queue is paused, but still applies the acks', async () => {
+    const keys = freshKeys('claim-pause');
+    await addJobs(f, keys, [job('a'), job('b')]);
+    const [a] = (await claimJobs(f, keys, 1)).jobs;
+    await f.client.set(keys.paused, '1');
+    const out = await claimJobs(f, keys, 5, { acks: [ackOf(a!)] });
+    expect(out).toMatchObject({ paused: true, nextAt: -1, jobs: [], acks: [{ status: 'ok' }] });
+    expect(await f.client.zrange(keys.waiting, 0, -1)).toStrictEqual(['b']);
+    await f.client.del(keys.paused);
+    expect((await claimJobs(f, keys, 5)).jobs.map((j) => j.id)).toStrictEqual(['b']);
+  });
+
+  it('starts no more than the rate allows in a window, and says when the window reopens', async () => {
+    const keys = freshKeys('claim-rate');
+    await addJobs(
+      f,
+      keys,
+      ['a', 'b', 'c'].map((id) => job(id)),
+    );
+    const rate = { max: 2, perMs: 60_000 };
+    // Leases longer than the window, so the window, not a lease deadline, is when to look next.
+    const first = await claimJobs(f, keys, 5, { rate, leaseMs: 120_000 });
+    expect(first.jobs.map((j) => j.id)).toStrictEqual(['a', 'b']);
+    expect(first.nextAt).toBe(first.now + 60_001);
+    const second = await claimJobs(f, keys, 5, { rate, leaseMs: 120_000 });
+    expect(second.jobs).toStrictEqual([]);
+    expect(await f.client.zcard(keys.limiter)).toBe(2);
+  });
+});
+
+describe('acks inside the claim', () => {
+  it('completes the job: member gone, c scored, completed record, error and progress deleted', async () => {
+    const keys = freshKeys('ack-ok');
+    await addJobs(f, keys, [job('a'), job('b')]);
+    const { jobs } = await claimJobs(f, keys, 2);
+    const [a, b] = jobs;
+    await f.client.hset(keys.errors, 'a', '{"message":"earlier"}');
+    await f.client.hset(keys.progress, 'a', '50');
+    const out = await claimJobs(f, keys, 0, {
+      acks: [ackOf(a!, { hadError: true, progressed: true }), ackOf(b!, { result: Buffer.from('42') })],
+    });
+    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'ok' }]);
+    expect(await f.client.exists(keys.leases, keys.errors, keys.progress)).toBe(0);
+    expect(await f.client.zrange(keys.completed, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'a',
+      String(out.now),
+      'b',
+      String(out.now),
+    ]);
+    expect(await f.client.hgetBuffer(keys.records, 'a')).toStrictEqual(COMPLETED_RECORD);
+    expect(await f.client.hgetBuffer(keys.records, 'b')).toStrictEqual(
+      completedRecordWithResult(Buffer.from('42')),
+    );
+  });
+
+  it('a resent ack is ALREADY within its known deadline; a lost lease is refused with its reason', async () => {
+    const keys = freshKeys('ack-refused');
+    await addJobs(f, keys, [job('a'), job('c'), job('x')]);
+    const { jobs } = await claimJobs(f, keys, 3);
+    const [a, c, x] = jobs;
+    await claimJobs(f, keys, 0, { acks: [ackOf(a!)] });
+    // c: cancelled while it ran (what cancel.lua does to the lease and sets).
+    await f.client.zrem(keys.leases, c!.member);
+    await f.client.zadd(keys.cancelled, 1, 'c');
+    // x: its deadline passed, not reaped yet.
+    await f.client.zadd(keys.leases, 1, x!.member);
+    const out = await claimJobs(f, keys, 0, {
+      acks: [
+        ackOf(a!),
+        ackOf(c!),
+        ackOf(x!),
+        { ...ackOf(a!), member: `9.1|a` },
+        { ...ackOf(a!), knownDeadline: 1 },
+      ],
+    });
+    expect(out.acks).toStrictEqual([
+      { status: 'already' },
+      { status: 'lost', detail: 'cancelled' },
+      { status: 'lost', detail: 'expired' },
+      { status: 'already' },
+      { status: 'lost', detail: 'not held' },
+    ]);
+  });
+
+  it('gives the same outcomes without ZMSCORE (Redis before 6.2)', async () => {
+    const keys = freshKeys('ack-nozm');
+    await addJobs(f, keys, [job('a'), job('b')]);
+    const { jobs } = await claimJobs(f, keys, 2, { zmscore: false });
+    const out = await claimJobs(f, keys, 0, {
+      zmscore: false,
+      acks: [ackOf(jobs[0]!), { ...ackOf(jobs[1]!), member: 'nope|b' }],
+    });
+    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'lost', detail: 'not held' }]);
+  });
+});
+
+describe('what a claim finds wrong', () => {
+  it('buries a waiting id whose record is missing (MissingJob) or unreadable (BadRecord)', async () => {
+    const keys = freshKeys('claim-bury');
+    await addJobs(f, keys, [job('gone'), job('bad'), job('fine')]);
+    await f.client.hdel(keys.records, 'gone');
+    await f.client.hset(keys.records, 'bad', Buffer.from('0700', 'hex'));
+    const out = await claimJobs(f, keys, 5);
+    expect(out.jobs.map((j) => j.id)).toStrictEqual(['fine']);
+    expect((await f.client.zrange(keys.dead, 0, -1)).sort()).toStrictEqual(['bad', 'gone']);
+    expect(JSON.parse((await f.client.hget(keys.errors, 'gone'))!)).toMatchObject({ name: 'MissingJob' });
+    expect(JSON.parse((await f.client.hget(keys.errors, 'bad'))!)).toMatchObject({ name: 'BadRecord' });
+    expect(await f.client.hgetBuffer(keys.records, 'bad')).toStrictEqual(Buffer.from('0700', 'hex'));
+    expect(await f.client.hget(keys.counters, 'dead')).toBe('2');
+  });
+
+  it('returns an expired lease to waiting when the batch is not full (reap-on-claim)', async () => {
+    const keys = freshKeys('claim-reap');
+    await addJobs(f, keys, [job('a')]);
+    const [a] = (await claimJobs(f, keys, 1)).jobs;
+    await f.client.zadd(keys.leases, 1, a!.member);
+    const out = await claimJobs(f, keys, 1);
+    expect(out.jobs).toStrictEqual([]);
+    expect(out.nextAt).toBe(out.now);
+    expect(await f.client.exists(keys.leases)).toBe(0);
+    expect(await f.client.zrange(keys.waiting, 0, -1)).toStrictEqual(['a']);
+    const again = await claimJobs(f, keys, 1);
+    expect(again.jobs[0]!.header).toMatchObject({ attempts: 2, claims: 2, hasError: true });
+  });
+});
+
+describe('extend', () => {
+  it('pushes valid leases, never shortens one, and refuses lost ones', async () => {
+    const keys = freshKeys('extend');
+    await addJobs(f, keys, [job('a'), job('b'), job('c')]);
+    const { jobs } = await claimJobs(f, keys, 3, { leaseMs: 10_000 });
+    const [a, b, c] = jobs;
+    await f.client.zadd(keys.leases, 1, c!.member);
+    for (const zmscore of [true, false]) {
+      const out = await extend(f.client, keys, 20_000, [a!.member, b!.member, c!.member, 'x|y'], zmscore);
+      expect(out.deadlines).toStrictEqual([out.now + 20_000, out.now + 20_000, null, null]);
+      expect(Number(await f.client.zscore(keys.leases, a!.member))).toBe(out.now + 20_000);
+    }
+    const shorter = await extend(f.client, keys, 1_000, [a!.member], true);
+    expect(shorter.deadlines[0]).toBeGreaterThan(shorter.now + 1_000);
+  });
+});
+
+it('a new record decodes with the defaults', () => {
+  expect(decodeRecord(job('x').record).header).toStrictEqual(NEW_JOB_HEADER);
+});

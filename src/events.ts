@@ -7,9 +7,10 @@ import type { Capabilities } from './redis/capabilities.js';
 
 /**
  * The `events` option: keep about `maxLen` recent events (default 10,000), or false for none.
- * `only: 'failures'` leaves out the three events every successful job writes (added, claimed,
- * completed) and keeps the rest: they are the stream's largest cost on a busy queue
- * (docs/benchmarks.md, "Where the time and bytes go").
+ * Failure events (failed, dead, lease-lost, cancelled) are written by default (`only:
+ * 'failures'`); `only: 'all'` adds the routine ones every job writes (added, claimed, completed,
+ * released, rescheduled, retried), at about 3.4 µs per event: they were the largest single cost of
+ * the hot path (docs/design/HOT-PATH.md §7). The counters (`dq:{q}:n`) count those without them.
  */
 export type EventsOption = { maxLen: number; only?: 'all' | 'failures' } | false;
 
@@ -44,7 +45,7 @@ export interface JobEvent {
 
 /**
  * Validate the option (once) into the number the scripts take: 0 is off; N > 0 keeps about N of
- * every event; -N keeps about N, leaving out added, claimed and completed (only: 'failures').
+ * every event (only: 'all'); -N keeps about N failure events (only: 'failures', the default).
  */
 export function validateEventsOption(option: EventsOption | undefined): number | undefined {
   if (option === undefined) return undefined;
@@ -60,13 +61,16 @@ export function validateEventsOption(option: EventsOption | undefined): number |
       'events',
     );
   }
-  return option.only === 'failures' ? -option.maxLen : option.maxLen;
+  return option.only === 'all' ? option.maxLen : -option.maxLen;
 }
 
-/** The cap to use on this server: as asked, or by default on when the server has streams. */
+/**
+ * The cap to use on this server: as asked, or by default failure events only (-10,000) when the
+ * server has streams.
+ */
 export function eventsCapFor(requested: number | undefined, caps: Capabilities): number {
   const hasStreams = caps.commands.has('xadd');
-  if (requested === undefined) return hasStreams ? DEFAULT_EVENTS_MAX_LEN : 0;
+  if (requested === undefined) return hasStreams ? -DEFAULT_EVENTS_MAX_LEN : 0;
   if (requested !== 0 && !hasStreams) {
     throw new UnsupportedServerError(
       `events need Redis streams (XADD), which Redis ${caps.version} here lacks; set events: false or use Redis >= 5`,

@@ -27,7 +27,7 @@ import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } fro
 import { registerProducer, type Producer } from './queue/producer.js';
 import { checkPage, countAll, listAll } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
-import type { Counts } from './operations/inspect.js';
+import type { Counts, ListState } from './operations/inspect.js';
 
 export type { QueueOptions } from './queue/options.js';
 export type { AddResult, BulkJob } from './queue/write.js';
@@ -128,14 +128,17 @@ export class Queue<T = unknown> {
     return (await reschedule(this.client, this.keysOf(id), { id, when, eventsCap, layout })) !== null;
   }
 
-  /** How many jobs wait (`due`: of those, how many are due now), run and lie dead. */
+  /**
+   * How many jobs wait (`due`: of those, how many are due now), run, lie dead, and are kept as
+   * completed or cancelled.
+   */
   async counts(): Promise<Counts> {
     this.assertOpen();
-    const { scheduled, due, active, dead } = await countAll(
+    const { scheduled, due, active, dead, completed, cancelled } = await countAll(
       this.context,
       (await this.context.settle()).layout,
     );
-    return { scheduled, due, active, dead };
+    return { scheduled, due, active, dead, completed, cancelled };
   }
 
   /**
@@ -171,11 +174,11 @@ export class Queue<T = unknown> {
     return this.context.keysOf(id);
   }
 
-  /** A page of jobs in `state`, earliest first (dead: most recent first). */
-  async list(
-    state: 'scheduled' | 'active' | 'dead',
-    page: { offset?: number; limit?: number } = {},
-  ): Promise<Array<JobInfo<T>>> {
+  /**
+   * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
+   * time; active by lease deadline; dead, completed and cancelled most recent first.
+   */
+  async list(state: ListState, page: { offset?: number; limit?: number } = {}): Promise<Array<JobInfo<T>>> {
     this.assertOpen();
     const checked = checkPage(page);
     const { layout, codec } = await this.context.settle();

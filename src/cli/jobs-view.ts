@@ -1,4 +1,5 @@
 /** How the CLI prints jobs: one row per job in lists, every field for `show`, plain JSON for --json. */
+import type { ListState } from '../operations/inspect.js';
 import type { JobInfo } from '../queue.js';
 import { toPlain } from '../dashboard/serialize.js';
 import { cut, relative, type Colors } from './format.js';
@@ -9,15 +10,27 @@ export function jobJson(info: JobInfo<unknown>): unknown {
 }
 
 /** Header and cells of a list row for `state`. */
-export function listRow(
-  state: 'scheduled' | 'active' | 'dead',
-  info: JobInfo<unknown>,
-  now: number,
-  c: Colors,
-): string[] {
+export function listRow(state: ListState, info: JobInfo<unknown>, now: number, c: Colors): string[] {
   const attempts = `${info.attempts}/${info.maxAttempts}`;
-  if (state === 'scheduled')
-    return [info.id, relative(info.runAt.getTime(), now), attempts, c.dim(preview(info, 60))];
+  if (state === 'scheduled') {
+    return [
+      info.id,
+      relative(info.runAt.getTime(), now),
+      priorityText(info.priority),
+      attempts,
+      c.dim(preview(info, 60)),
+    ];
+  }
+  if (state === 'completed') {
+    return [
+      info.id,
+      info.completedAt ? relative(info.completedAt.getTime(), now) : '?',
+      c.dim('result' in info ? cut(JSON.stringify(toPlain(info.result)) ?? '', 60) : ''),
+    ];
+  }
+  if (state === 'cancelled') {
+    return [info.id, info.cancelledAt ? relative(info.cancelledAt.getTime(), now) : '?'];
+  }
   if (state === 'active') {
     return [
       info.id,
@@ -40,10 +53,17 @@ export function listRow(
 }
 
 /** Column titles for `state`. */
-export function listHeader(state: 'scheduled' | 'active' | 'dead'): string[] {
-  if (state === 'scheduled') return ['id', 'due', 'attempts', 'payload'];
+export function listHeader(state: ListState): string[] {
+  if (state === 'scheduled') return ['id', 'due', 'priority', 'attempts', 'payload'];
   if (state === 'active') return ['id', 'worker', 'lease until', 'attempts'];
+  if (state === 'completed') return ['id', 'completed', 'result'];
+  if (state === 'cancelled') return ['id', 'cancelled'];
   return ['id', 'died', 'attempts', 'reason'];
+}
+
+/** A priority as the lists show it: blank for the default 0, so set ones stand out. */
+function priorityText(priority: number): string {
+  return priority === 0 ? '' : String(priority);
 }
 
 function preview(info: JobInfo<unknown>, max: number): string {
@@ -53,34 +73,54 @@ function preview(info: JobInfo<unknown>, max: number): string {
 
 /** Every field of a job, as aligned lines. */
 export function detailLines(info: JobInfo<unknown>, now: number, c: Colors): string[] {
-  const stateColour = info.state === 'dead' ? c.red : info.state === 'active' ? c.green : c.blue;
+  const stateColour =
+    info.state === 'dead'
+      ? c.red
+      : info.state === 'active' || info.state === 'completed'
+        ? c.green
+        : info.state === 'cancelled'
+          ? c.dim
+          : c.blue;
+  const at = (d: Date): string => `${d.toISOString()} (${relative(d.getTime(), now)})`;
   const lines: Array<[string, string]> = [
     ['id', c.bold(info.id)],
     ['state', stateColour(info.state)],
-    ['due', `${info.runAt.toISOString()} (${relative(info.runAt.getTime(), now)})`],
-    ['attempts', `${info.attempts} of ${info.maxAttempts}`],
   ];
+  // A completed or cancelled job keeps only a final record: no due time, attempts or payload.
+  const final = info.state === 'completed' || info.state === 'cancelled';
+  if (!final) {
+    lines.push(['due', at(info.runAt)]);
+    lines.push(['attempts', `${info.attempts} of ${info.maxAttempts}`]);
+    lines.push(['priority', String(info.priority)]);
+  }
   if (info.createdAt) lines.push(['created', info.createdAt.toISOString()]);
   if (info.version !== undefined) lines.push(['version', String(info.version)]);
   if (info.lease) {
     lines.push(['worker', info.lease.workerId]);
     lines.push(['started', info.lease.startedAt.toISOString()]);
-    lines.push([
-      'lease until',
-      `${info.lease.deadline.toISOString()} (${relative(info.lease.deadline.getTime(), now)})`,
-    ]);
+    lines.push(['lease until', at(info.lease.deadline)]);
   }
   if ('progress' in info) lines.push(['progress', JSON.stringify(info.progress) ?? '']);
-  if (info.diedAt)
-    lines.push(['died', `${info.diedAt.toISOString()} (${relative(info.diedAt.getTime(), now)})`]);
+  if (info.diedAt) lines.push(['died', at(info.diedAt)]);
+  if (info.completedAt) lines.push(['completed', at(info.completedAt)]);
+  if (info.cancelledAt) lines.push(['cancelled', at(info.cancelledAt)]);
   const width = Math.max(...lines.map(([k]) => k.length));
   const out = lines.map(([k, v]) => `${c.dim(k.padEnd(width))}  ${v}`);
-  out.push(c.dim('payload'));
-  out.push(
-    info.decodeError !== undefined
-      ? c.red(`  cannot decode: ${info.decodeError}`)
-      : (JSON.stringify(toPlain(info.payload), null, 2) ?? 'undefined').replace(/^/gm, '  '),
-  );
+  if (!final) {
+    out.push(c.dim('payload'));
+    out.push(
+      info.decodeError !== undefined
+        ? c.red(`  cannot decode: ${info.decodeError}`)
+        : (JSON.stringify(toPlain(info.payload), null, 2) ?? 'undefined').replace(/^/gm, '  '),
+    );
+  } else if ('result' in info || info.decodeError !== undefined) {
+    out.push(c.dim('result'));
+    out.push(
+      info.decodeError !== undefined
+        ? c.red(`  cannot decode: ${info.decodeError}`)
+        : (JSON.stringify(toPlain(info.result), null, 2) ?? 'undefined').replace(/^/gm, '  '),
+    );
+  }
   if (info.lastError) {
     out.push(c.dim(`last error (attempt ${info.lastError.attempt ?? '?'})`));
     out.push(c.red(`  ${info.lastError.name}: ${info.lastError.message}`));

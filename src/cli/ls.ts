@@ -1,19 +1,25 @@
-/** `delayq ls <queue> --state scheduled|active|dead [--limit] [--offset]`: a page of jobs. */
+/**
+ * `delayq ls <queue> --state scheduled|active|dead|completed|cancelled [--limit] [--offset]`: a
+ * page of jobs.
+ */
 import { Option, type Command } from 'commander';
 import { globalsOf, intArg, output, withQueue } from './context.js';
 import { table } from './format.js';
+import type { ListState } from '../operations/inspect.js';
 import { jobJson, listHeader, listRow } from './jobs-view.js';
 
-type State = 'scheduled' | 'active' | 'dead';
+type State = ListState;
 
 export function registerLs(program: Command): void {
   program
     .command('ls <queue>')
     .alias('list') // as queue.list()
-    .description('list a page of jobs: scheduled (earliest first), active, or dead (most recent first)')
+    .description(
+      'list a page of jobs: scheduled (due prioritized first, then by due time), active, or dead, completed and cancelled (most recent first)',
+    )
     .addOption(
       new Option('--state <state>', 'which jobs')
-        .choices(['scheduled', 'active', 'dead'])
+        .choices(['scheduled', 'active', 'dead', 'completed', 'cancelled'])
         .default('scheduled'),
     )
     .option('--limit <n>', 'jobs per page (1-10000)', intArg(1), 20)

@@ -8,7 +8,9 @@ export function registerShow(program: Command): void {
   program
     .command('show <queue> <id>')
     .alias('get') // as queue.get(id)
-    .description('everything known about one job: state, due time, attempts, lease, payload, last error')
+    .description(
+      'everything known about one job: state, due time, attempts, priority, lease, payload (or result), last error',
+    )
     .action(async (name: string, id: string, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);
       const out = output(globals);
@@ -16,7 +18,7 @@ export function registerShow(program: Command): void {
         const [info, now] = await Promise.all([inspector.queue.get(id), serverNow(client)]);
         if (!info)
           throw new OperationalError(
-            `no job '${id}' in queue '${name}' (it finished, was cancelled, or never existed)`,
+            `no job '${id}' in queue '${name}' (it never existed, or finished longer ago than completed, cancelled and dead jobs are kept)`,
           );
         out.data(jobJson(info));
         for (const line of detailLines(info, now, out.c)) out.line(line);

@@ -1,11 +1,13 @@
 /**
  * `delayq stats [queue]`: for every known queue (or the one named) its counts, next due time,
- * claim strategy and recent lateness; with a queue, also the due times of the coming hour.
+ * claim strategy and the lateness of the last minute's claims (from the counters, so every
+ * worker's, wherever it runs); with a queue, also the due times of the coming hour.
  */
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector, type DueHistogram, type Lateness } from '../inspect/inspector.js';
+import type { Counts } from '../operations/inspect.js';
 import type { QueueCounts } from '../queue/reads.js';
 import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 import { connect, globalsOf, output, redisUrl, withQueue } from './context.js';
@@ -59,11 +61,16 @@ async function statsOf(inspector: Inspector): Promise<QueueStats> {
 }
 
 function latenessText(l: Lateness): string {
-  const running =
-    l.runningStartedLastMinute === 0
+  const recent =
+    l.claimedLastMinute === 0
       ? '-'
-      : `p50 ${l.p50Ms} ms, max ${l.maxMs} ms (${l.runningStartedLastMinute} running)`;
-  return l.oldestDueWaitingMs > 0 ? `${running}; oldest due waits ${l.oldestDueWaitingMs} ms` : running;
+      : `avg ${l.avgMs} ms, p99 ≤ ${l.p99Ms} ms (${l.claimedLastMinute} claimed)`;
+  return l.oldestDueWaitingMs > 0 ? `${recent}; oldest due waits ${l.oldestDueWaitingMs} ms` : recent;
+}
+
+/** The lateness line of `delayq stats <queue>`. */
+function latenessLine(l: Lateness): string {
+  return `avg ${l.avgMs} ms, p50 ≤ ${l.p50Ms} ms, p99 ≤ ${l.p99Ms} ms over ${l.claimedLastMinute} jobs claimed in the last minute`;
 }
 
 async function allQueues(
@@ -92,26 +99,46 @@ async function allQueues(
   out.line(
     table(
       [
-        ['queue', 'scheduled', 'due', 'active', 'dead', 'next due', 'strategy', 'lateness'].map(c.bold),
+        [
+          'queue',
+          'scheduled',
+          'due',
+          'active',
+          'dead',
+          'completed',
+          'cancelled',
+          'next due',
+          'strategy',
+          'lateness',
+        ].map(c.bold),
         ...rows.map(({ queue, counts: n, strategy, lateness, paused }) => [
           paused ? `${queue} ${c.yellow('(paused)')}` : queue,
           String(n.scheduled),
           n.due > 0 ? c.yellow(String(n.due)) : '0',
           String(n.active),
           n.dead > 0 ? c.red(String(n.dead)) : '0',
+          String(n.completed),
+          String(n.cancelled),
           n.nextDue === null ? c.dim('-') : relative(n.nextDue, n.now),
           strategy,
           latenessText(lateness),
         ]),
       ],
-      new Set([1, 2, 3, 4]),
+      new Set([1, 2, 3, 4, 5, 6]),
     ),
   );
 }
 
-/** The four counts alone. */
-function plainCounts(c: QueueCounts): { scheduled: number; due: number; active: number; dead: number } {
-  return { scheduled: c.scheduled, due: c.due, active: c.active, dead: c.dead };
+/** The counts alone (no clock, next due time or pause). */
+function plainCounts(c: QueueCounts): Counts {
+  return {
+    scheduled: c.scheduled,
+    due: c.due,
+    active: c.active,
+    dead: c.dead,
+    completed: c.completed,
+    cancelled: c.cancelled,
+  };
 }
 
 function json(r: QueueStats): Record<string, unknown> {
@@ -153,6 +180,8 @@ async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): P
         ['due now', counts.due > 0 ? c.yellow(String(counts.due)) : '0'],
         ['active', String(counts.active)],
         ['dead', counts.dead > 0 ? c.red(String(counts.dead)) : '0'],
+        ['completed', `${counts.completed} ${c.dim('(kept)')}`],
+        ['cancelled', `${counts.cancelled} ${c.dim('(kept)')}`],
         [
           'next due',
           next === null
@@ -161,9 +190,9 @@ async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): P
         ],
         [
           'lateness',
-          lateness.runningStartedLastMinute === 0
-            ? c.dim('no attempt started in the last minute is still running')
-            : `p50 ${lateness.p50Ms} ms, max ${lateness.maxMs} ms over ${lateness.runningStartedLastMinute} running attempts started in the last minute`,
+          lateness.claimedLastMinute === 0
+            ? c.dim('no job was claimed in the last minute')
+            : latenessLine(lateness),
         ],
         [
           'waiting',

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { startDashboard, type DashboardServer } from '../dashboard/server.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
+import { Queue } from '../queue.js';
 import { assertQueueName } from '../redis/keys.js';
 import { Worker, type Handler } from '../worker.js';
 import type { WorkerOptions } from '../worker/options.js';
@@ -111,9 +112,16 @@ export function registerWorker(program: Command): void {
         process.on('SIGINT', onSignal);
       });
       let dashboard: DashboardServer | null = null;
+      // The dashboard's /metrics counters are read from Redis through a Queue per queue.
+      const observed: Array<Queue<unknown>> = [];
       try {
         await Promise.all(workers.map((w) => w.waitUntilReady()));
         if (flags.dashboardPort !== undefined) {
+          for (const name of entries.keys()) {
+            const queue = new Queue<unknown>(name, { connection: url });
+            observed.push(queue);
+            metrics.observeQueue(queue);
+          }
           const token = process.env['DELAYQ_DASHBOARD_TOKEN'];
           dashboard = await startDashboard({
             connection: url,
@@ -125,6 +133,7 @@ export function registerWorker(program: Command): void {
         }
       } catch (err) {
         await Promise.all(workers.map((w) => w.close({ timeoutMs: 0 })));
+        await Promise.all(observed.map((q) => q.close()));
         throw new OperationalError(`workers did not start: ${(err as Error).message}`);
       }
       const names = [...entries.keys()];
@@ -141,6 +150,7 @@ export function registerWorker(program: Command): void {
       await stopped;
       await shuttingDown;
       await dashboard?.close();
+      await Promise.all(observed.map((q) => q.close()));
       emit('stopped', {}, 'drained; bye');
     });
 }

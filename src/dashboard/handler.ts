@@ -14,6 +14,7 @@ import type { Codec } from '../codec/codec.js';
 import { UnknownQueueError } from '../errors.js';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector } from '../inspect/inspector.js';
+import type { ListState } from '../operations/inspect.js';
 import type { JobInfo } from '../queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertQueueName } from '../redis/keys.js';
@@ -44,7 +45,7 @@ export interface DashboardOptions {
   token?: string | undefined;
   /** Hide and refuse every action. */
   readOnly?: boolean;
-  /** Serve `/metrics` and the throughput and lateness charts from these metrics. */
+  /** Serve `/metrics` from these metrics. (The charts read the queues' counters in Redis, with or without.) */
   metrics?: DelayqMetrics;
   /**
    * The path the dashboard is mounted at, e.g. '/admin/queues'. Default ''. The node handler reads
@@ -71,8 +72,13 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-const STATES = ['scheduled', 'active', 'dead'] as const;
-type ListState = (typeof STATES)[number];
+const STATES = [
+  'scheduled',
+  'active',
+  'dead',
+  'completed',
+  'cancelled',
+] as const satisfies readonly ListState[];
 const MAX_PAGE = 100;
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -201,7 +207,6 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
       canAct,
       readOnly,
       csrf: canAct && auth ? auth.csrf : '',
-      activity: metrics !== undefined,
     });
     if (path === '/' || path === '') return html(200, queuesPage(boot(null)));
     let m = /^\/queues\/([^/]+)$/.exec(path);
@@ -251,23 +256,20 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
     const { now, nextDue: next, ...counts } = await inspector.counts();
-    const [due, strategy, paused] = await Promise.all([
+    const [due, strategy, paused, series] = await Promise.all([
       inspector.dueHistogram(now),
       inspector.strategy(),
       inspector.isPaused(),
+      inspector.activity(now, 300),
     ]);
-    let activity: unknown = null;
-    if (metrics) {
-      const series = metrics.activity.series(name, 300);
-      activity = {
-        t: series.map((s) => s.t / 1000),
-        completed: series.map((s) => s.completed),
-        failed: series.map((s) => s.failed),
-        dead: series.map((s) => s.dead),
-        latenessAvg: series.map((s) => (s.latenessCount ? s.latenessSumMs / s.latenessCount : null)),
-        latenessMax: series.map((s) => (s.latenessCount ? s.latenessMaxMs : null)),
-      };
-    }
+    const activity = {
+      t: series.map((s) => s.t / 1000),
+      completed: series.map((s) => s.completed),
+      failed: series.map((s) => s.failed),
+      dead: series.map((s) => s.dead),
+      latenessAvg: series.map((s) => (s.latenessCount ? s.latenessSumMs / s.latenessCount : null)),
+      latenessP99: series.map((s) => s.latenessP99Ms),
+    };
     return { name, now, counts, nextDue: next, due, strategy, paused, activity };
   }
 
@@ -392,7 +394,9 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
 /** The table row of a job: what a list shows, with the payload cut short. */
 function summary(info: JobInfo<unknown>): Record<string, unknown> {
-  let preview = info.decodeError ?? JSON.stringify(toPlain(info.payload)) ?? '';
+  // A completed job shows its kept result where others show their payload.
+  const shown = info.state === 'completed' ? info.result : info.payload;
+  let preview = info.decodeError ?? JSON.stringify(toPlain(shown)) ?? '';
   if (preview.length > 120) preview = `${preview.slice(0, 117)}…`;
   return {
     id: info.id,
@@ -400,6 +404,7 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
     runAt: info.runAt.getTime(),
     attempts: info.attempts,
     maxAttempts: info.maxAttempts,
+    priority: info.priority,
     preview,
     lastError: info.lastError ? { name: info.lastError.name, message: info.lastError.message } : null,
     lease: info.lease
@@ -410,6 +415,9 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
         }
       : null,
     diedAt: info.diedAt?.getTime() ?? null,
+    completedAt: info.completedAt?.getTime() ?? null,
+    cancelledAt: info.cancelledAt?.getTime() ?? null,
+    hasResult: 'result' in info,
     progress: 'progress' in info ? info.progress : null,
   };
 }

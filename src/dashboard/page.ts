@@ -12,8 +12,6 @@ export interface PageBoot {
   readOnly: boolean;
   /** Sent back as X-CSRF-Token with every action; empty when actions are off. */
   csrf: string;
-  /** Throughput and lateness charts have data (workers run in this process). */
-  activity: boolean;
 }
 
 /** Escape text for HTML element content and attribute values. */
@@ -86,17 +84,21 @@ export function queuePage(boot: PageBoot): string {
     <div class="card"><div class="label">due now</div><div class="value" id="c-due">–</div><div class="sub" id="c-overdue"></div></div>
     <div class="card"><div class="label">active</div><div class="value" id="c-active">–</div><div class="sub">held by workers</div></div>
     <div class="card dead"><div class="label">dead</div><div class="value" id="c-dead">–</div><div class="sub">attempts spent</div></div>
+    <div class="card"><div class="label">completed</div><div class="value" id="c-completed">–</div><div class="sub">kept for a while</div></div>
+    <div class="card"><div class="label">cancelled</div><div class="value" id="c-cancelled">–</div><div class="sub">kept for a while</div></div>
   </section>
   <section class="charts">
     <div class="panel chart"><h2>Due over the next hour <span class="muted" id="due-total"></span></h2><div id="chart-due"></div></div>
-    <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div><p class="muted note" id="no-activity-1" hidden>Recorded by workers running in this process (delayq demo, delayq worker --dashboard).</p></div>
-    <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div><p class="muted note" id="no-activity-2" hidden>Recorded by workers running in this process.</p></div>
+    <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div></div>
+    <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div></div>
   </section>
   <div class="tables">
     <div class="col">
-      ${table('scheduled', 'Scheduled', ['id', 'due', 'attempts', 'payload'])}
+      ${table('scheduled', 'Scheduled', ['id', 'due', 'priority', 'attempts', 'payload'])}
       ${table('active', 'Active', ['id', 'worker', 'lease until', 'attempt'])}
       ${table('dead', 'Dead', ['id', 'died', 'attempts', 'reason'])}
+      ${table('completed', 'Completed', ['id', 'completed', 'result'])}
+      ${table('cancelled', 'Cancelled', ['id', 'cancelled'])}
     </div>
     <aside class="panel inspector" id="inspector"><h2>Job inspector</h2><p class="muted">Click a job to see everything about it.</p></aside>
   </div>

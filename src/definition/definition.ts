@@ -79,5 +79,5 @@ export function defineQueue(name: string, options: DefinitionOptions = {}): Queu
 /** The events cap as a person would write the option. */
 export function describeEvents(cap: number): string {
   if (cap === 0) return 'false';
-  return cap > 0 ? `{ maxLen: ${cap} }` : `{ maxLen: ${-cap}, only: 'failures' }`;
+  return cap > 0 ? `{ maxLen: ${cap}, only: 'all' }` : `{ maxLen: ${-cap} }`;
 }

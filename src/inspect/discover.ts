@@ -6,15 +6,16 @@
 import { Cluster } from 'ioredis';
 import { whenReachable } from '../definition/reach.js';
 import type { RedisClient } from '../redis/connection.js';
-import { configKey, queueKeys, queueNameOfTag } from '../redis/keys.js';
+import { configKey, legacyKeys, queueNameOfTag } from '../redis/keys.js';
 
 /** Names of the known queues, sorted; scans at most `limit` queues' worth of keys per pattern. */
 export async function discoverQueues(client: RedisClient, limit = 10_000): Promise<string[]> {
   await whenReachable(client);
   const names = new Set<string>();
-  // The config record of every queue, and the meta hash of queues from before the record (every
-  // job has a meta entry while it is scheduled, active or dead).
-  for (const pattern of [configKey('*'), queueKeys('*').meta]) {
+  // The config record of every queue, and the layout-1 meta hash of queues from before the record
+  // (every job has a meta entry while it is scheduled, active or dead): shown, so that opening one
+  // says it needs `delayq migrate`.
+  for (const pattern of [configKey('*'), legacyKeys('*').meta]) {
     const [before, after] = pattern.split('*') as [string, string];
     const nodes = client instanceof Cluster ? client.nodes('master') : [client];
     for (const node of nodes) {

@@ -10,9 +10,11 @@ import { whenReachable } from '../definition/reach.js';
 import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
 import { settleConfig, type ConfigRecord } from '../operations/config.js';
 import { dueSlices, oldestDead } from '../operations/due.js';
+import type { ListState } from '../operations/inspect.js';
 import { Queue, type JobInfo } from '../queue.js';
 import { producerOf } from '../queue/producer.js';
-import { countAll, type QueueCounts } from '../queue/reads.js';
+import { activitySeries, growth, latenessBound, type ActivitySecond } from '../metrics/activity.js';
+import { countAll, snapshotsAll, type QueueCounts } from '../queue/reads.js';
 import type { RedisClient } from '../redis/connection.js';
 
 /** How a tool opens queues. */
@@ -39,16 +41,19 @@ export interface DueHistogram {
   counts: number[];
 }
 
-/** Lateness of recently started attempts still running, and how long the oldest due job waits. */
+/**
+ * Lateness (start − due, Redis clock) of the jobs claimed in the last minute by every worker, from
+ * the counters' lateness histogram, and how long the oldest due job has waited so far.
+ */
 export interface Lateness {
-  runningStartedLastMinute: number;
-  p50Ms: number;
-  maxMs: number;
+  claimedLastMinute: number;
+  /** Mean lateness, ms; null when nothing was claimed. */
+  avgMs: number | null;
+  /** Upper bounds (ms) of the histogram buckets holding the median and the 99th percentile. */
+  p50Ms: number | null;
+  p99Ms: number | null;
   oldestDueWaitingMs: number;
 }
-
-/** Active jobs looked at for lateness: enough for a picture, bounded for a huge queue. */
-const LATENESS_SAMPLE = 1_000;
 /** Dead jobs removed per round of purge. */
 const PURGE_BATCH = 500;
 const DEFAULT_HINT = "give this tool that codec (the CLI's --codec-module, createDashboard's codec option)";
@@ -118,10 +123,7 @@ export class Inspector {
   }
 
   /** A page of jobs in `state` (see Queue.list). */
-  list(
-    state: 'scheduled' | 'active' | 'dead',
-    page: { offset?: number; limit?: number },
-  ): Promise<JobInfo<unknown>[]> {
+  list(state: ListState, page: { offset?: number; limit?: number }): Promise<JobInfo<unknown>[]> {
     return this.queue.list(state, page);
   }
 
@@ -154,21 +156,31 @@ export class Inspector {
     return { start: now, bucketMs, overdue: slices.reduce((n, s) => n + s.overdue, 0), counts };
   }
 
-  /** Lateness of the attempts that started in the last minute and still run, by the server's `now`. */
+  /** Lateness of the jobs claimed in the last minute, by the server's `now` (counts() gives it). */
   async lateness(counts: QueueCounts): Promise<Lateness> {
     const { now } = counts;
-    const active = counts.active > 0 ? await this.queue.list('active', { limit: LATENESS_SAMPLE }) : [];
-    // The core keeps no record of finished attempts: running ones are what can be seen.
-    const recent = active
-      .filter((j) => j.lease && j.lease.startedAt.getTime() >= now - 60_000)
-      .map((j) => Math.max(0, j.lease!.startedAt.getTime() - j.runAt.getTime()))
-      .sort((a, b) => a - b);
+    const end = Math.floor(now / 1000);
+    const grew = growth(await snapshotsAll(producerOf(this.queue).context, end - 60, end));
+    const claimed = grew['lat:+Inf'];
     return {
-      runningStartedLastMinute: recent.length,
-      p50Ms: recent.length === 0 ? 0 : recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.5))]!,
-      maxMs: recent.at(-1) ?? 0,
+      claimedLastMinute: claimed,
+      avgMs: claimed === 0 ? null : Math.round(grew['lat:sum'] / claimed),
+      p50Ms: latenessBound(grew, 0.5),
+      p99Ms: latenessBound(grew, 0.99),
       oldestDueWaitingMs: counts.due > 0 && counts.nextDue !== null ? Math.max(0, now - counts.nextDue) : 0,
     };
+  }
+
+  /**
+   * The queue's activity per second over the `seconds` (at most 599) ending at `now` (server clock,
+   * as counts() gives it), from the counters' snapshots: what every worker of the queue did,
+   * wherever it runs.
+   */
+  async activity(now: number, seconds = 300): Promise<ActivitySecond[]> {
+    const end = Math.floor(now / 1000);
+    // One second more than shown, so the first second shown has a snapshot to differ from.
+    const snapshots = await snapshotsAll(producerOf(this.queue).context, end - seconds, end);
+    return activitySeries(snapshots, end, seconds);
   }
 
   /** Delete every dead job for good, oldest first; returns how many went. */

@@ -1,5 +1,5 @@
-/** Metrics for delayq: Prometheus exposition and the in-process activity the dashboard charts. */
+/** Metrics for delayq: Prometheus exposition and the per-second activity the dashboard charts, both from Redis. */
 export { DelayqMetrics, metricsFetch, metricsHandler, registerMetrics } from './metrics.js';
 export type { MetricsOptions } from './metrics.js';
-export { Activity } from './activity.js';
+export { activitySeries } from './activity.js';
 export type { ActivitySecond } from './activity.js';

@@ -1,15 +1,21 @@
 /**
- * Prometheus metrics for delayq (prom-client): counters of added, completed, failed and dead jobs,
- * histograms of lateness and run time, and gauges of scheduled, active and dead jobs and of whether
- * the queue is paused, read from Redis at scrape time. Feed it Queues and Workers with observeQueue() and observeWorker().
+ * Prometheus metrics for delayq (prom-client), read from Redis at scrape time so they are right
+ * in any process, whether or not a worker runs in it: the counters of added, claimed, completed,
+ * failed, retried, dead, cancelled and reaped jobs and the lateness histogram come from the queue's
+ * counters (stats.lua, docs/design/HOT-PATH.md §7); the gauges of scheduled, due, active and dead
+ * jobs and of whether the queue is paused from its sets. Only the run-time histogram is
+ * in-process: it times the attempts of the workers given to observeWorker().
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ValidationError } from '../errors.js';
 import type { Counts } from '../operations/inspect.js';
+import { LATENESS_BOUNDS_MS, type CounterName, type CounterValues } from '../operations/stats.js';
 import type { Queue } from '../queue.js';
+import { producerOf } from '../queue/producer.js';
+import { totalsAll } from '../queue/reads.js';
 import type { Worker } from '../worker.js';
 import type { Job } from '../job.js';
-import { Activity } from './activity.js';
 
 /** Options of DelayqMetrics. */
 export interface MetricsOptions {
@@ -17,78 +23,72 @@ export interface MetricsOptions {
   registry?: Registry;
   /** Prefix of every metric name. Default 'delayq_'. */
   prefix?: string;
-  /** Lateness histogram buckets in seconds. */
-  latenessBuckets?: number[];
-  /** Run-time histogram buckets in seconds. */
+  /** Run-time histogram buckets in seconds. (Lateness buckets are the counters' own, fixed in Redis.) */
   runTimeBuckets?: number[];
 }
 
-const LATENESS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const RUN_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 // isPaused is optional so a stand-in queue written before pause existed still works (no gauge then).
-type AnyQueue = Pick<Queue<never>, 'name' | 'counts' | 'addBulk'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+type AnyQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+
+/** The counters read from Redis, with their help text. */
+const COUNTERS: ReadonlyArray<[CounterName, string]> = [
+  ['added', 'Jobs added (new ids only), by every producer of the queue.'],
+  ['claimed', 'Jobs claimed by a worker (an attempt started); flushed by the workers once a second.'],
+  [
+    'completed',
+    'Jobs whose handler resolved and whose ack was applied; flushed by the workers once a second.',
+  ],
+  ['failed', 'Failed attempts that were scheduled again (see dead_total for the last one).'],
+  ['retried', 'Dead jobs put back to wait (dead.retry).'],
+  ['dead', 'Jobs moved to the dead set (attempts spent, unrecoverable, or unreadable).'],
+  ['cancelled', 'Jobs cancelled while waiting or running.'],
+  ['reaped', 'Leases that expired and were taken back from their worker.'],
+];
 
 /** The metrics of one process's queues and workers. */
 export class DelayqMetrics {
   /** The registry holding delayq's metrics; expose it with `registry.metrics()` or metricsHandler(). */
   readonly registry: Registry;
-  /** Per-second activity of observed workers, for the dashboard's charts. */
-  readonly activity = new Activity();
-  private readonly added: Counter<'queue'>;
-  private readonly completed: Counter<'queue'>;
-  private readonly failed: Counter<'queue'>;
-  private readonly dead: Counter<'queue'>;
-  private readonly lateness: Histogram<'queue'>;
   private readonly runTime: Histogram<'queue'>;
   private readonly queues = new Map<string, AnyQueue>();
   private readonly countsInFlight = new Map<string, Promise<Counts>>();
+  private readonly totalsInFlight = new Map<string, Promise<CounterValues | undefined>>();
 
   constructor(options: MetricsOptions = {}) {
+    if ('latenessBuckets' in options) {
+      throw new ValidationError(
+        "latenessBuckets is no longer an option: the lateness histogram is read from the queue's counters in Redis, whose buckets are fixed (1 ms to 5 s); remove it",
+        'latenessBuckets',
+      );
+    }
     this.registry = options.registry ?? new Registry();
     const p = options.prefix ?? 'delayq_';
     const registers = [this.registry];
     const labelNames = ['queue'] as const;
-    this.added = new Counter({
-      name: `${p}added_total`,
-      help: 'Jobs added (new ids only).',
-      labelNames,
-      registers,
-    });
-    this.completed = new Counter({
-      name: `${p}completed_total`,
-      help: 'Jobs whose handler resolved and whose ack was applied.',
-      labelNames,
-      registers,
-    });
-    this.failed = new Counter({
-      name: `${p}failed_total`,
-      help: 'Failed attempts that were scheduled again (see dead_total for the last one).',
-      labelNames,
-      registers,
-    });
-    this.dead = new Counter({
-      name: `${p}dead_total`,
-      help: 'Jobs moved to the dead set (attempts spent, or unreadable).',
-      labelNames,
-      registers,
-    });
-    this.lateness = new Histogram({
-      name: `${p}lateness_seconds`,
-      help: 'Start of an attempt minus its due time, both by the Redis clock.',
-      labelNames,
-      buckets: options.latenessBuckets ?? LATENESS_BUCKETS,
-      registers,
-    });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect with the metric as this
+    const metrics = this;
+    for (const [name, help] of COUNTERS) {
+      new Counter({
+        name: `${p}${name}_total`,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          this.reset();
+          await metrics.eachTotals((queue, totals) => this.inc({ queue }, totals[name]));
+        },
+      });
+    }
+    new LatenessHistogram(`${p}lateness_seconds`, (visit) => this.eachTotals(visit), registers);
     this.runTime = new Histogram({
       name: `${p}run_time_seconds`,
-      help: 'From the start of an attempt (Redis clock) to its end (this host), for finished attempts.',
+      help: 'From the start of an attempt (Redis clock) to its end (this host), for finished attempts of observed workers.',
       labelNames,
       buckets: options.runTimeBuckets ?? RUN_TIME_BUCKETS,
       registers,
     });
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect with the gauge as this
-    const metrics = this;
     /** A gauge read from Redis at scrape time, one value per observed queue (undefined: leave it out). */
     const perQueue = (
       name: string,
@@ -129,66 +129,35 @@ export class DelayqMetrics {
   }
 
   /**
-   * Count this queue's adds and report its scheduled/active/dead gauges. Adds are counted by
-   * wrapping this instance's addBulk (add goes through it). Returns a function that stops both.
+   * Report this queue's counters, lateness histogram and gauges, all read from Redis at each
+   * scrape (so they include every producer's and worker's work). Returns a function that stops.
    */
   observeQueue(queue: AnyQueue): () => void {
     this.queues.set(queue.name, queue);
-    const original = queue.addBulk;
-    const added = this.added;
-    const wrapped: typeof original = async function (this: AnyQueue, jobs) {
-      const results = await original.call(this, jobs);
-      const created = results.filter((r) => r.created).length;
-      if (created > 0) added.inc({ queue: queue.name }, created);
-      return results;
-    };
-    (queue as { addBulk: typeof original }).addBulk = wrapped;
     return () => {
-      this.queues.delete(queue.name);
-      if (queue.addBulk === wrapped) (queue as { addBulk: typeof original }).addBulk = original;
+      if (this.queues.get(queue.name) === queue) this.queues.delete(queue.name);
     };
   }
 
-  /** Count this worker's outcomes and time its jobs. Returns a function that stops listening. */
+  /** Time this worker's attempts (the run-time histogram). Returns a function that stops listening. */
   observeWorker<T>(worker: Pick<Worker<T>, 'name' | 'on' | 'off'>): () => void {
     const queue = worker.name;
-    const onCompleted = (job: Job<T>): void => this.finished(queue, 'completed', job);
-    const onFailed = (job: Job<T>): void => this.finished(queue, 'failed', job);
-    const onDead = (job: Job<T> | null): void => this.finished(queue, 'dead', job);
-    worker.on('completed', onCompleted);
-    worker.on('failed', onFailed);
-    worker.on('dead', onDead);
-    return () => {
-      worker.off('completed', onCompleted);
-      worker.off('failed', onFailed);
-      worker.off('dead', onDead);
+    const onFinished = (job: Job<T> | null): void => {
+      if (job) this.runTime.observe({ queue }, Math.max(0, Date.now() - job.claimedAt.getTime()) / 1000);
     };
-  }
-
-  /** Count `n` adds made elsewhere (e.g. by a producer this process does not hold a Queue for). */
-  countAdded(queue: string, n = 1): void {
-    this.added.inc({ queue }, n);
+    worker.on('completed', onFinished);
+    worker.on('failed', onFinished);
+    worker.on('dead', onFinished);
+    return () => {
+      worker.off('completed', onFinished);
+      worker.off('failed', onFinished);
+      worker.off('dead', onFinished);
+    };
   }
 
   /** The exposition text of the registry. */
   metrics(): Promise<string> {
     return this.registry.metrics();
-  }
-
-  private finished(
-    queue: string,
-    outcome: 'completed' | 'failed' | 'dead',
-    job: Pick<Job<unknown>, 'runAt' | 'claimedAt'> | null,
-  ): void {
-    const counter = outcome === 'completed' ? this.completed : outcome === 'failed' ? this.failed : this.dead;
-    counter.inc({ queue });
-    let latenessMs: number | null = null;
-    if (job) {
-      latenessMs = Math.max(0, job.claimedAt.getTime() - job.runAt.getTime());
-      this.lateness.observe({ queue }, latenessMs / 1000);
-      this.runTime.observe({ queue }, Math.max(0, Date.now() - job.claimedAt.getTime()) / 1000);
-    }
-    this.activity.record(queue, outcome, latenessMs);
   }
 
   private countsOf(queue: AnyQueue): Promise<Counts> {
@@ -198,6 +167,81 @@ export class DelayqMetrics {
     const counts = queue.counts().finally(() => this.countsInFlight.delete(queue.name));
     this.countsInFlight.set(queue.name, counts);
     return counts;
+  }
+
+  /** Call `visit` with the totals of every observed queue that could be read; shared like countsOf. */
+  private async eachTotals(visit: (queue: string, totals: CounterValues) => void): Promise<void> {
+    await Promise.all(
+      [...this.queues.values()].map(async (queue) => {
+        let pending = this.totalsInFlight.get(queue.name);
+        if (!pending) {
+          pending = readQueueTotals(queue).finally(() => this.totalsInFlight.delete(queue.name));
+          this.totalsInFlight.set(queue.name, pending);
+        }
+        const totals = await pending;
+        if (totals) visit(queue.name, totals);
+      }),
+    );
+  }
+}
+
+/** A queue's totals; undefined for a stand-in that is not a delayq Queue, or during a Redis outage. */
+async function readQueueTotals(queue: AnyQueue): Promise<CounterValues | undefined> {
+  let context;
+  try {
+    context = producerOf(queue).context;
+  } catch {
+    return undefined;
+  }
+  try {
+    return await totalsAll(context);
+  } catch {
+    // A scrape during a Redis outage leaves this queue out rather than failing the scrape.
+    return undefined;
+  }
+}
+
+/**
+ * The lateness histogram, whose buckets are the counters `lat:<le>` (cumulative, as Prometheus
+ * wants them) kept in Redis: prom-client's Histogram only counts what it observed itself, so this
+ * one answers get() from the totals instead.
+ */
+class LatenessHistogram extends Histogram<'queue'> {
+  constructor(
+    name: string,
+    private readonly read: (visit: (queue: string, totals: CounterValues) => void) => Promise<void>,
+    registers: Registry[],
+  ) {
+    super({
+      name,
+      help: 'Start of an attempt minus its due time, both by the Redis clock, of every claimed job.',
+      labelNames: ['queue'],
+      buckets: LATENESS_BOUNDS_MS.map((ms) => ms / 1000),
+      registers,
+    });
+  }
+
+  override async get(): ReturnType<Histogram<'queue'>['get']> {
+    const base = await super.get();
+    // Bucket lines carry the `le` label, which the Histogram's own label type does not list.
+    const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
+    await this.read((queue, totals) => {
+      for (const le of LATENESS_BOUNDS_MS) {
+        values.push({
+          metricName: `${base.name}_bucket`,
+          labels: { le: le / 1000, queue },
+          value: totals[`lat:${le}`],
+        });
+      }
+      values.push({
+        metricName: `${base.name}_bucket`,
+        labels: { le: '+Inf', queue },
+        value: totals['lat:+Inf'],
+      });
+      values.push({ metricName: `${base.name}_sum`, labels: { queue }, value: totals['lat:sum'] / 1000 });
+      values.push({ metricName: `${base.name}_count`, labels: { queue }, value: totals['lat:+Inf'] });
+    });
+    return { ...base, values };
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * Read-side operations on what waits, aware of the layout: how many jobs fall due in each slice of
- * the coming time (the schedule ZSET by ZCOUNT; the wheel by its buckets' lengths, a bucket's jobs
- * falling due at its end, when it is promoted), and the oldest dead job ids (for purge).
+ * Read-side operations on what waits, aware of the strategy: how many jobs fall due in each slice
+ * of the coming time (the waiting ZSETs `s` and `p` by ZCOUNT, every job of `r` being due
+ * already; the wheel by its buckets' lengths, a bucket's jobs falling due at its end, when it is
+ * promoted), and the oldest dead job ids (for purge).
  */
 import type { RedisClient } from '../redis/connection.js';
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
@@ -35,15 +36,23 @@ export async function dueSlices(
   bucketMs: number,
   buckets: number,
 ): Promise<DueSlices> {
-  // The schedule ZSET: the zset layout's waiting jobs; in the wheel layout, retries and jobs a
-  // producer that does not know the wheel wrote, which the wheel's claim takes too.
+  // The default class (s) and the prioritized jobs not due yet (p) are both scored by due time;
+  // the prioritized jobs in r are due already. (Grouped jobs, issue 16, are not counted yet.)
   const zset = client.pipeline();
-  zset.zcount(keys.schedule, '-inf', now);
+  zset.zcount(keys.waiting, '-inf', now);
+  zset.zcount(keys.prioWaiting, '-inf', now);
+  zset.zcard(keys.prioReady);
   for (let i = 0; i < buckets; i++) {
-    zset.zcount(keys.schedule, `(${now + i * bucketMs}`, now + (i + 1) * bucketMs);
+    const [from, to] = [`(${now + i * bucketMs}`, now + (i + 1) * bucketMs];
+    zset.zcount(keys.waiting, from, to);
+    zset.zcount(keys.prioWaiting, from, to);
   }
   const values = await numbers(zset);
-  const out: DueSlices = { overdue: values[0] ?? 0, counts: values.slice(1) };
+  const counts = Array.from(
+    { length: buckets },
+    (_, i) => (values[3 + 2 * i] ?? 0) + (values[4 + 2 * i] ?? 0),
+  );
+  const out: DueSlices = { overdue: (values[0] ?? 0) + (values[1] ?? 0) + (values[2] ?? 0), counts };
   if (layout.kind === 'zset') return out;
   const horizon = now + buckets * bucketMs;
   // Bucket start -> bucket end; only the buckets ending within the horizon are read.

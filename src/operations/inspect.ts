@@ -1,37 +1,55 @@
-/** Read-side operations: get (get.lua), counts (counts.lua), and listing a state's jobs. */
+/**
+ * Read-side operations on layout 2: get (get.lua), counts (counts.lua) and a page of one state's
+ * jobs (list.lua). Each returns the stored record undecoded; src/queue/info.ts decodes it.
+ */
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript, script } from '../redis/scripts.js';
-import { parseMeta, type JobMeta } from './meta.js';
+import { runScript, script, type Reply } from '../redis/scripts.js';
 import type { RecordedError } from './fail.js';
 import { asArray, bytes, num, optionalStr, str } from './reply.js';
 import type { Layout } from './wheel.js';
 
-/** A job's state as delayq stores it. */
+/** A job's state as delayq stores it ('scheduled' is what the scripts call waiting). */
 export type JobState = 'scheduled' | 'active' | 'dead' | 'completed' | 'cancelled';
+
+/** The states a page of jobs can be listed for: every one. */
+export type ListState = JobState;
+
+/** The states whose pages are ordered most recent first (the rest: earliest first). */
+export const NEWEST_FIRST: ReadonlySet<ListState> = new Set(['dead', 'completed', 'cancelled']);
+
+/** Who holds (active) or last held a job: the worker registry entry of its record's holder number. */
+export interface Holder {
+  workerId: string;
+  /** When that worker started (its registration), epoch ms. */
+  workerStartedAt: number;
+}
 
 /** Everything stored about one job, not yet decoded. */
 export interface RawJob {
   id: string;
   state: JobState;
-  envelope: Buffer;
-  meta: JobMeta;
+  /** The record as stored: header + payload; for a completed job header + result (when kept). */
+  record: Buffer;
   /**
-   * Due time (scheduled), lease deadline (active), died at (dead), finished at (completed) or
-   * cancelled at (cancelled: the record is gone, so envelope is empty and meta blank).
+   * Due time (scheduled; -1 when it waits in a wheel bucket, whose due time is not kept per job),
+   * lease deadline (active), died at (dead), completed at or cancelled at.
    */
   score: number;
-  lease: { token: string; startedAt: number; workerId: string } | null;
+  /** The lease member "<claims>.<claimedAt>|<id>" of an active job, else null. */
+  member: string | null;
+  holder: Holder | null;
   lastError: RecordedError | null;
   /** The running attempt's last progress value (JSON text), or null when it reported none. */
   progress: string | null;
 }
 
-/** Parse a "token|startMs|workerId" lease record. */
-export function parseLease(raw: string | null): RawJob['lease'] {
+/** Parse a worker registry entry "<worker id>|<started ms>" (the worker id may contain '|'). */
+export function parseHolder(raw: string | null): Holder | null {
   if (raw === null) return null;
-  const [token = '', started = '0', ...worker] = raw.split('|');
-  return { token, startedAt: Number(started), workerId: worker.join('|') };
+  const bar = raw.lastIndexOf('|');
+  if (bar < 0) return { workerId: raw, workerStartedAt: 0 };
+  return { workerId: raw.slice(0, bar), workerStartedAt: Number(raw.slice(bar + 1)) };
 }
 
 function parseError(raw: string | null): RecordedError | null {
@@ -41,6 +59,15 @@ function parseError(raw: string | null): RecordedError | null {
   } catch {
     return { name: 'Error', message: raw };
   }
+}
+
+function stateOf(scriptState: string): JobState {
+  return scriptState === 'waiting' ? 'scheduled' : (scriptState as JobState);
+}
+
+/** The wheel strategy's extra keys, after a read script's fixed ones. */
+function wheelKeys(keys: QueueKeys, layout: Layout): string[] {
+  return layout.kind === 'wheel' ? [keys.ready, keys.wheel, keys.wheelCount] : [];
 }
 
 /** Everything about job `id`, or null when there is no such job. */
@@ -54,30 +81,37 @@ export async function getJob(
     client,
     script('get'),
     [
-      keys.schedule,
-      keys.jobs,
-      keys.meta,
-      keys.active,
+      keys.records,
+      keys.waiting,
+      keys.prioWaiting,
+      keys.prioReady,
+      keys.groupJobs,
       keys.leases,
+      keys.completed,
+      keys.cancelled,
       keys.dead,
       keys.errors,
-      keys.completed,
+      keys.holders,
       keys.progress,
-      keys.cancelled,
       ...(layout.kind === 'wheel' ? [keys.ready] : []),
     ],
     [id],
   );
   if (!Array.isArray(reply)) return null;
+  return rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
+}
+
+/** One job from a reply: record, score, error, holder, progress, member from position `at`. */
+function rawJob(id: string, state: string, reply: Reply[], at: number, name: string): RawJob {
   return {
     id,
-    state: str(reply, 0, 'get') as JobState,
-    envelope: bytes(reply, 1, 'get'),
-    meta: parseMeta(str(reply, 2, 'get'), id),
-    score: num(reply, 3, 'get'),
-    lease: parseLease(optionalStr(reply, 4)),
-    lastError: parseError(optionalStr(reply, 5)),
-    progress: optionalStr(reply, 6),
+    state: stateOf(state),
+    record: bytes(reply, at, name),
+    score: num(reply, at + 1, name),
+    lastError: parseError(optionalStr(reply, at + 2)),
+    holder: parseHolder(optionalStr(reply, at + 3)),
+    progress: optionalStr(reply, at + 4),
+    member: optionalStr(reply, at + 5),
   };
 }
 
@@ -87,17 +121,37 @@ export interface Counts {
   due: number;
   active: number;
   dead: number;
+  /** Completed jobs still kept (bounded by count and age). */
+  completed: number;
+  /** Cancelled jobs still kept (bounded by count and age). */
+  cancelled: number;
 }
 
-/** Counts by the server clock, plus that clock and the next due time (-1: none). */
+/** Counts by the server clock, whether paused, that clock and the next due time (-1: none). */
 export async function counts(
   client: RedisClient,
   keys: QueueKeys,
   layout: Layout,
-): Promise<Counts & { now: number; nextDue: number }> {
-  const wheel = layout.kind === 'wheel' ? [keys.ready, keys.wheel, keys.wheelCount] : [];
+): Promise<Counts & { paused: boolean; now: number; nextDue: number }> {
   const reply = asArray(
-    await runScript(client, script('counts'), [keys.schedule, keys.active, keys.dead, ...wheel], []),
+    await runScript(
+      client,
+      script('counts'),
+      [
+        keys.waiting,
+        keys.prioWaiting,
+        keys.prioReady,
+        keys.groupJobs,
+        keys.groupsReady,
+        keys.leases,
+        keys.dead,
+        keys.completed,
+        keys.cancelled,
+        keys.paused,
+        ...wheelKeys(keys, layout),
+      ],
+      [],
+    ),
     'counts',
   );
   return {
@@ -105,73 +159,58 @@ export async function counts(
     due: num(reply, 1, 'counts'),
     active: num(reply, 2, 'counts'),
     dead: num(reply, 3, 'counts'),
-    now: num(reply, 4, 'counts'),
-    nextDue: num(reply, 5, 'counts'),
+    completed: num(reply, 4, 'counts'),
+    cancelled: num(reply, 5, 'counts'),
+    paused: num(reply, 6, 'counts') === 1,
+    now: num(reply, 7, 'counts'),
+    nextDue: num(reply, 8, 'counts'),
   };
 }
 
-/** A page of a state's jobs with their stored records, in one MULTI so the page is consistent. */
+/** The list.lua state of a page: the scripts say 'waiting' for 'scheduled'. */
+function scriptState(state: ListState): string {
+  return state === 'scheduled' ? 'waiting' : state;
+}
+
+/**
+ * A page of one partition's jobs in `state`, with their stored records, read atomically by
+ * list.lua. Scheduled jobs come due prioritized ones first (claim order), then by due time;
+ * dead, completed and cancelled most recent first; active by lease deadline.
+ */
 export async function listJobs(
   client: RedisClient,
   keys: QueueKeys,
-  state: Exclude<JobState, 'completed' | 'cancelled'>,
-  page: { offset: number; limit: number; newestFirst: boolean },
+  state: ListState,
+  page: { offset: number; limit: number },
   layout: Layout,
 ): Promise<RawJob[]> {
-  const set = state === 'scheduled' ? keys.schedule : state === 'active' ? keys.active : keys.dead;
-  const stop = page.offset + page.limit - 1;
-  const members: string[] = [];
-  const scores: Array<number | null> = [];
+  const listKeys = [
+    keys.records,
+    keys.waiting,
+    keys.prioWaiting,
+    keys.prioReady,
+    keys.leases,
+    keys.completed,
+    keys.cancelled,
+    keys.dead,
+    keys.errors,
+    keys.holders,
+    keys.progress,
+  ];
+  let args: Array<string | number>;
   if (state === 'scheduled' && layout.kind === 'wheel') {
-    members.push(...(await wheelPage(client, keys, page.offset, page.limit)));
-    scores.push(...members.map(() => null));
+    // The wheel's waiting jobs live in bucket lists the script cannot name: read the ids here.
+    const ids = await wheelPage(client, keys, page.offset, page.limit);
+    if (ids.length === 0) return [];
+    args = ['ids', 0, ids.length, 0, ...ids];
   } else {
-    const ids = page.newestFirst
-      ? await client.zrevrange(set, page.offset, stop, 'WITHSCORES')
-      : await client.zrange(set, page.offset, stop, 'WITHSCORES');
-    for (let i = 0; i < ids.length; i += 2) {
-      members.push(ids[i] ?? '');
-      scores.push(Number(ids[i + 1]));
-    }
+    args = [scriptState(state), page.offset, page.limit, NEWEST_FIRST.has(state) ? 1 : 0];
   }
-  if (members.length === 0) return [];
-  const results = await client
-    .multi()
-    .hmgetBuffer(keys.jobs, ...members)
-    .hmget(keys.meta, ...members)
-    .hmget(keys.leases, ...members)
-    .hmget(keys.errors, ...members)
-    .hmget(keys.progress, ...members)
-    .exec();
-  if (!results) throw new Error('listJobs: transaction aborted');
-  const column = <T>(i: number): T[] => {
-    const [err, value] = results[i] ?? [new Error('missing reply'), null];
-    if (err) throw err;
-    return value as T[];
-  };
-  const envelopes = column<Buffer | null>(0);
-  const metas = column<string | null>(1);
-  const leases = column<string | null>(2);
-  const errors = column<string | null>(3);
-  const progress = column<string | null>(4);
+  const reply = asArray(await runScript(client, script('list'), listKeys, args), 'list');
   const out: RawJob[] = [];
-  members.forEach((id, i) => {
-    const envelope = envelopes[i];
-    const meta = metas[i];
-    // A job removed between the ZRANGE and the MULTI is simply not on this page.
-    if (!envelope || !meta) return;
-    const parsed = parseMeta(meta, id);
-    out.push({
-      id,
-      state,
-      envelope,
-      meta: parsed,
-      score: scores[i] ?? parsed.r ?? 0,
-      lease: parseLease(leases[i] ?? null),
-      lastError: parseError(errors[i] ?? null),
-      progress: progress[i] ?? null,
-    });
-  });
+  for (let i = 0; i + 6 < reply.length; i += 7) {
+    out.push(rawJob(str(reply, i, 'list'), scriptState(state), reply, i + 1, 'list'));
+  }
   return out;
 }
 

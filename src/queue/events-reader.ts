@@ -1,4 +1,8 @@
-/** queue.events(): a queue's job events as they happen, read from one partition's stream. */
+/**
+ * queue.events(): a queue's job events as they happen, read from one partition's stream `ev`:
+ * failure events always, the routine ones (added, claimed, completed, ...) only when the queue was
+ * created with `events: { maxLen, only: 'all' }`.
+ */
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { parseEvent, type JobEvent } from '../events.js';

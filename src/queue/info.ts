@@ -1,88 +1,121 @@
-/** A stored job as the Queue API shows it: decoded with the queue's codec, times as Dates. */
+/** A stored job as the Queue API shows it: its record decoded with the queue's codec, times as Dates. */
 import type { Codec } from '../codec/codec.js';
-import { decodeEnvelope } from '../codec/envelope.js';
 import type { RecordedError } from '../operations/fail.js';
 import type { JobState, RawJob } from '../operations/inspect.js';
+import { decodeRecord, type RecordHeader } from '../record/index.js';
 
 /** Everything known about a job. */
 export interface JobInfo<T> {
   id: string;
   state: JobState;
-  /** The payload; undefined only when the stored bytes could not be decoded (see decodeError). */
+  /**
+   * The payload; undefined for a completed or cancelled job (only a small final record is kept) and
+   * when the stored bytes could not be decoded (see decodeError).
+   */
   payload: T | undefined;
   decodeError?: string;
   /** Payload schema version the job was written with. */
   version?: number;
-  /** Due time of the current or last scheduling. */
+  /**
+   * Due time of the current scheduling (scheduled), of the running or last attempt (active,
+   * dead), or when the job completed or was cancelled (their final records keep no due time).
+   */
   runAt: Date;
-  /** Attempts started so far. */
+  /** Attempts started so far (0 for a completed or cancelled job: its final record keeps none). */
   attempts: number;
   maxAttempts: number;
+  /** -1024..1023, lower runs first among due jobs; 0 the default. */
+  priority: number;
+  /** Producer clock at add, when the queue records it (Queue option `recordCreatedAt`). */
   createdAt?: Date;
   lastError: RecordedError | null;
-  /** For an active job: who holds it and until when (server clock). */
+  /** For an active job: who holds it, since when and until when (server clock). */
   lease: { workerId: string; startedAt: Date; deadline: Date } | null;
   /** For a dead job: when it died. */
   diedAt?: Date;
+  /** For a completed job (kept for a while, bounded by count and age): when. */
+  completedAt?: Date;
+  /**
+   * For a completed job whose worker kept results (`keepResults: true`): the handler's return
+   * value, decoded with the queue's codec.
+   */
+  result?: unknown;
   /** For a cancelled job (kept for a while, bounded by count and age): when. Its payload is not kept. */
   cancelledAt?: Date;
   /** For an active job: the last value its handler gave `job.progress()`, when it gave one. */
   progress?: unknown;
 }
 
-/** `raw` decoded with `codec`; a payload that does not decode is reported in decodeError, not thrown. */
+/** `raw` decoded with `codec`; a record or payload that does not decode is reported in decodeError, not thrown. */
 export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
-  if (raw.state === 'cancelled') return cancelledInfo(raw);
-  let payload: T | undefined;
+  let header: RecordHeader | undefined;
+  let body: Buffer | undefined;
   let decodeError: string | undefined;
-  let version: number | undefined;
-  let createdAt: Date | undefined;
   try {
-    const envelope = decodeEnvelope(codec, raw.envelope, raw.id);
-    payload = envelope.payload as T;
-    version = envelope.version;
-    createdAt = new Date(envelope.createdAt);
+    const decoded = decodeRecord(raw.record);
+    header = decoded.header;
+    body = decoded.payload;
   } catch (err) {
     decodeError = err instanceof Error ? err.message : String(err);
   }
   const info: JobInfo<T> = {
     id: raw.id,
     state: raw.state,
-    payload,
-    runAt: new Date(raw.state === 'scheduled' ? raw.score : (raw.meta.r ?? raw.score)),
-    attempts: raw.meta.a,
-    maxAttempts: raw.meta.m,
+    payload: undefined,
+    runAt: new Date(runAtOf(raw, header)),
+    attempts: header?.attempts ?? 0,
+    maxAttempts: header?.maxAttempts ?? 0,
+    priority: header?.priority ?? 0,
     lastError: raw.lastError,
     lease:
-      raw.state === 'active' && raw.lease
+      raw.state === 'active' && header
         ? {
-            workerId: raw.lease.workerId,
-            startedAt: new Date(raw.lease.startedAt),
+            workerId: raw.holder?.workerId ?? '?',
+            startedAt: new Date(header.claimedAt),
             deadline: new Date(raw.score),
           }
         : null,
   };
+  if (header && body && !header.completed && !header.cancelled) {
+    try {
+      info.payload = decodePayload(codec, body) as T;
+    } catch (err) {
+      decodeError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  if (header?.completed && header.hasResult && body) {
+    try {
+      info.result = decodePayload(codec, body);
+    } catch (err) {
+      decodeError = `result: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
   if (decodeError !== undefined) info.decodeError = decodeError;
-  if (version !== undefined) info.version = version;
-  if (createdAt !== undefined) info.createdAt = createdAt;
+  if (header && !header.completed && !header.cancelled) info.version = header.version;
+  if (header?.createdAt !== undefined) info.createdAt = new Date(header.createdAt);
   if (raw.state === 'dead') info.diedAt = new Date(raw.score);
+  if (raw.state === 'completed') info.completedAt = new Date(raw.score);
+  if (raw.state === 'cancelled') info.cancelledAt = new Date(raw.score);
   if (raw.progress !== null) info.progress = parseProgress(raw.progress);
   return info;
 }
 
-/** A cancelled job: only its id and when are kept, so there is no payload to decode. */
-function cancelledInfo<T>(raw: RawJob): JobInfo<T> {
-  return {
-    id: raw.id,
-    state: 'cancelled',
-    payload: undefined,
-    runAt: new Date(raw.score),
-    attempts: 0,
-    maxAttempts: 0,
-    lastError: null,
-    lease: null,
-    cancelledAt: new Date(raw.score),
-  };
+function runAtOf(raw: RawJob, header: RecordHeader | undefined): number {
+  if (raw.state === 'scheduled') return raw.score >= 0 ? raw.score : (header?.runDue ?? 0);
+  if (raw.state === 'active' || raw.state === 'dead') return header?.runDue || raw.score;
+  return raw.score;
+}
+
+/**
+ * The codec's decode of payload bytes (layout 2 stores the payload alone, with no envelope). A
+ * codec without decodePayload (written for layout 1) cannot read it, and says so.
+ */
+function decodePayload(codec: Codec, bytes: Buffer): unknown {
+  const payloadCodec = codec as Codec & { decodePayload?: (bytes: Buffer) => unknown };
+  if (typeof payloadCodec.decodePayload !== 'function') {
+    throw new Error(`codec '${codec.name}' has no decodePayload(): layout 2 records hold the payload alone`);
+  }
+  return payloadCodec.decodePayload(bytes);
 }
 
 /** A stored progress value; text that is not JSON (written by hand) is shown as it is. */

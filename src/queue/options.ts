@@ -25,9 +25,10 @@ export interface QueueOptions<T = unknown> {
   /** Largest encoded job accepted by add. Default 1 MiB. */
   maxPayloadBytes?: number;
   /**
-   * Keep about `maxLen` recent job events in a stream, or false; `only: 'failures'` leaves out
-   * added, claimed and completed. Must match the recorded setting (else ConfigMismatchError).
-   * Default: the recorded one; for a new queue 10,000 where the server has streams.
+   * Keep about `maxLen` recent job events in a stream, or false. Failure events only by default;
+   * `only: 'all'` adds added, claimed, completed and the other routine events. Must match the
+   * recorded setting (else ConfigMismatchError). Default: the recorded one; for a new queue
+   * 10,000 failure events where the server has streams.
    */
   events?: EventsOption;
   /** Defaults for add options. */

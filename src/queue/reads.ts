@@ -1,14 +1,34 @@
 /**
  * Reads of a whole queue, over every partition: counts (with the next due time and the server's
- * now) and a page of one state's jobs merged across partitions. Queue and the Inspector share them.
+ * now), a page of one state's jobs merged across partitions, and the counters (totals and
+ * per-second snapshots). Queue, the Inspector and the metrics share them.
  */
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
-import { counts, listJobs, type Counts, type RawJob } from '../operations/inspect.js';
+import {
+  counts,
+  listJobs,
+  NEWEST_FIRST,
+  type Counts,
+  type ListState,
+  type RawJob,
+} from '../operations/inspect.js';
+import {
+  COUNTER_NAMES,
+  readSnapshots,
+  readTotals,
+  zeroCounters,
+  type CounterSnapshot,
+  type CounterValues,
+} from '../operations/stats.js';
 import type { Layout } from '../operations/wheel.js';
 
-/** Counts summed over the partitions, the server's now, and the earliest due time (null: none). */
+/**
+ * Counts summed over the partitions, whether any partition is paused, the server's now, and the
+ * earliest due time (null: none).
+ */
 export interface QueueCounts extends Counts {
+  paused: boolean;
   now: number;
   nextDue: number | null;
 }
@@ -16,12 +36,25 @@ export interface QueueCounts extends Counts {
 /** What every partition of `ctx` holds, by `layout`. */
 export async function countAll(ctx: QueueContext, layout: Layout): Promise<QueueCounts> {
   const all = await Promise.all(ctx.partitions.map((keys) => counts(ctx.client, keys, layout)));
-  const sum: QueueCounts = { scheduled: 0, due: 0, active: 0, dead: 0, now: 0, nextDue: null };
+  const sum: QueueCounts = {
+    scheduled: 0,
+    due: 0,
+    active: 0,
+    dead: 0,
+    completed: 0,
+    cancelled: 0,
+    paused: false,
+    now: 0,
+    nextDue: null,
+  };
   for (const c of all) {
     sum.scheduled += c.scheduled;
     sum.due += c.due;
     sum.active += c.active;
     sum.dead += c.dead;
+    sum.completed += c.completed;
+    sum.cancelled += c.cancelled;
+    sum.paused ||= c.paused;
     sum.now = Math.max(sum.now, c.now);
     if (c.nextDue >= 0 && (sum.nextDue === null || c.nextDue < sum.nextDue)) sum.nextDue = c.nextDue;
   }
@@ -40,25 +73,44 @@ export function checkPage(page: { offset?: number; limit?: number }): { offset: 
   return { offset, limit };
 }
 
-/** A page of jobs in `state`, earliest first (dead: most recent first), over every partition. */
+/**
+ * A page of jobs in `state` over every partition: scheduled due prioritized ones first, then by
+ * due time; active by lease deadline; dead, completed and cancelled most recent first.
+ */
 export async function listAll(
   ctx: QueueContext,
   layout: Layout,
-  state: 'scheduled' | 'active' | 'dead',
+  state: ListState,
   page: { offset: number; limit: number },
 ): Promise<RawJob[]> {
   const { offset, limit } = page;
-  const newestFirst = state === 'dead';
+  const newestFirst = NEWEST_FIRST.has(state);
   if (ctx.partitions.length === 1) {
-    return listJobs(ctx.client, ctx.keys, state, { offset, limit, newestFirst }, layout);
+    return listJobs(ctx.client, ctx.keys, state, { offset, limit }, layout);
   }
   // The page of the merged order holds at most offset + limit jobs of each partition: read those
   // from every partition, merge by score, cut the page. Deep pages cost P times their depth.
+  // (Scheduled: merged by due time, so across partitions priorities are approximate, as claims are.)
   const pages = await Promise.all(
     ctx.partitions.map((keys) =>
-      listJobs(ctx.client, keys, state, { offset: 0, limit: offset + limit, newestFirst }, layout),
+      listJobs(ctx.client, keys, state, { offset: 0, limit: offset + limit }, layout),
     ),
   );
   const merged = pages.flat().sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
   return merged.slice(offset, offset + limit);
+}
+
+/** The queue's counter totals, summed over the partitions (the same from any process). */
+export async function totalsAll(ctx: QueueContext): Promise<CounterValues> {
+  const all = await Promise.all(ctx.partitions.map((keys) => readTotals(ctx.client, keys)));
+  const sum = zeroCounters();
+  for (const totals of all) {
+    for (const name of COUNTER_NAMES) sum[name] += totals[name];
+  }
+  return sum;
+}
+
+/** Each partition's counter snapshots of the seconds `from` to `to` (epoch s), oldest first. */
+export function snapshotsAll(ctx: QueueContext, from: number, to: number): Promise<CounterSnapshot[][]> {
+  return Promise.all(ctx.partitions.map((keys) => readSnapshots(ctx.client, keys, from, to)));
 }

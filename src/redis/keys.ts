@@ -61,7 +61,11 @@ export type QueueKeys = {
   readonly ready: string;
   /** ZSET bucket start -> bucket end (epoch ms): the index of the wheel's non-empty buckets. */
   readonly wheel: string;
-  /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
+  /**
+   * HASH id -> due ms of every job waiting in the wheel, in a bucket or in `ready` (negative: pushed
+   * straight into `ready`); HLEN is the wheel's count. The lists hold bare ids, so this is where a
+   * waiting job's due time is found (src/scripts/includes/wheel.lua).
+   */
   readonly wheelCount: string;
   /** The prefix of the wheel's bucket LISTs; build a bucket's key with wheelBucketKey(). */
   readonly wheelBuckets: string;

@@ -1,33 +1,59 @@
--- counts: how many jobs are in each state, by the server clock.
+-- counts: how many jobs are in each state, by the server clock (docs/design/HOT-PATH.md §4.9).
 --
--- KEYS[1] schedule, KEYS[2] active, KEYS[3] dead
--- KEYS[4..6] wheel layout only: ready, wheel, wheel count
--- Returns: { scheduled, due, active, dead, now, next_due or -1 }; due counts the scheduled
---          jobs whose time has come (a subset of scheduled). Wheel layout: scheduled counts the
---          buckets' jobs (the wheel count) and ready; due counts ready (jobs of a bucket become
---          due together, when it is promoted); next_due is the earliest bucket end (or now when
---          ready holds jobs).
+-- KEYS[1] s  KEYS[2] p  KEYS[3] r  KEYS[4] gq  KEYS[5] gr  KEYS[6] a  KEYS[7] d  KEYS[8] c
+-- KEYS[9] x  KEYS[10] z
+-- KEYS[11..13] wheel strategy only: wr (ready LIST), wi (bucket index), wc (bucket job count)
+-- Returns: { scheduled, due, active, dead, completed, cancelled, paused (0/1), now,
+--            next_due or -1 }
+--          scheduled counts every waiting job (s, p, r, gq; the wheel's buckets and ready list);
+--          due is the part of it whose time has come: s and p up to now, all of r, one per ready
+--          group (counting every due job of every group would be O(groups)), and the wheel's
+--          ready list (a bucket's jobs fall due together, when it is promoted). next_due is the
+--          earliest due time among the heads of s, p and r (r's head is its first in claim order,
+--          so with priorities this is close, not exact) and the wheel's first bucket end (now
+--          while ready holds jobs).
+-- Guarantee: read-only; O(log N) per set.
 
 --!include prelude.lua
 
+local TWO42 = 4398046511104
+local s, p, r, gq, gr, a, d, c, x, z = unpack(KEYS, 1, 10)
 local now = now_ms()
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local scheduled = redis.call('ZCARD', KEYS[1])
-local due = redis.call('ZCOUNT', KEYS[1], '-inf', now)
-local next_due = head[2] and tonumber(head[2]) or -1
-if KEYS[4] then
-  local ready = redis.call('LLEN', KEYS[4])
-  scheduled = scheduled + ready + (tonumber(redis.call('GET', KEYS[6])) or 0)
-  due = due + ready
-  local bucket = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
-  if bucket[2] and (next_due == -1 or tonumber(bucket[2]) < next_due) then next_due = tonumber(bucket[2]) end
-  if ready > 0 then next_due = now end
+
+local next_due = -1
+local function earlier(due)
+  if due ~= nil and (next_due == -1 or due < next_due) then next_due = due end
+end
+local function head_due(key)
+  local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return head[2] and tonumber(head[2]) or nil
+end
+
+earlier(head_due(s))
+earlier(head_due(p))
+local r_head = head_due(r)
+if r_head then earlier(r_head % TWO42) end
+
+local ready = redis.call('ZCARD', r)
+local scheduled = redis.call('ZCARD', s) + redis.call('ZCARD', p) + ready + redis.call('ZCARD', gq)
+local due = redis.call('ZCOUNT', s, '-inf', now) + redis.call('ZCOUNT', p, '-inf', now) + ready
+  + redis.call('ZCARD', gr)
+if KEYS[11] then
+  local listed = redis.call('LLEN', KEYS[11])
+  scheduled = scheduled + listed + (tonumber(redis.call('GET', KEYS[13])) or 0)
+  due = due + listed
+  local bucket = redis.call('ZRANGE', KEYS[12], 0, 0, 'WITHSCORES')
+  if bucket[2] then earlier(tonumber(bucket[2])) end
+  if listed > 0 then earlier(now) end
 end
 return {
   scheduled,
   due,
-  redis.call('ZCARD', KEYS[2]),
-  redis.call('ZCARD', KEYS[3]),
+  redis.call('ZCARD', a),
+  redis.call('ZCARD', d),
+  redis.call('ZCARD', c),
+  redis.call('ZCARD', x),
+  redis.call('EXISTS', z),
   now,
   next_due,
 }

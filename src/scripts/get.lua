@@ -1,48 +1,80 @@
--- get: everything known about one job, read in one atomic step.
+-- get: everything known about one job, read in one atomic step (docs/design/HOT-PATH.md §4.9).
 --
--- KEYS[1] schedule, KEYS[2] jobs, KEYS[3] meta, KEYS[4] active, KEYS[5] leases,
--- KEYS[6] dead, KEYS[7] errors, KEYS[8] completed, KEYS[9] progress
--- KEYS[10] cancelled (ZSET id -> cancelled at ms)
--- KEYS[11] wheel layout only: ready (present: a job in none of the sets is waiting in the wheel)
+-- KEYS[1] j   HASH id -> record          KEYS[2] s   ZSET waiting, default class
+-- KEYS[3] p   ZSET prioritized, not due  KEYS[4] r   ZSET prioritized, due
+-- KEYS[5] gq  ZSET grouped jobs          KEYS[6] a   ZSET lease member -> deadline
+-- KEYS[7] c   ZSET completed             KEYS[8] x   ZSET cancelled
+-- KEYS[9] d   ZSET dead                  KEYS[10] e  HASH id -> last error JSON
+-- KEYS[11] wk HASH holder number -> "<worker id>|<started ms>"
+-- KEYS[12] pg HASH id -> progress JSON
+-- KEYS[13] wheel strategy only: wr (present: a default-class job in no set waits in the wheel)
 -- ARGV[1] id
--- Returns: false when the job is unknown; { 'cancelled', '', blank meta, cancelled at } for a job
---          cancelled recently (its record is gone; only the id and time are kept); else
---          { state, envelope, meta (JSON), score, lease or false, last error (JSON) or false,
---            progress (JSON) or false }
---          state is 'scheduled' (score = due), 'active' (score = lease deadline),
---          'dead' (score = died at) or 'completed' (score = finished at). In the wheel layout the
---          score of a scheduled job is its meta `r`.
+-- Returns: false when the job is unknown; else
+--          { state, record, score, last error (JSON) or false, holder or false, progress or false,
+--            lease member or false }
+--          state 'waiting' (score = due; -1 when it waits in a wheel bucket, whose due is not
+--          kept per job), 'active' (score = lease deadline), 'completed' (completed at),
+--          'cancelled' (cancelled at), 'dead' (died at). The record is returned as stored (a
+--          completed one carries the result when results are kept); the caller decodes it.
+--          holder is the wk entry of the record's holder number: who holds (active) or held it.
+--          An unreadable record is returned as 'dead' when it is in d, else as 'waiting' with the
+--          score of s or -1: the caller's decode names what is wrong with it.
+-- Guarantee: read-only; O(1) or O(log N), whatever the queue holds.
+
+--!include record.lua
+--!include place.lua
 
 local K = {
-  schedule = KEYS[1], jobs = KEYS[2], meta = KEYS[3], active = KEYS[4], leases = KEYS[5],
-  dead = KEYS[6], errors = KEYS[7], completed = KEYS[8], progress = KEYS[9], cancelled = KEYS[10], ready = KEYS[11],
+  j = KEYS[1], s = KEYS[2], p = KEYS[3], r = KEYS[4], gq = KEYS[5], a = KEYS[6], c = KEYS[7],
+  x = KEYS[8], d = KEYS[9], e = KEYS[10], wk = KEYS[11], pg = KEYS[12], wr = KEYS[13],
 }
 local id = ARGV[1]
-local envelope = redis.call('HGET', K.jobs, id)
-if not envelope then
-  -- A live job of the id (re-added since) answers above; only a gone one can be 'cancelled'.
-  local at = redis.call('ZSCORE', K.cancelled, id)
-  if at then return { 'cancelled', '', '{"a":0,"m":0}', at, false, false, false } end
-  return false
+local rec = redis.call('HGET', K.j, id)
+if not rec then return false end
+
+local function extras(h, member)
+  local err = (h == nil or h.has_error) and redis.call('HGET', K.e, id) or false
+  local holder = (h ~= nil and h.holder > 0) and redis.call('HGET', K.wk, tostring(h.holder)) or false
+  local progress = member and redis.call('HGET', K.pg, id) or false
+  return err, holder, progress
 end
 
-local meta = redis.call('HGET', K.meta, id) or '{}'
-local state, score = nil, nil
-for _, candidate in ipairs({ { 'scheduled', K.schedule }, { 'active', K.active }, { 'dead', K.dead },
-  { 'completed', K.completed } }) do
-  score = redis.call('ZSCORE', candidate[2], id)
-  if score then
-    state = candidate[1]
-    break
-  end
+local function answer(state, score, h, member)
+  local err, holder, progress = extras(h, member)
+  -- Numbers as whole decimals: tostring() would write 1.7672256e+12.
+  if type(score) == 'number' then score = string.format('%.0f', score) end
+  return { state, rec, score, err or false, holder or false, progress or false, member or false }
 end
-if not state and K.ready then
-  -- Placed, and in none of the sets: it waits in a bucket or in ready (wheel.lua is_waiting).
-  state = 'scheduled'
-  score = cjson.decode(meta).r or 0
+
+local h = rec_parse(rec)
+if not h then
+  local died = redis.call('ZSCORE', K.d, id)
+  if died then return answer('dead', died, nil, nil) end
+  return answer('waiting', redis.call('ZSCORE', K.s, id) or -1, nil, nil)
 end
-if not state then return false end
-return {
-  state, envelope, meta, score,
-  redis.call('HGET', K.leases, id), redis.call('HGET', K.errors, id), redis.call('HGET', K.progress, id),
-}
+
+if h.completed then return answer('completed', redis.call('ZSCORE', K.c, id) or -1, h, nil) end
+if h.cancelled then return answer('cancelled', redis.call('ZSCORE', K.x, id) or -1, h, nil) end
+if h.claims > 0 then
+  local member = rec_member(h, id)
+  local deadline = redis.call('ZSCORE', K.a, member)
+  if deadline then return answer('active', deadline, h, member) end
+end
+local died = redis.call('ZSCORE', K.d, id)
+if died then return answer('dead', died, h, nil) end
+
+-- Waiting: its class says which set holds it.
+if h.group then return answer('waiting', h.group_due, h, nil) end
+if h.prio ~= 0 then
+  local member = prio_member(h.prio, id)
+  local due = redis.call('ZSCORE', K.p, member)
+  if due then return answer('waiting', due, h, nil) end
+  local score = redis.call('ZSCORE', K.r, member)
+  if score then return answer('waiting', tonumber(score) % PLACE_TWO42, h, nil) end
+  return false
+end
+local due = redis.call('ZSCORE', K.s, id)
+if due then return answer('waiting', due, h, nil) end
+if K.wr then return answer('waiting', -1, h, nil) end
+-- A record in no set: only between the scripts of a migration; nothing to show yet.
+return false

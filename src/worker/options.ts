@@ -44,7 +44,7 @@ export interface WorkerOptions<T = unknown> {
   migrate?: Migrations;
   /** At most `max` job starts per `per` window across all workers of the queue (enforced in the claim script). */
   limit?: { max: number; per: Duration };
-  /** Keep about `maxLen` recent job events (default 10,000 where the server has streams), or false. `only: 'failures'` leaves out added, claimed and completed. */
+  /** Keep about `maxLen` recent job events (default 10,000 failure events where the server has streams), or false. `only: 'all'` adds added, claimed, completed and the other routine events. */
   events?: EventsOption;
   /** How long a job written by a newer version than this worker knows waits before it is offered again. Default 1 min. */
   newerVersionDelay?: Duration;

@@ -87,7 +87,7 @@ describe('the config record', () => {
       layout: 'zset',
       partitions: '1',
       codec: 'msgpack',
-      events: '10000',
+      events: '-10000',
       version: '2',
     });
     // No layout-1 keys: the record holds the layout and the partition count.
@@ -163,10 +163,10 @@ describe('ConfigMismatchError: a client that disagrees names both values and wri
     const before = await dump(name);
     const err = await mismatch(queue(name, { events: { maxLen: 100 } }).add(2));
     expect(err).toMatchObject({ field: 'events', stored: 'false', wanted: '{ maxLen: 100 }' });
-    const w = worker(name, () => {}, { events: { maxLen: 100, only: 'failures' } });
+    const w = worker(name, () => {}, { events: { maxLen: 100, only: 'all' } });
     const werr = await mismatch(w.waitUntilReady());
     expect(werr.message).toMatch(
-      /events: false recorded but this client uses events: \{ maxLen: 100, only: 'failures' \}/,
+      /events: false recorded but this client uses events: \{ maxLen: 100, only: 'all' \}/,
     );
     expect(await dump(name)).toEqual(before);
   });

@@ -2,12 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { Activity } from '../../src/metrics/activity.js';
+import { ValidationError } from '../../src/errors.js';
+import { activitySeries } from '../../src/metrics/activity.js';
+import { zeroCounters, type CounterSnapshot, type CounterValues } from '../../src/operations/stats.js';
 import { Counter, Registry } from 'prom-client';
 import { DelayqMetrics, metricsFetch, metricsHandler, registerMetrics } from '../../src/metrics/metrics.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { useWorkerProcesses } from '../support/processes.js';
 
 const redis = useRedis();
+const workers = useWorkerProcesses();
 const open: Array<{ close(): Promise<void> | void }> = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
@@ -55,7 +59,7 @@ describe('metrics', () => {
     expect((await scrape(url)).get(`delayq_queue_paused${label}`)).toBe(0);
   });
 
-  it('counts adds, completions, retries and deaths, and reports gauges and histograms at /metrics', async () => {
+  it('counts adds, completions, retries and deaths from the queue’s counters, with gauges and the lateness histogram', async () => {
     const name = uniqueQueue('m');
     const metrics = new DelayqMetrics();
     const queue = new Queue<{ fate: string }>(name, { connection: redis.url() });
@@ -66,7 +70,7 @@ describe('metrics', () => {
 
     const before = await scrape(url);
     expect(before.get(`delayq_scheduled_jobs${label}`)).toBe(0);
-    expect(before.get(`delayq_added_total${label}`)).toBeUndefined();
+    expect(before.get(`delayq_added_total${label}`)).toBe(0);
 
     await queue.add({ fate: 'ok' }, { id: 'ok' });
     await queue.add({ fate: 'flaky' }, { id: 'flaky', attempts: 2, backoff: { type: 'fixed', delay: 10 } });
@@ -89,10 +93,13 @@ describe('metrics', () => {
     metrics.observeWorker(worker);
     worker.on('error', () => {});
 
+    // claimed and completed arrive with the worker's once-a-second flush.
     const after = await waitFor(
       async () => {
         const m = await scrape(url);
-        return m.get(`delayq_completed_total${label}`) === 2 && m.get(`delayq_dead_total${label}`) === 1
+        return m.get(`delayq_completed_total${label}`) === 2 &&
+          m.get(`delayq_dead_total${label}`) === 1 &&
+          m.get(`delayq_claimed_total${label}`) === 4
           ? m
           : null;
       },
@@ -102,15 +109,43 @@ describe('metrics', () => {
     expect(after.get(`delayq_scheduled_jobs${label}`)).toBe(1);
     expect(after.get(`delayq_active_jobs${label}`)).toBe(0);
     expect(after.get(`delayq_dead_jobs${label}`)).toBe(1);
-    // Four finished attempts: ok, flaky (twice), doomed.
+    // Four claimed attempts: ok, flaky (twice), doomed.
     expect(after.get(`delayq_lateness_seconds_count${label}`)).toBe(4);
-    expect(after.get(`delayq_run_time_seconds_count${label}`)).toBe(4);
     expect(after.get(`delayq_lateness_seconds_bucket{le="+Inf",queue="${name}"}`)).toBe(4);
+    expect(after.get(`delayq_lateness_seconds_bucket{le="5",queue="${name}"}`)).toBeLessThanOrEqual(4);
     expect(after.get(`delayq_lateness_seconds_sum${label}`)).toBeGreaterThanOrEqual(0);
+    // Run time is timed in this process, for the worker given to observeWorker.
+    expect(after.get(`delayq_run_time_seconds_count${label}`)).toBe(4);
+  });
 
-    const seconds = metrics.activity.series(name, 60);
-    const sum = (k: 'completed' | 'failed' | 'dead'): number => seconds.reduce((a, s) => a + s[k], 0);
-    expect([sum('completed'), sum('failed'), sum('dead')]).toEqual([2, 1, 1]);
+  it('counts the work of a worker in another process (the totals are read from Redis)', async () => {
+    const name = uniqueQueue('m');
+    const metrics = new DelayqMetrics();
+    const queue = new Queue<number>(name, { connection: redis.url() });
+    open.push(queue);
+    metrics.observeQueue(queue);
+    const url = await serve(metrics);
+    const label = `{queue="${name}"}`;
+    await queue.addBulk([1, 2, 3].map((n) => ({ payload: n })));
+
+    const child = await workers.spawn({ url: redis.url(), queue: name, concurrency: 2 });
+    const after = await waitFor(
+      async () => {
+        const m = await scrape(url);
+        return m.get(`delayq_completed_total${label}`) === 3 ? m : null;
+      },
+      { what: 'the other process’s completions to show', timeoutMs: 20_000 },
+    );
+    expect(after.get(`delayq_added_total${label}`)).toBe(3);
+    expect(after.get(`delayq_claimed_total${label}`)).toBe(3);
+    expect(after.get(`delayq_lateness_seconds_count${label}`)).toBe(3);
+    expect(after.get(`delayq_scheduled_jobs${label}`)).toBe(0);
+    expect(child.ledger().filter((e) => e.phase === 'completed')).toHaveLength(3);
+  });
+
+  it('refuses the removed latenessBuckets option, naming it', () => {
+    expect(() => new DelayqMetrics({ latenessBuckets: [1] } as never)).toThrow(ValidationError);
+    expect(() => new DelayqMetrics({ latenessBuckets: [1] } as never)).toThrow(/latenessBuckets/);
   });
 
   it('answers only GET and HEAD', async () => {
@@ -120,25 +155,44 @@ describe('metrics', () => {
   });
 });
 
-describe('Activity', () => {
-  it('keeps per-second buckets inside its window', () => {
-    let now = 1_000_000;
-    const activity = new Activity(3, () => now);
-    activity.record('q', 'completed', 5);
-    activity.record('q', 'completed', 15);
-    now += 1_000;
-    activity.record('q', 'dead', null);
-    expect(
-      activity.series('q', 3).map((s) => [s.completed, s.dead, s.latenessMaxMs, s.latenessCount]),
-    ).toEqual([
-      [0, 0, 0, 0],
-      [2, 0, 15, 2],
-      [0, 1, 0, 0],
+describe('activitySeries', () => {
+  const snapshot = (second: number, values: Partial<CounterValues>): CounterSnapshot => ({
+    second,
+    values: { ...zeroCounters(), ...values },
+  });
+
+  it('turns consecutive snapshots into per-second differences, summed over partitions', () => {
+    const p0 = [
+      snapshot(100, { completed: 5, 'lat:+Inf': 5, 'lat:sum': 10, 'lat:5': 5 }),
+      snapshot(101, { completed: 7, 'lat:+Inf': 7, 'lat:sum': 14, 'lat:5': 7 }),
+      // Nothing flushed at 102: what happened then shows at 103.
+      snapshot(103, { completed: 10, dead: 1, 'lat:+Inf': 10, 'lat:sum': 1014, 'lat:5': 9 }),
+    ];
+    const p1 = [snapshot(101, { completed: 1 }), snapshot(102, { completed: 4, failed: 2 })];
+    const series = activitySeries([p0, p1], 103, 4);
+    expect(series.map((s) => s.t)).toEqual([100_000, 101_000, 102_000, 103_000]);
+    expect(series.map((s) => [s.completed, s.failed, s.dead])).toEqual([
+      [0, 0, 0], // the first snapshot has none before it
+      [2, 0, 0],
+      [3, 2, 0],
+      [3, 0, 1],
     ]);
-    now += 5_000;
-    activity.record('q', 'failed', 1);
-    expect(activity.series('q', 3).map((s) => s.completed + s.failed + s.dead)).toEqual([0, 0, 1]);
-    expect(activity.knows('other')).toBe(false);
+    expect(series.map((s) => [s.latenessCount, s.latenessSumMs, s.latenessP99Ms])).toEqual([
+      [0, 0, null],
+      [2, 4, 5],
+      [0, 0, null],
+      // Of 3 claims, 2 were within 5 ms and one beyond 5 s: the p99 lies past the last bound.
+      [3, 1000, 5000],
+    ]);
+  });
+
+  it('takes differences across the 2^32 wrap of a snapshot field', () => {
+    const series = activitySeries(
+      [[snapshot(10, { claimed: 2 ** 32 - 2 }), snapshot(11, { claimed: 3 })]],
+      11,
+      1,
+    );
+    expect(series.map((s) => s.claimed)).toEqual([5]);
   });
 });
 
@@ -166,8 +220,8 @@ describe('metrics in the user’s own registry', () => {
     // prom-client refuses a second set of the same names; another prefix is another set.
     expect(() => registerMetrics(registry)).toThrow(/already been registered/);
     const other = registerMetrics(registry, { prefix: 'jobs_' });
-    other.countAdded(name, 2);
-    expect(parseExposition(await registry.metrics()).get(`jobs_added_total{queue="${name}"}`)).toBe(2);
+    other.observeQueue(queue);
+    expect(parseExposition(await registry.metrics()).get(`jobs_added_total{queue="${name}"}`)).toBe(1);
 
     const post = await metricsFetch(metrics)(new Request('http://127.0.0.1/metrics', { method: 'POST' }));
     expect(post.status).toBe(405);

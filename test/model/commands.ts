@@ -715,7 +715,7 @@ export class GetCommand extends Base {
   protected async apply(model: Model, real: Real): Promise<void> {
     const id = ID_POOL[this.id]!;
     const got = await getJob(real.client, real.keys, id, ZSET_LAYOUT);
-    expect(got && { ...got, id: undefined, envelope: got.envelope.toString() }, 'get reply').toEqual(
+    expect(got && { ...got, id: undefined, record: got.record.toString() }, 'get reply').toEqual(
       model.get(id) && { ...model.get(id), id: undefined },
     );
   }

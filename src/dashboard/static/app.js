@@ -8,8 +8,9 @@
   const api = (path) => `${boot.base}/api${path}`;
   const REFRESH_MS = 2000;
   const PAGE = 10;
-  const offsets = { scheduled: 0, active: 0, dead: 0 };
-  const totals = { scheduled: 0, active: 0, dead: 0 };
+  const STATES = ['scheduled', 'active', 'dead', 'completed', 'cancelled'];
+  const offsets = { scheduled: 0, active: 0, dead: 0, completed: 0, cancelled: 0 };
+  const totals = { scheduled: 0, active: 0, dead: 0, completed: 0, cancelled: 0 };
   let inspected = null;
   let skew = 0; // server clock minus this browser's clock, from the last overview
 
@@ -205,7 +206,8 @@
           {},
           { label: 'avg', stroke: '#2563eb', width: 2, spanGaps: true, points: { show: true, size: 5 } },
           {
-            label: 'max',
+            // The upper bound of the histogram bucket holding the 99th percentile.
+            label: 'p99 ≤',
             stroke: '#93c5fd',
             width: 1,
             dash: [4, 3],
@@ -249,14 +251,10 @@
     charts.due.setData([minutes, o.due.counts]);
     const total = o.due.counts.reduce((a, b) => a + b, 0);
     $('#due-total').textContent = `${fmtInt(total)} jobs`;
-    const hasActivity = o.activity !== null;
-    $('#no-activity-1').hidden = hasActivity;
-    $('#no-activity-2').hidden = hasActivity;
-    if (hasActivity) {
-      const a = o.activity;
-      charts.throughput.setData(rebucket(a.t, [a.completed, a.failed, a.dead], 5, ['rate', 'rate', 'rate']));
-      charts.lateness.setData(rebucket(a.t, [a.latenessAvg, a.latenessMax], 5, ['avg', 'max']));
-    }
+    // From the queue's counters in Redis: every worker's activity, wherever it runs.
+    const a = o.activity;
+    charts.throughput.setData(rebucket(a.t, [a.completed, a.failed, a.dead], 5, ['rate', 'rate', 'rate']));
+    charts.lateness.setData(rebucket(a.t, [a.latenessAvg, a.latenessP99], 5, ['avg', 'max']));
   }
 
   // ---------- tables ----------
@@ -264,6 +262,8 @@
     scheduled: (j) => [
       el('td', { class: 'mono' }, j.id),
       el('td', { title: new Date(j.runAt).toISOString() }, fmtRel(j.runAt)),
+      // Blank for the default priority 0, so the set ones stand out.
+      el('td', { class: 'n' }, j.priority ? String(j.priority) : ''),
       el('td', { class: 'n' }, `${j.attempts}/${j.maxAttempts}`),
       el('td', { class: 'mono dim' }, j.preview),
     ],
@@ -279,7 +279,26 @@
       el('td', { class: 'n' }, `${j.attempts}/${j.maxAttempts}`),
       el('td', { class: 'bad' }, j.lastError ? `${j.lastError.name}: ${j.lastError.message}` : ''),
     ],
+    completed: (j) => [
+      el('td', { class: 'mono' }, j.id),
+      el(
+        'td',
+        { title: j.completedAt ? new Date(j.completedAt).toISOString() : '' },
+        j.completedAt ? fmtRel(j.completedAt) : '',
+      ),
+      el('td', { class: 'mono dim' }, j.hasResult ? j.preview : ''),
+    ],
+    cancelled: (j) => [
+      el('td', { class: 'mono' }, j.id),
+      el(
+        'td',
+        { title: j.cancelledAt ? new Date(j.cancelledAt).toISOString() : '' },
+        j.cancelledAt ? fmtRel(j.cancelledAt) : '',
+      ),
+    ],
   };
+  // Columns per table (without the actions column).
+  const columns = { scheduled: 5, active: 4, dead: 4, completed: 3, cancelled: 2 };
 
   function actionButtons(state, id) {
     if (!boot.canAct) return [];
@@ -301,16 +320,21 @@
       return refreshTable(state);
     }
     const body = $(`#table-${state} tbody`);
-    const canAct = boot.canAct && state !== 'active';
+    // Rows of scheduled and dead jobs carry their actions; a running job's are in the inspector.
+    const canAct = boot.canAct && (state === 'scheduled' || state === 'dead');
     const head = $(`#table-${state} thead tr`);
-    if (canAct && head.children.length === 4) head.append(el('th', {}, ''));
+    if (canAct && head.children.length === columns[state]) head.append(el('th', {}, ''));
     body.replaceChildren(
       ...(page.items.length === 0
         ? [
             el(
               'tr',
               { class: 'empty' },
-              el('td', { colspan: canAct ? '5' : '4', class: 'muted' }, `no ${state} jobs`),
+              el(
+                'td',
+                { colspan: String(columns[state] + (canAct ? 1 : 0)), class: 'muted' },
+                `no ${state} jobs`,
+              ),
             ),
           ]
         : page.items.map((j) => {
@@ -338,15 +362,20 @@
     const panel = $('#inspector');
     try {
       const job = await getJson(`/queues/${encodeURIComponent(boot.queue)}/jobs/${encodeURIComponent(id)}`);
+      // A completed or cancelled job keeps only a final record: no due time, attempts or payload.
+      const final = job.state === 'completed' || job.state === 'cancelled';
       const rows = [
         ['id', job.id],
         ['state', job.state],
-        ['due', job.runAt],
-        ['attempts', `${job.attempts} of ${job.maxAttempts}`],
+        ['due', final ? null : job.runAt],
+        ['attempts', final ? null : `${job.attempts} of ${job.maxAttempts}`],
+        ['priority', final ? null : job.priority],
         ['created', job.createdAt],
         ['version', job.version],
         ['lease', job.lease ? `${job.lease.workerId} until ${job.lease.deadline}` : null],
         ['died', job.diedAt],
+        ['completed', job.completedAt],
+        ['cancelled', job.cancelledAt],
         ['progress', job.progress === undefined ? null : JSON.stringify(job.progress)],
       ].filter(([, v]) => v !== null && v !== undefined);
       panel.replaceChildren(
@@ -360,12 +389,17 @@
           ]),
         ),
         el('div', { class: 'row-actions' }, ...actionButtons(job.state, job.id)),
-        el('h3', {}, 'payload'),
-        el(
-          'pre',
-          {},
-          job.decodeError ? `cannot decode: ${job.decodeError}` : JSON.stringify(job.payload, null, 2),
-        ),
+        final ? null : el('h3', {}, 'payload'),
+        final
+          ? null
+          : el(
+              'pre',
+              {},
+              job.decodeError ? `cannot decode: ${job.decodeError}` : JSON.stringify(job.payload, null, 2),
+            ),
+        // The handler's return value, kept when its worker has keepResults: true.
+        'result' in job ? el('h3', {}, 'result') : null,
+        'result' in job ? el('pre', {}, JSON.stringify(job.result, null, 2)) : null,
         job.lastError ? el('h3', {}, 'last error') : null,
         job.lastError
           ? el(
@@ -391,11 +425,13 @@
       $('#c-due').textContent = fmtInt(o.counts.due);
       $('#c-active').textContent = fmtInt(o.counts.active);
       $('#c-dead').textContent = fmtInt(o.counts.dead);
+      $('#c-completed').textContent = fmtInt(o.counts.completed);
+      $('#c-cancelled').textContent = fmtInt(o.counts.cancelled);
       $('#c-next').textContent = o.nextDue === null ? 'nothing waiting' : `next ${fmtRel(o.nextDue)}`;
       $('#c-overdue').textContent = o.counts.due ? `oldest ${fmtRel(o.nextDue)}` : 'none waiting past due';
       showPaused(o.paused);
       drawCharts(o);
-      await Promise.all(['scheduled', 'active', 'dead'].map(refreshTable));
+      await Promise.all(STATES.map(refreshTable));
       setStatus(true, `Redis clock ${fmtTime(o.now)}`);
     } catch (err) {
       setStatus(false, `offline: ${err.message}`);

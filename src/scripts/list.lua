@@ -1,0 +1,113 @@
+-- list: a page of one state's jobs with what a view shows of each, read in one atomic step
+-- (docs/design/HOT-PATH.md §4.9), so a page never mixes two moments.
+--
+-- KEYS[1] j   KEYS[2] s   KEYS[3] p   KEYS[4] r   KEYS[5] a   KEYS[6] c   KEYS[7] x   KEYS[8] d
+-- KEYS[9] e   KEYS[10] wk KEYS[11] pg
+-- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', or 'ids' (ARGV[5..] are
+--         the ids to show: the wheel's waiting jobs, which live in bucket lists the caller read)
+-- ARGV[2] offset, ARGV[3] limit, ARGV[4] 1: newest first (by score), 0: earliest first
+-- Returns: a flat array, 7 per job: id, record, score, last error (JSON) or false,
+--          holder ("<worker id>|<started ms>") or false, progress or false, lease member or false.
+--          score: waiting: due (-1 for 'ids'); active: lease deadline; completed, cancelled,
+--          dead: when. A job whose record is gone (trimmed between the reads of a caller
+--          merging partitions) is left out.
+-- Order of 'waiting': the due prioritized jobs first (r, in claim order: priority, then due),
+--          then the others (s and p) by due time. Deep pages cost O(offset) in s and p.
+-- Guarantee: read-only.
+
+--!include record.lua
+
+local TWO42 = 4398046511104
+local j, s, p, r, a, c, x, d, e, wk, pg = unpack(KEYS, 1, 11)
+local state = ARGV[1]
+local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
+local newest = ARGV[4] == '1'
+local stop = offset + limit - 1
+
+-- "<prio>:<id>" -> id
+local function prio_id(member)
+  return string.sub(member, string.find(member, ':', 1, true) + 1)
+end
+
+local function range(key, first, last)
+  if newest then return redis.call('ZREVRANGE', key, first, last, 'WITHSCORES') end
+  return redis.call('ZRANGE', key, first, last, 'WITHSCORES')
+end
+
+local ids, scores, members = {}, {}, {}
+local function push(id, score, member)
+  ids[#ids + 1] = id
+  scores[#ids] = score
+  members[#ids] = member or false
+end
+
+if state == 'waiting' then
+  local ready = redis.call('ZCARD', r)
+  if offset < ready then
+    local page = redis.call('ZRANGE', r, offset, math.min(stop, ready - 1), 'WITHSCORES')
+    for i = 1, #page, 2 do push(prio_id(page[i]), string.format('%.0f', tonumber(page[i + 1]) % TWO42)) end
+  end
+  -- s and p merged by due: the page's part of each is within its first (rest + skip) entries.
+  local skip = math.max(0, offset - ready)
+  local want = limit - #ids
+  if want > 0 then
+    local from_s = redis.call('ZRANGE', s, 0, skip + want - 1, 'WITHSCORES')
+    local from_p = redis.call('ZRANGE', p, 0, skip + want - 1, 'WITHSCORES')
+    local i, k, n = 1, 1, 0
+    while n < skip + want and (i <= #from_s or k <= #from_p) do
+      local take_s = k > #from_p or (i <= #from_s and tonumber(from_s[i + 1]) <= tonumber(from_p[k + 1]))
+      local id, due
+      if take_s then
+        id, due = from_s[i], from_s[i + 1]
+        i = i + 2
+      else
+        id, due = prio_id(from_p[k]), from_p[k + 1]
+        k = k + 2
+      end
+      n = n + 1
+      if n > skip then push(id, due) end
+    end
+  end
+elseif state == 'active' then
+  local page = range(a, offset, stop)
+  for i = 1, #page, 2 do push(member_id(page[i]), page[i + 1], page[i]) end
+elseif state == 'completed' or state == 'cancelled' or state == 'dead' then
+  local key = (state == 'completed' and c) or (state == 'cancelled' and x) or d
+  local page = range(key, offset, stop)
+  for i = 1, #page, 2 do push(page[i], page[i + 1]) end
+elseif state == 'ids' then
+  for i = 5, #ARGV do push(ARGV[i], '-1') end
+else
+  return redis.error_reply('DELAYQ_BAD_ARG list state must be waiting, active, completed, cancelled, dead or ids, got ' .. tostring(state))
+end
+
+-- HMGET in chunks: unpack() of more values than Lua's stack allows (8000) would fail a big page.
+local function hmget(key, fields)
+  local values = {}
+  for first = 1, #fields, 1000 do
+    local part = redis.call('HMGET', key, unpack(fields, first, math.min(#fields, first + 999)))
+    for i = 1, #part do values[first + i - 1] = part[i] end
+  end
+  return values
+end
+
+if #ids == 0 then return {} end
+local records = hmget(j, ids)
+local errors = hmget(e, ids)
+local progress = state == 'active' and hmget(pg, ids) or {}
+local out = {}
+for i, id in ipairs(ids) do
+  local rec = records[i]
+  if rec then
+    local h = rec_parse(rec)
+    local holder = (h and h.holder > 0) and redis.call('HGET', wk, tostring(h.holder)) or false
+    out[#out + 1] = id
+    out[#out + 1] = rec
+    out[#out + 1] = scores[i]
+    out[#out + 1] = errors[i] or false
+    out[#out + 1] = holder or false
+    out[#out + 1] = progress[i] or false
+    out[#out + 1] = members[i]
+  end
+end
+return out

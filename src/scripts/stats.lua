@@ -1,0 +1,53 @@
+-- stats: add one worker's counts of the last second to the queue's totals, then write the
+-- current second's snapshot of every total into the ring (docs/design/HOT-PATH.md §7).
+--
+-- KEYS[1] n  HASH: counter name -> total (monotonic); `s:<second mod 600>` -> snapshot
+-- ARGV: pairs of counter name, delta (a whole number >= 0); names are those of COUNTERS below
+-- Returns: the second (epoch s, server clock) whose snapshot was written.
+-- Guarantee: the snapshot of second t holds the totals after the last flush of second t, from
+--            whichever worker flushed last; readers take differences of consecutive snapshots, so
+--            counts bumped by other scripts (add, fail, reap, cancel) show in the next snapshot.
+-- Why the server's second and not the caller's: one clock (DESIGN invariant 7), so snapshots of
+-- workers with skewed clocks never land in each other's slots.
+-- Snapshot layout: uint48 second, then uint32 per counter in COUNTERS order (each total mod 2^32;
+-- a reader's difference mod 2^32 is right across the wrap). The order is repeated in
+-- src/operations/stats.ts (COUNTER_NAMES); test/metrics/counters.test.ts checks they agree.
+
+--!include prelude.lua
+
+local COUNTERS = {
+  'added', 'claimed', 'completed', 'failed', 'retried', 'dead', 'cancelled', 'reaped',
+  'lat:1', 'lat:2', 'lat:5', 'lat:10', 'lat:20', 'lat:50', 'lat:100', 'lat:250', 'lat:500',
+  'lat:1000', 'lat:5000', 'lat:+Inf', 'lat:sum',
+}
+local RING = 600
+
+local known = {}
+for _, name in ipairs(COUNTERS) do known[name] = true end
+if #ARGV % 2 ~= 0 then
+  return redis.error_reply('DELAYQ_BAD_ARG stats takes pairs of counter name and delta, got ' .. #ARGV .. ' arguments')
+end
+for i = 1, #ARGV, 2 do
+  local delta = tonumber(ARGV[i + 1])
+  if not known[ARGV[i]] then
+    return redis.error_reply('DELAYQ_BAD_ARG unknown counter ' .. ARGV[i] .. ' (see COUNTERS in stats.lua)')
+  end
+  if not delta or delta < 0 or delta ~= math.floor(delta) then
+    return redis.error_reply('DELAYQ_BAD_ARG delta of ' .. ARGV[i] .. ' must be a whole number >= 0, got ' .. ARGV[i + 1])
+  end
+end
+
+for i = 1, #ARGV, 2 do
+  if tonumber(ARGV[i + 1]) > 0 then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+
+local second = math.floor(now_ms() / 1000)
+local totals = redis.call('HMGET', KEYS[1], unpack(COUNTERS))
+local fields = { second }
+local format = '>I6'
+for i = 1, #COUNTERS do
+  fields[#fields + 1] = (tonumber(totals[i]) or 0) % 4294967296
+  format = format .. 'I4'
+end
+redis.call('HSET', KEYS[1], 's:' .. (second % RING), struct.pack(format, unpack(fields)))
+return second

@@ -1,0 +1,281 @@
+/**
+ * The read scripts on layout 2 (get.lua, counts.lua, list.lua) and the decode of what they return,
+ * against a queue seeded key by key: every state, every waiting class, the holder registry, errors,
+ * progress and a kept result.
+ */
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Codec } from '../../src/codec/codec.js';
+import { dueSlices } from '../../src/operations/due.js';
+import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
+import { toInfo } from '../../src/queue/info.js';
+import {
+  CANCELLED_RECORD,
+  COMPLETED_RECORD,
+  completedRecordWithResult,
+  encodeRecord,
+  NEW_JOB_HEADER,
+} from '../../src/record/index.js';
+import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
+import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
+
+const redis = useRedis();
+let client: Redis;
+beforeAll(() => {
+  client = inspector(redis.url());
+});
+afterAll(async () => {
+  await client.quit();
+});
+
+const TWO42 = 2 ** 42;
+/** A codec that reads payload bytes as UTF-8 text: enough to see which bytes came back. */
+const text = {
+  name: 'text',
+  encode: () => Buffer.alloc(0),
+  decode: () => {
+    throw new Error('unused');
+  },
+  decodePayload: (bytes: Buffer) => bytes.toString('utf8'),
+} as unknown as Codec;
+
+interface Seeded {
+  keys: QueueKeys;
+  now: number;
+  claimedAt: number;
+}
+
+/** One job in every state and waiting class, written the way the layout-2 scripts write them. */
+async function seed(): Promise<Seeded> {
+  const keys = queueKeys(uniqueQueue('reads'));
+  const now = await serverNow(client);
+  const claimedAt = now - 100;
+  const plain = (payload: string): Buffer => encodeRecord(NEW_JOB_HEADER, Buffer.from(payload));
+  await client
+    .multi()
+    .hset(keys.records, 'w-later', plain('later'), 'w-due', plain('due'))
+    .zadd(keys.waiting, now + 60_000, 'w-later', now - 1_000, 'w-due')
+    .hset(keys.records, 'p-later', encodeRecord({ ...NEW_JOB_HEADER, priority: -5 }, Buffer.from('pl')))
+    .zadd(keys.prioWaiting, now + 30_000, '-5:p-later')
+    .hset(keys.records, 'p-due', encodeRecord({ ...NEW_JOB_HEADER, priority: 3 }, Buffer.from('pd')))
+    .zadd(keys.prioReady, (3 + 1024) * TWO42 + (now - 500), '3:p-due')
+    .hset(
+      keys.records,
+      'running',
+      encodeRecord(
+        {
+          ...NEW_JOB_HEADER,
+          attempts: 1,
+          claims: 2,
+          claimedAt,
+          runDue: now - 110,
+          holder: 7,
+          maxAttempts: 5,
+        },
+        Buffer.from('run'),
+      ),
+    )
+    .zadd(keys.leases, now + 15_000, `2.${claimedAt}|running`)
+    .hset(keys.holders, '#', '7', '7', 'worker|with|bars|1767225600000')
+    .hset(keys.progress, 'running', '{"pct":50}')
+    .hset(
+      keys.records,
+      'died',
+      encodeRecord(
+        {
+          ...NEW_JOB_HEADER,
+          attempts: 3,
+          claims: 3,
+          claimedAt: now - 50,
+          runDue: now - 60,
+          holder: 7,
+          hasError: true,
+        },
+        Buffer.from('dd'),
+      ),
+    )
+    .zadd(keys.dead, now - 40, 'died')
+    .hset(keys.errors, 'died', JSON.stringify({ name: 'Error', message: 'boom', at: now - 40, attempt: 3 }))
+    .hset(
+      keys.records,
+      'done-result',
+      completedRecordWithResult(Buffer.from('42')),
+      'done-plain',
+      COMPLETED_RECORD,
+    )
+    .zadd(keys.completed, now - 20, 'done-result', now - 10, 'done-plain')
+    .hset(keys.records, 'gone', CANCELLED_RECORD)
+    .zadd(keys.cancelled, now - 5, 'gone')
+    .set(keys.paused, String(now))
+    .exec();
+  return { keys, now, claimedAt };
+}
+
+describe('counts.lua', () => {
+  it('counts every state and waiting class, the pause, and the earliest due head', async () => {
+    const { keys, now } = await seed();
+    const got = await counts(client, keys, ZSET_LAYOUT);
+    expect({ ...got, now: undefined }).toEqual({
+      scheduled: 4,
+      due: 2, // w-due (s, due) and p-due (r)
+      active: 1,
+      dead: 1,
+      completed: 2,
+      cancelled: 1,
+      paused: true,
+      now: undefined,
+      nextDue: now - 1_000,
+    });
+    expect(got.now).toBeGreaterThanOrEqual(now);
+  });
+
+  it('answers zeros and no next due time for a queue that holds nothing', async () => {
+    const got = await counts(client, queueKeys(uniqueQueue('reads')), ZSET_LAYOUT);
+    expect({ ...got, now: 0 }).toEqual({
+      scheduled: 0,
+      due: 0,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 0,
+      paused: false,
+      now: 0,
+      nextDue: -1,
+    });
+  });
+});
+
+describe('get.lua', () => {
+  it('tells each state from the record and the sets, with holder, member, error and progress', async () => {
+    const { keys, now, claimedAt } = await seed();
+    const get = (id: string) => getJob(client, keys, id, ZSET_LAYOUT);
+
+    expect(await get('absent')).toBeNull();
+    expect(await get('w-later')).toMatchObject({ state: 'scheduled', score: now + 60_000, member: null });
+    expect(await get('p-later')).toMatchObject({ state: 'scheduled', score: now + 30_000 });
+    // r's score carries the priority; get answers the due time alone.
+    expect(await get('p-due')).toMatchObject({ state: 'scheduled', score: now - 500 });
+    expect(await get('running')).toMatchObject({
+      state: 'active',
+      score: now + 15_000,
+      member: `2.${claimedAt}|running`,
+      holder: { workerId: 'worker|with|bars', workerStartedAt: 1767225600000 },
+      progress: '{"pct":50}',
+      lastError: null,
+    });
+    expect(await get('died')).toMatchObject({
+      state: 'dead',
+      score: now - 40,
+      lastError: { name: 'Error', message: 'boom' },
+      holder: { workerId: 'worker|with|bars' },
+      progress: null,
+    });
+    expect(await get('done-result')).toMatchObject({ state: 'completed', score: now - 20 });
+    expect(await get('gone')).toMatchObject({ state: 'cancelled', score: now - 5, holder: null });
+  });
+
+  it('shows a job whose lease member is gone (reaped) as waiting only where its class puts it', async () => {
+    const { keys, claimedAt } = await seed();
+    // The lease ended (reap) and the job was placed again: the old member is no longer in `a`.
+    await client.zrem(keys.leases, `2.${claimedAt}|running`);
+    expect(await getJob(client, keys, 'running', ZSET_LAYOUT)).toBeNull();
+    await client.zadd(keys.waiting, 123, 'running');
+    expect(await getJob(client, keys, 'running', ZSET_LAYOUT)).toMatchObject({
+      state: 'scheduled',
+      score: 123,
+    });
+  });
+});
+
+describe('list.lua', () => {
+  const ids = async (keys: QueueKeys, state: Parameters<typeof listJobs>[2], offset = 0, limit = 50) =>
+    (await listJobs(client, keys, state, { offset, limit }, ZSET_LAYOUT)).map((j) => j.id);
+
+  it('pages waiting jobs: due prioritized first, then every other by due time', async () => {
+    const { keys } = await seed();
+    expect(await ids(keys, 'scheduled')).toEqual(['p-due', 'w-due', 'p-later', 'w-later']);
+    expect(await ids(keys, 'scheduled', 1, 2)).toEqual(['w-due', 'p-later']);
+    expect(await ids(keys, 'scheduled', 2, 5)).toEqual(['p-later', 'w-later']);
+    expect(await ids(keys, 'scheduled', 4, 5)).toEqual([]);
+  });
+
+  it('pages the other states, finished ones most recent first', async () => {
+    const { keys, now, claimedAt } = await seed();
+    const [running] = await listJobs(client, keys, 'active', { offset: 0, limit: 10 }, ZSET_LAYOUT);
+    expect(running).toMatchObject({
+      id: 'running',
+      state: 'active',
+      score: now + 15_000,
+      member: `2.${claimedAt}|running`,
+      holder: { workerId: 'worker|with|bars' },
+      progress: '{"pct":50}',
+    });
+    expect(await ids(keys, 'completed')).toEqual(['done-plain', 'done-result']);
+    expect(await ids(keys, 'completed', 1, 1)).toEqual(['done-result']);
+    expect(await ids(keys, 'cancelled')).toEqual(['gone']);
+    const [died] = await listJobs(client, keys, 'dead', { offset: 0, limit: 10 }, ZSET_LAYOUT);
+    expect(died).toMatchObject({ id: 'died', lastError: { message: 'boom' } });
+  });
+});
+
+describe('dueSlices', () => {
+  it('counts the waiting jobs of s, p and r per slice of the coming time', async () => {
+    const { keys, now } = await seed();
+    expect(await dueSlices(client, keys, ZSET_LAYOUT, now, 45_000, 2)).toEqual({
+      overdue: 2, // w-due (s) and p-due (r)
+      counts: [1, 1], // p-later at +30 s, w-later at +60 s
+    });
+  });
+});
+
+describe('toInfo', () => {
+  it('decodes the record: payload, attempts, priority, lease, result, and the final states', async () => {
+    const { keys, now, claimedAt } = await seed();
+    const info = async (id: string) => toInfo<string>(text, (await getJob(client, keys, id, ZSET_LAYOUT))!);
+
+    expect(await info('p-due')).toMatchObject({
+      state: 'scheduled',
+      payload: 'pd',
+      priority: 3,
+      attempts: 0,
+      maxAttempts: 3,
+      runAt: new Date(now - 500),
+      lease: null,
+    });
+    expect(await info('running')).toMatchObject({
+      state: 'active',
+      payload: 'run',
+      attempts: 1,
+      maxAttempts: 5,
+      runAt: new Date(now - 110),
+      lease: {
+        workerId: 'worker|with|bars',
+        startedAt: new Date(claimedAt),
+        deadline: new Date(now + 15_000),
+      },
+      progress: { pct: 50 },
+    });
+    expect(await info('died')).toMatchObject({ state: 'dead', diedAt: new Date(now - 40), attempts: 3 });
+    const done = await info('done-result');
+    expect(done).toMatchObject({
+      state: 'completed',
+      payload: undefined,
+      result: '42',
+      completedAt: new Date(now - 20),
+    });
+    expect(done.decodeError).toBeUndefined();
+    expect('result' in (await info('done-plain'))).toBe(false);
+    expect(await info('gone')).toMatchObject({ state: 'cancelled', cancelledAt: new Date(now - 5) });
+  });
+
+  it('reports an unreadable record in decodeError instead of throwing', async () => {
+    const { keys } = await seed();
+    await client.hset(keys.records, 'w-due', Buffer.from([0x02, 0x00, 0x41]));
+    const raw = await getJob(client, keys, 'w-due', ZSET_LAYOUT);
+    expect(raw).toMatchObject({ state: 'scheduled' });
+    const info = toInfo(text, raw!);
+    expect(info.payload).toBeUndefined();
+    expect(info.decodeError).toMatch(/format byte is 0x02/);
+  });
+});

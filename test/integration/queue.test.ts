@@ -205,14 +205,21 @@ describe('get, cancel, reschedule, counts', () => {
     await expect(queue.reschedule(id, {})).rejects.toThrow(ValidationError);
   });
 
-  it('counts scheduled, due, active and dead', async () => {
+  it('counts scheduled, due, active, dead, completed and cancelled', async () => {
     const queue = newQueue();
     await queue.addBulk([
       { payload: 1, opts: { delay: 0 } },
       { payload: 2, opts: { runAt: Date.UTC(2020, 0, 1) } },
       { payload: 3, opts: { delay: '1h' } },
     ]);
-    expect(await queue.counts()).toEqual({ scheduled: 3, due: 2, active: 0, dead: 0 });
+    expect(await queue.counts()).toEqual({
+      scheduled: 3,
+      due: 2,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 0,
+    });
   });
 
   it('refuses calls after close', async () => {

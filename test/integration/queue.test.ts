@@ -48,13 +48,12 @@ describe('Queue.add', () => {
     expect(job.runAt.getTime()).toBeGreaterThanOrEqual(before + 90_000);
     expect(job.runAt.getTime()).toBeLessThanOrEqual(after + 90_000);
     const keys = queueKeys(queue.name);
-    expect(Number(await r.zscore(keys.schedule, job.id))).toBe(job.runAt.getTime());
-    expect(await r.hexists(keys.jobs, job.id)).toBe(1);
-    expect(JSON.parse((await r.hget(keys.meta, job.id)) ?? '')).toMatchObject({
-      a: 0,
-      m: 3,
-      r: job.runAt.getTime(),
-    });
+    expect(Number(await r.zscore(keys.waiting, job.id))).toBe(job.runAt.getTime());
+    // The record: format 1, no optional field (no attempt made, the default 3 attempts, no
+    // priority), then the payload as the codec wrote it (docs/design/HOT-PATH.md §3.2).
+    expect(await r.hgetBuffer(keys.records, job.id)).toEqual(
+      Buffer.concat([Buffer.from([0x01, 0x00]), Buffer.from('{"to":"a@b.c"}')]),
+    );
     await r.quit();
   });
 

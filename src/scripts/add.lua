@@ -148,8 +148,8 @@ local function same_job(old, oh, new, nh)
 end
 
 local out, hset, zs = {}, {}, {}
--- id -> due of the jobs this call wrote, for an id that comes twice in one batch.
-local written = {}
+-- id -> due and record of the jobs this call wrote, for an id that comes twice in one batch.
+local written, written_rec = {}, {}
 local created, wake_at, bucket_end = 0, nil, nil
 local function wake(at)
   if wake_at == nil or at < wake_at then wake_at = at end
@@ -164,10 +164,21 @@ local function placed(at, due)
     wake(math.max(due, now))
   end
 end
+-- Write the deferred records and waiting entries now: a replace that follows reads them.
+local function flush()
+  call_chunked('HSET', K.j, hset, 2)
+  call_chunked('ZADD', K.s, zs, 2)
+  hset, zs = {}, {}
+end
 for i = 1, n do
   local id, mode, due, rec, h = ids[i], modes[i], dues[i], recs[i], heads[i]
   local old = existing[i]
-  if written[id] then
+  if written[id] and mode == 'r' then
+    -- Replaced within its own batch: what this call wrote is the job it replaces.
+    flush()
+    old = written_rec[id]
+  end
+  if written[id] and mode ~= 'r' then
     if mode == 'n' then
       out[#out + 1] = 'T'
       out[#out + 1] = -1
@@ -176,6 +187,7 @@ for i = 1, n do
       out[#out + 1] = written[id]
     end
   elseif not old then
+    written_rec[id] = rec
     written[id] = due
     created = created + 1
     if h.prio == 0 and not K.wi then
@@ -213,6 +225,7 @@ for i = 1, n do
         redis.call('HSET', K.j, id, new)
         placed(place_waiting(K, id, h, due, now), due)
         written[id] = due
+        written_rec[id] = new
         code, time = 'R', due
         emit(K, 'replaced', id, 'runAt', due, 'at', now)
       else
@@ -225,8 +238,7 @@ for i = 1, n do
     out[#out + 1] = time
   end
 end
-call_chunked('HSET', K.j, hset, 2)
-call_chunked('ZADD', K.s, zs, 2)
+flush()
 if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
 if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
 if K.wi then wheel_announce(K, K.w, bucket_end) end

@@ -116,6 +116,12 @@ export type LegacyQueueKeys = {
   readonly layout: string;
   /** STRING the partition count, from before the config record; in the queue's own tag. */
   readonly partitions: string;
+  /** ZSET token -> start ms of recent starts (the rate limit; layout 2 names it `lim`). */
+  readonly limiter: string;
+  /** Wheel layout: LIST of due ids, ZSET bucket start -> end, STRING count; see legacyWheelBucketKey. */
+  readonly ready: string;
+  readonly wheel: string;
+  readonly wheelCount: string;
 };
 
 /** The prefix of every delayq key. */
@@ -301,7 +307,16 @@ export function legacyKeys(name: string, partition?: number): LegacyQueueKeys {
     events: `${base}events`,
     layout: `${base}layout`,
     partitions: partitionCountKey(name),
+    limiter: `${base}limiter`,
+    ready: `${base}ready`,
+    wheel: `${base}wheel`,
+    wheelCount: `${base}wheel-count`,
   };
+}
+
+/** Layout 1's wheel bucket LIST starting at `bucketStart` (epoch ms), for `delayq migrate`. */
+export function legacyWheelBucketKey(keys: LegacyQueueKeys, bucketStart: number): string {
+  return `${keys.wheel}:${bucketStart.toFixed(0)}`;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Scheduler, ValidationError, Worker, type WorkerOptions } from '../../src/index.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { drain } from '../../src/testing/index.js';
 import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
@@ -147,11 +148,12 @@ describe('add options', () => {
       backoff: { type: 'exponential', delay: '2s', max: '1h', jitter: true },
     });
     const r = inspector(redis.url());
-    const meta = JSON.parse((await r.hget(queueKeys(queue.name).meta, job.id))!) as Record<string, unknown>;
+    const { header } = decodeRecord((await r.hgetBuffer(queueKeys(queue.name).records, job.id))!);
     await r.quit();
-    expect(meta).toMatchObject({
-      o: 30_000,
-      b: { type: 'exponential', delay: 2_000, max: 3_600_000, jitter: true },
+    // Parsed once, at add: the record carries the numbers (header fields T and B).
+    expect(header).toMatchObject({
+      timeoutMs: 30_000,
+      backoff: { type: 'exponential', delay: 2_000, max: 3_600_000, jitter: true },
     });
   });
 });

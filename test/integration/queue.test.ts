@@ -48,13 +48,12 @@ describe('Queue.add', () => {
     expect(job.runAt.getTime()).toBeGreaterThanOrEqual(before + 90_000);
     expect(job.runAt.getTime()).toBeLessThanOrEqual(after + 90_000);
     const keys = queueKeys(queue.name);
-    expect(Number(await r.zscore(keys.schedule, job.id))).toBe(job.runAt.getTime());
-    expect(await r.hexists(keys.jobs, job.id)).toBe(1);
-    expect(JSON.parse((await r.hget(keys.meta, job.id)) ?? '')).toMatchObject({
-      a: 0,
-      m: 3,
-      r: job.runAt.getTime(),
-    });
+    expect(Number(await r.zscore(keys.waiting, job.id))).toBe(job.runAt.getTime());
+    // The record: format 1, no optional field (no attempt made, the default 3 attempts, no
+    // priority), then the payload as the codec wrote it (docs/design/HOT-PATH.md §3.2).
+    expect(await r.hgetBuffer(keys.records, job.id)).toEqual(
+      Buffer.concat([Buffer.from([0x01, 0x00]), Buffer.from('{"to":"a@b.c"}')]),
+    );
     await r.quit();
   });
 
@@ -178,8 +177,9 @@ describe('get, cancel, reschedule, counts', () => {
     expect((await queue.get(id))?.state).toBe('cancelled');
     const keys = queueKeys(queue.name);
     // 'keep' waits; the cancelled id keeps only its 3-byte cancelled record and its x entry; the
-    // counters hold `added` and `cancelled`.
-    expect(await snapshot(queue.name)).toEqual({
+    // counters hold `added` and `cancelled`. (The config record is the queue's, not the jobs'.)
+    const state = Object.entries(await snapshot(queue.name)).filter(([key]) => key !== keys.config);
+    expect(Object.fromEntries(state)).toEqual({
       [keys.waiting]: 1,
       [keys.records]: 2,
       [keys.cancelled]: 1,
@@ -204,14 +204,21 @@ describe('get, cancel, reschedule, counts', () => {
     await expect(queue.reschedule(id, {})).rejects.toThrow(ValidationError);
   });
 
-  it('counts scheduled, due, active and dead', async () => {
+  it('counts scheduled, due, active, dead, completed and cancelled', async () => {
     const queue = newQueue();
     await queue.addBulk([
       { payload: 1, opts: { delay: 0 } },
       { payload: 2, opts: { runAt: Date.UTC(2020, 0, 1) } },
       { payload: 3, opts: { delay: '1h' } },
     ]);
-    expect(await queue.counts()).toEqual({ scheduled: 3, due: 2, active: 0, dead: 0 });
+    expect(await queue.counts()).toEqual({
+      scheduled: 3,
+      due: 2,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 0,
+    });
   });
 
   it('refuses calls after close', async () => {

@@ -1,7 +1,8 @@
 /**
- * OpenTelemetry (issue 6, item 3): the W3C trace context travels in the envelope, add runs in a
- * producer span and the handler in a consumer span that continues the producer's trace, so user
- * spans in a handler land in the trace of the request that scheduled the job.
+ * OpenTelemetry (issue 6, item 3): the W3C trace context travels in the job's record (header
+ * field R), add runs in a producer span and the handler in a consumer span that continues the
+ * producer's trace, so user spans in a handler land in the trace of the request that scheduled the
+ * job.
  *
  * The first test runs before any tracer provider is registered: the API is installed but does
  * nothing, and no traceparent is written.
@@ -12,7 +13,7 @@ import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { resolveCodec, decodeEnvelope } from '../../src/codec/envelope.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -46,13 +47,13 @@ function open<T>(name: string, handler: (job: { id: string; payload: T; attempt:
   return { queue, worker };
 }
 
-/** The traceparent stored in the job's envelope, read straight from Redis. */
+/** The traceparent stored in the job's record header, read straight from Redis. */
 async function storedTraceparent(name: string, id: string): Promise<string | undefined> {
   const r = new Redis(redis.url());
   try {
-    const raw = await r.hgetBuffer(queueKeys(name).jobs, id);
+    const raw = await r.hgetBuffer(queueKeys(name).records, id);
     if (!raw) throw new Error(`job ${id} is not in Redis`);
-    return decodeEnvelope(resolveCodec('json'), raw, id).traceparent;
+    return decodeRecord(raw).header.traceparent;
   } finally {
     r.disconnect();
   }
@@ -88,7 +89,7 @@ describe('tracing with @opentelemetry/api', () => {
 
     const { id, stored } = await app.startActiveSpan('request', async (request) => {
       const added = await queue.add('hello', { delay: 300 });
-      // Read while it waits: the worker deletes the job once it has run.
+      // Read while it waits: once it has run, only its completed record (no header fields) is left.
       const tp = await storedTraceparent(name, added.id);
       request.end();
       return { id: added.id, stored: tp };

@@ -31,10 +31,7 @@ export interface RawJob {
   state: JobState;
   /** The record as stored: header + payload; for a completed job header + result (when kept). */
   record: Buffer;
-  /**
-   * Due time (scheduled; -1 when it waits in a wheel bucket, whose due time is not kept per job),
-   * lease deadline (active), died at (dead), completed at or cancelled at.
-   */
+  /** Due time (scheduled), lease deadline (active), died at (dead), completed at or cancelled at. */
   score: number;
   /** The lease member "<claims>.<claimedAt>|<id>" of an active job, else null. */
   member: string | null;
@@ -93,7 +90,7 @@ export async function getJob(
       keys.errors,
       keys.holders,
       keys.progress,
-      ...(layout.kind === 'wheel' ? [keys.ready] : []),
+      ...wheelKeys(keys, layout),
     ],
     [id],
   );
@@ -203,6 +200,7 @@ export async function listJobs(
     const ids = await wheelPage(client, keys, page.offset, page.limit);
     if (ids.length === 0) return [];
     args = ['ids', 0, ids.length, 0, ...ids];
+    listKeys.push(keys.wheelCount);
   } else {
     args = [scriptState(state), page.offset, page.limit, NEWEST_FIRST.has(state) ? 1 : 0];
   }

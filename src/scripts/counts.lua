@@ -2,7 +2,7 @@
 --
 -- KEYS[1] s  KEYS[2] p  KEYS[3] r  KEYS[4] gq  KEYS[5] gr  KEYS[6] a  KEYS[7] d  KEYS[8] c
 -- KEYS[9] x  KEYS[10] z
--- KEYS[11..13] wheel strategy only: wr (ready LIST), wi (bucket index), wc (bucket job count)
+-- KEYS[11..13] wheel strategy only: wr (ready LIST), wi (bucket index), wc (HASH id -> due, wheel.lua)
 -- Returns: { scheduled, due, active, dead, completed, cancelled, paused (0/1), now,
 --            next_due or -1 }
 --          scheduled counts every waiting job (s, p, r, gq; the wheel's buckets and ready list);
@@ -15,6 +15,7 @@
 -- Guarantee: read-only; O(log N) per set.
 
 --!include prelude.lua
+--!include wheel.lua
 
 local TWO42 = 4398046511104
 local s, p, r, gq, gr, a, d, c, x, z = unpack(KEYS, 1, 10)
@@ -39,12 +40,10 @@ local scheduled = redis.call('ZCARD', s) + redis.call('ZCARD', p) + ready + redi
 local due = redis.call('ZCOUNT', s, '-inf', now) + redis.call('ZCOUNT', p, '-inf', now) + ready
   + redis.call('ZCARD', gr)
 if KEYS[11] then
-  local listed = redis.call('LLEN', KEYS[11])
-  scheduled = scheduled + listed + (tonumber(redis.call('GET', KEYS[13])) or 0)
+  local waiting, listed, wheel_next = wheel_counts({ wr = KEYS[11], wi = KEYS[12], wc = KEYS[13] }, now)
+  scheduled = scheduled + waiting
   due = due + listed
-  local bucket = redis.call('ZRANGE', KEYS[12], 0, 0, 'WITHSCORES')
-  if bucket[2] then earlier(tonumber(bucket[2])) end
-  if listed > 0 then earlier(now) end
+  if wheel_next ~= -1 then earlier(wheel_next) end
 end
 return {
   scheduled,

@@ -3,12 +3,13 @@
 --
 -- KEYS[1] j   KEYS[2] s   KEYS[3] p   KEYS[4] r   KEYS[5] a   KEYS[6] c   KEYS[7] x   KEYS[8] d
 -- KEYS[9] e   KEYS[10] wk KEYS[11] pg
+-- KEYS[12] wheel strategy, state 'ids' only: wc (HASH id -> due of the wheel's waiting jobs, wheel.lua)
 -- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', or 'ids' (ARGV[5..] are
 --         the ids to show: the wheel's waiting jobs, which live in bucket lists the caller read)
 -- ARGV[2] offset, ARGV[3] limit, ARGV[4] 1: newest first (by score), 0: earliest first
 -- Returns: a flat array, 7 per job: id, record, score, last error (JSON) or false,
 --          holder ("<worker id>|<started ms>") or false, progress or false, lease member or false.
---          score: waiting: due (-1 for 'ids'); active: lease deadline; completed, cancelled,
+--          score: waiting: due (for 'ids' from wc, -1 when not there); active: lease deadline; completed, cancelled,
 --          dead: when. A job whose record is gone (trimmed between the reads of a caller
 --          merging partitions) is left out.
 -- Order of 'waiting': the due prioritized jobs first (r, in claim order: priority, then due),
@@ -76,7 +77,10 @@ elseif state == 'completed' or state == 'cancelled' or state == 'dead' then
   local page = range(key, offset, stop)
   for i = 1, #page, 2 do push(page[i], page[i + 1]) end
 elseif state == 'ids' then
-  for i = 5, #ARGV do push(ARGV[i], '-1') end
+  for i = 5, #ARGV do
+    local due = KEYS[12] and tonumber(redis.call('HGET', KEYS[12], ARGV[i]))
+    push(ARGV[i], due and string.format('%.0f', math.abs(due)) or '-1')
+  end
 else
   return redis.error_reply('DELAYQ_BAD_ARG list state must be waiting, active, completed, cancelled, dead or ids, got ' .. tostring(state))
 end

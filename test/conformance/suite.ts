@@ -207,8 +207,9 @@ export function conformanceSuite(
   });
   /** What a direct ack sends besides the acks (as a worker's claim of none). */
   const ackSettings = (): AckSettings => {
-    const { limit: _limit, ...settings } = claimInput(10_000);
-    return settings;
+    const settings: Partial<ClaimInput> = claimInput(10_000);
+    delete settings.limit;
+    return settings as AckSettings;
   };
   /** The ack a worker sends for `job`. */
   const ackOf = (job: ClaimedJob): AckItem => ({

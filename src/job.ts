@@ -12,9 +12,6 @@ function checkOnly(id: string): (value: unknown) => Promise<void> {
 
 /** A claimed job as the handler sees it. */
 export class Job<T> {
-  /** Aborted when the lease is lost or the worker shuts down; pass it to fetch() and friends. */
-  readonly signal: AbortSignal;
-
   /** @internal Jobs are made by the worker; handlers receive them. */
   constructor(
     /** The job's id. */
@@ -29,11 +26,15 @@ export class Job<T> {
     readonly runAt: Date,
     /** When this attempt's lease started, by the server clock; claimedAt - runAt is the lateness. */
     readonly claimedAt: Date,
-    signal: AbortSignal,
+    /** The signal, made on first use: most handlers never look at it (one AbortController a job). */
+    private readonly signalOf: () => AbortSignal,
     private readonly extender: (ms: number) => Promise<void>,
     private readonly reporter: (value: unknown) => Promise<void> = checkOnly(id),
-  ) {
-    this.signal = signal;
+  ) {}
+
+  /** Aborted when the lease is lost, the job is cancelled or times out, or the worker shuts down; pass it to fetch() and friends. */
+  get signal(): AbortSignal {
+    return this.signalOf();
   }
 
   /**

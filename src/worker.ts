@@ -1,8 +1,9 @@
 /**
  * The consumer: claims due jobs, runs the handler, and acks or fails them under a fenced lease.
  * The parts are composed here, and only here: the claim loop over a claim source, the lease
- * keeper, the reaper, the wake subscriber, and the storage (ack batcher included) that each
- * attempt's state machine settles its fate through.
+ * keeper, the reaper (and trim), the wake subscriber, the counters, and the storage (one exchange
+ * per partition: acks ride on the next claim call) that each attempt's state machine settles its
+ * fate through.
  */
 import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from './clock.js';
@@ -10,8 +11,11 @@ import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import type { Job } from './job.js';
-import type { ClaimedJob } from './operations/claim.js';
-import { blockingMove, type Strategy } from './redis/capabilities.js';
+import type { ClaimedJob, UnreadableJob } from './operations/claim.js';
+import { flushCounts } from './operations/stats.js';
+import { partitionOf } from './partition/index.js';
+import { NEW_JOB_HEADER } from './record/index.js';
+import { blockingMove, hasZmscore, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import type { QueueKeys } from './redis/keys.js';
 import { QueueContext } from './definition/context.js';
@@ -29,6 +33,7 @@ import { RetryPolicy } from './worker/retry-policy.js';
 import { runAttempt, toError, type Handler } from './worker/run-attempt.js';
 import { Slots } from './worker/slots.js';
 import { claimSourceFor } from './worker/sources.js';
+import { CounterFlusher } from './worker/counters.js';
 import { WorkerStorage } from './worker/storage.js';
 
 export type { Handler } from './worker/run-attempt.js';
@@ -61,11 +66,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper(APPROACH_SPIN_MS);
   /**
-   * Running attempts by lease member `<token>|<id>` (the same job can be here twice: a lapsed lease
-   * re-claimed; and each partition counts its own tokens, so a token alone can repeat), and when
-   * each is done.
+   * Attempts by lease member `<token>|<id>` (the same job can be here twice: a lapsed lease
+   * re-claimed), and when each is done: running ones, and prefetched ones not started yet.
    */
   private readonly inFlight = new Map<string, { attempt: Attempt<T>; done: Promise<void> }>();
+  /** Prefetched attempts waiting for a slot, in claim order: they hold leases already. */
+  private readonly prefetched: Attempt<T>[] = [];
+  /** claimed, completed and lateness, flushed to the queue's counters once a second. */
+  private readonly counters: CounterFlusher;
   /** What `concurrency` bounds: jobs whose handler has not finished. */
   private readonly slots: Slots;
   /** OpenTelemetry, when the application has it; loaded once at start-up, before any job runs. */
@@ -108,7 +116,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // Only a backoff the user gave can be overridden by a job's; the default cannot be "silently lost".
     this.retry = new RetryPolicy(options.backoff === undefined ? undefined : o.backoff, o.logger, name);
     this.hooks = {
-      completed: (job, result) => this.emit('completed', job, result),
+      completed: (job, result) => {
+        this.counters.count('completed', 1, partitionOf(job.id, this.partitions.length));
+        this.emit('completed', job, result);
+      },
       failed: (job, error, retryAt) => this.emit('failed', job, error, retryAt),
       dead: (job, error, id) => this.emit('dead', job, error, id),
       error: (err) => this.report(err),
@@ -126,6 +137,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       o.reapIntervalMs,
       () => this.storage.reap(),
       () => this.slots.full(),
+      (err) => this.report(err),
+      () => this.storage.trim(),
+    );
+    this.counters = new CounterFlusher(
+      (partition, deltas) => flushCounts(client, this.partitions[partition]!, deltas),
       (err) => this.report(err),
     );
     this.subscriber = new WakeSubscriber(
@@ -185,12 +201,23 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.storage.layout = layout;
     this.chosenStrategy = strategy;
     this.storage.eventsCap = eventsCap;
+    this.storage.zmscore = hasZmscore(caps);
     this.codec = codec;
     this.tracing = await loadTracing();
     this.options.logger.info?.(
       `worker ${this.id} on queue '${this.name}': strategy ${strategy}${layout.kind === 'wheel' ? ` (buckets of ${layout.granularityMs} ms)` : ''}, Redis ${caps.version}`,
     );
     await warnIfEvicting(client, (m) => o.logger.warn(m));
+    await this.storage.open(this.id, {
+      strategy,
+      layout,
+      leaseMs: o.leaseMs,
+      deadMaxCount: o.deadMaxCount,
+      deadMaxAgeMs: o.deadMaxAgeMs,
+      rate: o.rate,
+      eventsCap,
+      zmscore: this.storage.zmscore,
+    });
     await this.subscriber.start();
     if (this.closing) return;
     const source = claimSourceFor({
@@ -198,14 +225,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       partitions: this.partitions,
       strategy,
       layout,
-      settings: {
-        leaseMs: o.leaseMs,
-        workerId: this.id,
-        deadMaxCount: o.deadMaxCount,
-        deadMaxAgeMs: o.deadMaxAgeMs,
-        rate: o.rate,
-        eventsCap: this.storage.eventsCap,
-      },
+      claim: (partition, limit) => this.storage.claim(partition, limit),
+      setBuckets: (partition, starts) => this.storage.setBuckets(partition, starts),
       clock: this.clock,
       sleeper: this.sleeper,
       maxSleepMs: o.maxSleepMs,
@@ -218,9 +239,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.closing) return source.stop();
     this.loop = new ClaimLoop({
       source,
-      freeSlots: () => this.slots.free(),
+      // Free slots, plus room for the prefetched jobs not yet started.
+      freeSlots: () => this.slots.free() + o.prefetch - this.prefetched.length,
       waitForSlot: () => this.slots.waitForSlot(),
       start: (claimed) => this.start(claimed),
+      bury: (job) => this.buryUnreadable(job),
       clock: this.clock,
       sleeper: this.sleeper,
       maxSleepMs: o.maxSleepMs,
@@ -228,6 +251,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     });
     this.keeper.start();
     this.reaper.start();
+    this.counters.start();
     this.loop.start();
   }
 
@@ -236,6 +260,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     await this.source?.stop();
     this.slots.dropWaiters();
     await this.subscriber.stop();
+    // Prefetched jobs never started: handed back uncharged, due at once, for another worker.
+    const unstarted = this.prefetched.splice(0);
+    await Promise.all(
+      unstarted.map(async (attempt) => {
+        await attempt.release('shutdown', 0);
+        this.keeper.untrack(attempt.lease);
+        this.inFlight.delete(attempt.claimed.member);
+      }),
+    );
     const running = [...this.inFlight.values()];
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -250,16 +283,38 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     await this.keeper.stop();
     await this.reaper.stop();
+    await this.counters.close().catch((err: unknown) => this.report(err));
+    await this.storage.close().catch((err: unknown) => this.report(err));
     await closeConnection(this.connection);
   }
 
-  /** Run a claimed job: its attempt holds the lease; its slot is freed when the handler is done. */
+  /**
+   * A claimed job: its attempt holds the lease (renewed by the keeper from now on). It runs at
+   * once when a slot is free, else waits among the prefetched for the next slot.
+   */
   private start(claimed: ClaimedJob): void {
     const attempt = new Attempt<T>(claimed, this.storage, this.hooks);
-    const freeSlot = this.slots.take();
-    const flight = { attempt, done: Promise.resolve() };
-    this.inFlight.set(member(claimed.token, claimed.id), flight);
+    const partition = partitionOf(claimed.id, this.partitions.length);
+    this.counters.count('claimed', 1, partition);
+    this.counters.lateness(claimed.claimedAt - claimed.runAt, partition);
     this.keeper.track(attempt.lease);
+    if (this.slots.free() > 0) this.runInSlot(attempt);
+    else {
+      this.prefetched.push(attempt);
+      this.inFlight.set(claimed.member, { attempt, done: Promise.resolve() });
+    }
+  }
+
+  /** Run `attempt` in a slot; when its handler is done the slot goes to the next prefetched job. */
+  private runInSlot(attempt: Attempt<T>): void {
+    const { claimed } = attempt;
+    const freeSlot = this.slots.take();
+    const handlerDone = (): void => {
+      freeSlot();
+      this.startPrefetched();
+    };
+    const flight = { attempt, done: Promise.resolve() };
+    this.inFlight.set(claimed.member, flight);
     flight.done = runAttempt(attempt, {
       queue: this.name,
       handler: this.handler,
@@ -268,19 +323,53 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       retry: this.retry,
       tracing: this.tracing,
       extend: (a, ms) => this.extendOne(a, ms),
-      handlerDone: freeSlot,
+      handlerDone,
       report: (err) => this.report(err),
     })
       .catch((err: unknown) => this.report(err))
       .finally(() => {
         this.keeper.untrack(attempt.lease);
-        this.inFlight.delete(member(claimed.token, claimed.id));
-        freeSlot();
+        this.inFlight.delete(claimed.member);
+        handlerDone();
       });
   }
 
+  /** Start prefetched jobs while slots are free (not once closing: those are handed back). */
+  private startPrefetched(): void {
+    while (!this.closing && this.prefetched.length > 0 && this.slots.free() > 0) {
+      const next = this.prefetched.shift()!;
+      // A prefetched job cancelled or lost while it waited is not started: its fate is settled.
+      if (next.state !== 'running') {
+        this.keeper.untrack(next.lease);
+        this.inFlight.delete(next.claimed.member);
+        continue;
+      }
+      this.runInSlot(next);
+    }
+  }
+
+  /**
+   * A leased job whose record this version cannot read (a newer format): buried at once with the
+   * reason (fail.lua with no retry), never guessed at.
+   */
+  private buryUnreadable(job: UnreadableJob): void {
+    const claimed: ClaimedJob = {
+      id: job.id,
+      member: job.member,
+      token: job.member.slice(0, job.member.indexOf('|')),
+      header: UNREADABLE_HEADER,
+      payload: Buffer.alloc(0),
+      runAt: 0,
+      claimedAt: 0,
+      deadline: 0,
+    };
+    new Attempt<T>(claimed, this.storage, this.hooks)
+      .bury(null, job.error)
+      .catch((err: unknown) => this.report(err));
+  }
+
   private onLeaseLost(lease: HeldLease): void {
-    const flight = this.inFlight.get(member(lease.token, lease.id));
+    const flight = this.inFlight.get(lease.member);
     if (!flight) return this.report(new LeaseLostError(lease.id, 'not renewed in time'));
     // A refused renewal may be a cancel whose `C` message this worker missed (its subscription
     // was down): the cancelled set says which, so the handler's signal gets the right reason.
@@ -324,3 +413,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 function member(token: string, id: string): string {
   return `${token}|${id}`;
 }
+
+/** What an attempt of an unreadable record knows of its header: nothing but defaults. */
+const UNREADABLE_HEADER = { ...NEW_JOB_HEADER, attempts: 1 };

@@ -4,7 +4,7 @@
  * the next due time, the due histogram and purge for every strategy (zpopmin, range, wheel) and
  * over every partition. No view reads a key itself.
  */
-import type { Codec, Envelope } from '../codec/codec.js';
+import type { Codec } from '../codec/codec.js';
 import { codecNamed } from '../definition/codecs.js';
 import { whenReachable } from '../definition/reach.js';
 import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
@@ -213,10 +213,10 @@ export class Inspector {
 function unavailable(name: string, problem: CodecUnavailableError): Codec {
   return {
     name,
-    encode(): Buffer {
+    encodePayload(): Buffer {
       throw problem;
     },
-    decode(): Envelope {
+    decodePayload(): unknown {
       throw problem;
     },
   };

@@ -3,17 +3,13 @@
  * envelopes (layout 1) and the writer of its payloads (layout 2).
  */
 import type { Codec } from '../codec/codec.js';
-import { DelayqError } from '../errors.js';
+import { envelopeCodecFor } from '../codec/legacy-envelope.js';
 import type { EnvelopeReader, PayloadWriter } from './payloads.js';
 
-/** The envelope reader and payload writer of `codec`; throws when it has not both halves. */
+/**
+ * The envelope reader and payload writer of `codec`; throws DecodeError for a codec without a
+ * layout-1 envelope reader (a custom codec: migrate its queue with the delayq version that wrote it).
+ */
 export function migrationCodec(codec: Codec): { envelopes: EnvelopeReader; payloads: PayloadWriter } {
-  const writer = codec as Partial<PayloadWriter>;
-  if (typeof writer.encodePayload !== 'function') {
-    throw new DelayqError(
-      'DELAYQ_CODEC_UNAVAILABLE',
-      `codec '${codec.name}' cannot write layout-2 payloads (it has no encodePayload); pass the codec of this delayq version with --codec-module`,
-    );
-  }
-  return { envelopes: codec, payloads: writer as PayloadWriter };
+  return { envelopes: envelopeCodecFor(codec), payloads: codec };
 }

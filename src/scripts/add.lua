@@ -97,8 +97,12 @@ for i = 1, n do
   ids[i], modes[i], dues[i], recs[i], heads[i] = id, keep, due, rec, h
 end
 if K.wi then
-  -- Replaced jobs leave their buckets: the wheel include says which it needs (by due times).
-  local missing = missing_buckets(K, dues, {}, now)
+  -- New buckets by the due times, and the buckets replaced jobs leave (wheel.lua finds those by id).
+  local leaving = {}
+  for i = 1, n do
+    if modes[i] == 'r' then leaving[#leaving + 1] = ids[i] end
+  end
+  local missing = wheel_missing(K, dues, leaving, now)
   if missing then return missing end
 end
 
@@ -125,7 +129,8 @@ end
 
 -- The due time of waiting job `id` (header h), read where its class puts it; -1 when not found.
 local function waiting_due(id, h)
-  if K.wi or not h then return -1 end
+  if K.wi then return wheel_due(K, id) or -1 end
+  if not h then return -1 end
   if h.prio == 0 then return tonumber(redis.call('ZSCORE', K.s, id)) or -1 end
   local member = prio_member(h.prio, id)
   local due = redis.call('ZSCORE', K.p, member)
@@ -143,16 +148,37 @@ local function same_job(old, oh, new, nh)
 end
 
 local out, hset, zs = {}, {}, {}
--- id -> due of the jobs this call wrote, for an id that comes twice in one batch.
-local written = {}
-local created, wake_at = 0, nil
+-- id -> due and record of the jobs this call wrote, for an id that comes twice in one batch.
+local written, written_rec = {}, {}
+local created, wake_at, bucket_end = 0, nil, nil
 local function wake(at)
   if wake_at == nil or at < wake_at then wake_at = at end
+end
+-- What place_waiting returned: in the zset strategies true when the job became the earliest of
+-- its set (wake at its due time); in the wheel the end of a new bucket, announced once at the end
+-- if no bucket ends earlier (a job put straight into ready wakes blocked workers by itself).
+local function placed(at, due)
+  if K.wi then
+    if at and (bucket_end == nil or at < bucket_end) then bucket_end = at end
+  elseif at then
+    wake(math.max(due, now))
+  end
+end
+-- Write the deferred records and waiting entries now: a replace that follows reads them.
+local function flush()
+  call_chunked('HSET', K.j, hset, 2)
+  call_chunked('ZADD', K.s, zs, 2)
+  hset, zs = {}, {}
 end
 for i = 1, n do
   local id, mode, due, rec, h = ids[i], modes[i], dues[i], recs[i], heads[i]
   local old = existing[i]
-  if written[id] then
+  if written[id] and mode == 'r' then
+    -- Replaced within its own batch: what this call wrote is the job it replaces.
+    flush()
+    old = written_rec[id]
+  end
+  if written[id] and mode ~= 'r' then
     if mode == 'n' then
       out[#out + 1] = 'T'
       out[#out + 1] = -1
@@ -161,6 +187,7 @@ for i = 1, n do
       out[#out + 1] = written[id]
     end
   elseif not old then
+    written_rec[id] = rec
     written[id] = due
     created = created + 1
     if h.prio == 0 and not K.wi then
@@ -172,7 +199,7 @@ for i = 1, n do
       if s_head == nil or due < s_head then wake(due) end
     else
       redis.call('HSET', K.j, id, rec)
-      if place_waiting(K, id, h, due, now) then wake(math.max(due, now)) end
+      placed(place_waiting(K, id, h, due, now), due)
     end
     out[#out + 1] = 'c'
     out[#out + 1] = due
@@ -196,8 +223,9 @@ for i = 1, n do
         end
         if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end
         redis.call('HSET', K.j, id, new)
-        if place_waiting(K, id, h, due, now) then wake(math.max(due, now)) end
+        placed(place_waiting(K, id, h, due, now), due)
         written[id] = due
+        written_rec[id] = new
         code, time = 'R', due
         emit(K, 'replaced', id, 'runAt', due, 'at', now)
       else
@@ -210,9 +238,9 @@ for i = 1, n do
     out[#out + 1] = time
   end
 end
-call_chunked('HSET', K.j, hset, 2)
-call_chunked('ZADD', K.s, zs, 2)
+flush()
 if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
 if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
+if K.wi then wheel_announce(K, K.w, bucket_end) end
 if K.wi then out[#out + 1] = now end
 return out

@@ -31,8 +31,10 @@
 -- after the acks: granularity ms and the start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), M ack outcomes ('OK', 'ALREADY', 'LOST cancelled',
 --          'LOST expired', 'LOST not held'), n, then 4 per job: lease member, token, record (with
---          its new claim block), due }. next_at: when to claim again (-1: nothing known; paused:
---          wait for the resume message).
+--          its new claim block), due }, and with the wheel strategy after them: jobs left in
+--          ready, 1 when due buckets were left for lack of their keys (claim again at once), m,
+--          and the starts of the index's first m buckets (pass those next time). next_at: when to
+--          claim again (-1: nothing known; paused: wait for the resume message).
 -- Cost (fast path, default class): TIME, ZMSCORE a, ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
 --          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not
 --          full. No per-job command.
@@ -107,12 +109,17 @@ if m > 0 then
     for k = 1, #part do scores[first + k - 1] = part[k] end
   end
   local done_members, done_c, error_ids, progress_ids = {}, {}, {}, {}
+  -- A member acked twice in one call is applied once; the second is a resend.
+  local applied = {}
   for i = 1, m do
     local base = ACK_FIRST + 4 * (i - 1)
     local member = members[i]
     local id = member_id(member)
     local deadline = scores[i] and tonumber(scores[i])
-    if deadline and deadline > now then
+    if applied[member] then
+      out[#out + 1] = 'ALREADY'
+    elseif deadline and deadline > now then
+      applied[member] = true
       local ack_flags = ARGV[base + 2] or ''
       done_members[#done_members + 1] = member
       done_c[#done_c + 1] = now
@@ -151,6 +158,8 @@ out[n_at] = 0
 
 local function finish()
   call_chunked('HSET', K.j, hset, 2)
+  -- The wheel's own fields go last, after the jobs (wheel.lua wheel_reply).
+  if K.wi then wheel_reply(K, out) end
   return out
 end
 
@@ -161,8 +170,13 @@ if limit <= 0 then return finish() end
 local special = redis.call('EXISTS', K.z, K.p, K.r, K.gw, K.gr)
 if special > 0 and redis.call('EXISTS', K.z) == 1 then
   -- Paused: nothing is taken, whatever the worker believes. The worker waits for the resume
-  -- message (or its safety timer), not for a due time it may not act on.
+  -- message (or its safety timer), not for a due time it may not act on. Expired leases still go
+  -- back, so a dead worker's job waits for the resume like any other.
   out[3] = 1
+  local lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
+  if lease_head[2] and tonumber(lease_head[2]) <= now then
+    reap_expired(K, now, REAP_ON_CLAIM, dead_max_count, dead_max_age_ms)
+  end
   return finish()
 end
 
@@ -185,163 +199,170 @@ if rate_max > 0 then
   end
 end
 
--- 3. Take up to `limit` due jobs: ids and their dues, in the order they are leased.
-local take_ids, take_due = {}, {}
+-- Steps 3 and 4, as one function: a claim that reaps leases (step 5) takes again with the room
+-- it has left, so a job whose holder crashed starts in the same call.
 local held_back = false
-if limit > 0 and K.wi then
-  local ids, dues, wheel_next = wheel_take(K, limit, now)
-  take_ids, take_due = ids, dues
-  if wheel_next and wheel_next ~= -1 then sooner(wheel_next) end
-elseif limit > 0 then
-  -- The default class: up to limit + 1 heads in one read; the first one not taken is the next
-  -- due time (or now, when it is due too).
-  local d_ids, d_due = {}, {}
-  local popped = false
-  if limit == 1 and special == 0 and may_pop then
-    -- A claim of one pops the head, and puts it back when it is not due: one command where
-    -- ZRANGE + ZREM are two. Larger claims read first, so a claim at the edge of the due jobs
-    -- never pops and rewrites jobs it cannot take.
-    popped = true
-    local head = redis.call('ZPOPMIN', K.s)
-    if head[2] then
-      local due = tonumber(head[2])
-      if due <= now then
-        -- The next head is not read: this worker is full now and claims again when it acks.
-        d_ids[1], d_due[1] = head[1], due
-      else
-        redis.call('ZADD', K.s, head[2], head[1])
-        sooner(due)
-      end
-    end
-  else
-    local heads = redis.call('ZRANGE', K.s, 0, limit, 'WITHSCORES')
-    for i = 1, #heads, 2 do
-      local due = tonumber(heads[i + 1])
-      if due <= now and #d_ids < limit then
-        d_ids[#d_ids + 1], d_due[#d_due + 1] = heads[i], due
-      else
-        sooner(math.max(due, now))
-        break
-      end
-    end
-  end
-
-  if special == 0 then
-    take_ids, take_due = d_ids, d_due
-    if #take_ids > 0 and not popped then redis.call('ZREM', K.s, unpack(take_ids)) end
-  else
-    -- Priorities: promote p's due heads to r, then merge r with the default class's due jobs by
-    -- score (the default class is priority 0): lower priority first, then due order.
-    local p_heads = redis.call('ZRANGE', K.p, 0, PROMOTE, 'WITHSCORES')
-    if #p_heads > 0 then
-      local zr, rm = {}, {}
-      for i = 1, #p_heads, 2 do
-        local member, due = p_heads[i], tonumber(p_heads[i + 1])
-        if due > now then
+local function take_and_lease(limit)
+  -- 3. Take up to `limit` due jobs: ids and their dues, in the order they are leased.
+  local take_ids, take_due = {}, {}
+  if limit > 0 and K.wi then
+    local ids, dues, wheel_next = wheel_take(K, limit, now)
+    take_ids, take_due = ids, dues
+    if wheel_next and wheel_next ~= -1 then sooner(wheel_next) end
+  elseif limit > 0 then
+    -- The default class: up to limit + 1 heads in one read; the first one not taken is the next
+    -- due time (or now, when it is due too).
+    local d_ids, d_due = {}, {}
+    local popped = false
+    if limit == 1 and special == 0 and may_pop then
+      -- A claim of one pops the head, and puts it back when it is not due: one command where
+      -- ZRANGE + ZREM are two. Larger claims read first, so a claim at the edge of the due jobs
+      -- never pops and rewrites jobs it cannot take.
+      popped = true
+      local head = redis.call('ZPOPMIN', K.s)
+      if head[2] then
+        local due = tonumber(head[2])
+        if due <= now then
+          -- The next head is not read: this worker is full now and claims again when it acks.
+          d_ids[1], d_due[1] = head[1], due
+        else
+          redis.call('ZADD', K.s, head[2], head[1])
           sooner(due)
+        end
+      end
+    else
+      local heads = redis.call('ZRANGE', K.s, 0, limit, 'WITHSCORES')
+      for i = 1, #heads, 2 do
+        local due = tonumber(heads[i + 1])
+        if due <= now and #d_ids < limit then
+          d_ids[#d_ids + 1], d_due[#d_due + 1] = heads[i], due
+        else
+          sooner(math.max(due, now))
           break
         end
-        if #rm == PROMOTE then
-          sooner(now)
-          break
+      end
+    end
+
+    if special == 0 then
+      take_ids, take_due = d_ids, d_due
+      if #take_ids > 0 and not popped then redis.call('ZREM', K.s, unpack(take_ids)) end
+    else
+      -- Priorities: promote p's due heads to r, then merge r with the default class's due jobs by
+      -- score (the default class is priority 0): lower priority first, then due order.
+      local p_heads = redis.call('ZRANGE', K.p, 0, PROMOTE, 'WITHSCORES')
+      if #p_heads > 0 then
+        local zr, rm = {}, {}
+        for i = 1, #p_heads, 2 do
+          local member, due = p_heads[i], tonumber(p_heads[i + 1])
+          if due > now then
+            sooner(due)
+            break
+          end
+          if #rm == PROMOTE then
+            sooner(now)
+            break
+          end
+          local prio = tonumber(string.match(member, '^(-?%d+):'))
+          zr[#zr + 1] = (prio + PRIO_BASE) * TWO42 + due
+          zr[#zr + 1] = member
+          rm[#rm + 1] = member
         end
-        local prio = tonumber(string.match(member, '^(-?%d+):'))
-        zr[#zr + 1] = (prio + PRIO_BASE) * TWO42 + due
-        zr[#zr + 1] = member
-        rm[#rm + 1] = member
+        if #rm > 0 then
+          redis.call('ZADD', K.r, unpack(zr))
+          redis.call('ZREM', K.p, unpack(rm))
+        end
       end
-      if #rm > 0 then
-        redis.call('ZADD', K.r, unpack(zr))
-        redis.call('ZREM', K.p, unpack(rm))
+      local r_heads = redis.call('ZRANGE', K.r, 0, limit, 'WITHSCORES')
+      local di, ri = 1, 1
+      local from_s, from_r = 0, {}
+      while #take_ids < limit and (di <= #d_ids or ri < #r_heads) do
+        local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
+        local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
+        if r_score and (not d_score or r_score < d_score) then
+          local member = r_heads[ri]
+          take_ids[#take_ids + 1] = string.sub(member, string.find(member, ':', 1, true) + 1)
+          take_due[#take_due + 1] = r_score % TWO42
+          from_r[#from_r + 1] = member
+          ri = ri + 2
+        else
+          take_ids[#take_ids + 1] = d_ids[di]
+          take_due[#take_due + 1] = d_due[di]
+          from_s = from_s + 1
+          di = di + 1
+        end
       end
+      if #from_r > 0 then redis.call('ZREM', K.r, unpack(from_r)) end
+      if from_s > 0 then redis.call('ZREM', K.s, unpack(d_ids, 1, from_s)) end
+      -- Due jobs left in r (all of r is due) or in s: look again at once.
+      if ri < #r_heads or di <= #d_ids then sooner(now) end
     end
-    local r_heads = redis.call('ZRANGE', K.r, 0, limit, 'WITHSCORES')
-    local di, ri = 1, 1
-    local from_s, from_r = 0, {}
-    while #take_ids < limit and (di <= #d_ids or ri < #r_heads) do
-      local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
-      local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
-      if r_score and (not d_score or r_score < d_score) then
-        local member = r_heads[ri]
-        take_ids[#take_ids + 1] = string.sub(member, string.find(member, ':', 1, true) + 1)
-        take_due[#take_due + 1] = r_score % TWO42
-        from_r[#from_r + 1] = member
-        ri = ri + 2
-      else
-        take_ids[#take_ids + 1] = d_ids[di]
-        take_due[#take_due + 1] = d_due[di]
-        from_s = from_s + 1
-        di = di + 1
-      end
-    end
-    if #from_r > 0 then redis.call('ZREM', K.r, unpack(from_r)) end
-    if from_s > 0 then redis.call('ZREM', K.s, unpack(d_ids, 1, from_s)) end
-    -- Due jobs left in r (all of r is due) or in s: look again at once.
-    if ri < #r_heads or di <= #d_ids then sooner(now) end
+  elseif rate_max > 0 then
+    -- Held back by the rate limit: is anything due that it keeps waiting?
+    held_back = true
   end
-elseif rate_max > 0 then
-  -- Held back by the rate limit: is anything due that it keeps waiting?
-  held_back = true
+
+  -- 4. Lease: one read and one write of the records and one ZADD of the members, for the batch.
+  local n = 0
+  if #take_ids > 0 then
+    local records = {}
+    for first = 1, #take_ids, UNPACK_CHUNK do
+      local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
+      for k = 1, #part do records[first + k - 1] = part[k] end
+    end
+    local deadline = now + lease_ms
+    local zadd, starts = {}, {}
+    for i, id in ipairs(take_ids) do
+      local rec = records[i]
+      local h, why = nil, 'no record'
+      if rec then h, why = rec_parse(rec) end
+      if h and not h.completed and not h.cancelled then
+        local claims = h.claims % MAX_CLAIMS + 1
+        local due = take_due[i]
+        local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
+        local token = string.format('%d.%.0f', claims, now)
+        local member = token .. '|' .. id
+        hset[#hset + 1] = id
+        hset[#hset + 1] = leased
+        zadd[#zadd + 1] = deadline
+        zadd[#zadd + 1] = member
+        if rate_max > 0 then
+          starts[#starts + 1] = now
+          starts[#starts + 1] = member
+        end
+        out[#out + 1] = member
+        out[#out + 1] = token
+        out[#out + 1] = leased
+        out[#out + 1] = due
+        n = n + 1
+        emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
+      else
+        -- A waiting entry without a readable record can only come from outside delayq (a manual
+        -- HDEL, a newer writer). It is buried with its reason rather than dropped, so it is seen.
+        if h then why = 'record is final (completed or cancelled) but the job was waiting' end
+        local name = rec and 'BadRecord' or 'MissingJob'
+        local message = rec and ('record cannot be read: ' .. tostring(why))
+          or 'job data missing from Redis (removed outside delayq)'
+        redis.call('HSET', K.e, id, cjson.encode({ name = name, message = message, at = now, attempt = 0 }))
+        if rec then
+          bury(K, id, rec, now, 0, dead_max_count, dead_max_age_ms)
+        else
+          -- Nothing to keep in j: the dead entry and the error say what happened.
+          redis.call('ZADD', K.d, now, id)
+          redis.call('HINCRBY', K.n, 'dead', 1)
+          emit(K, 'dead', id, 'attempt', 0, 'at', now)
+          trim_dead(K, now, dead_max_count, dead_max_age_ms)
+        end
+      end
+    end
+    if n > 0 then
+      call_chunked('ZADD', K.a, zadd, 2)
+      if #starts > 0 then call_chunked('ZADD', K.lim, starts, 2) end
+    end
+  end
+  return n
 end
 
--- 4. Lease: one read and one write of the records and one ZADD of the members, for the batch.
-local n = 0
-if #take_ids > 0 then
-  local records = {}
-  for first = 1, #take_ids, UNPACK_CHUNK do
-    local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
-    for k = 1, #part do records[first + k - 1] = part[k] end
-  end
-  local deadline = now + lease_ms
-  local zadd, starts = {}, {}
-  for i, id in ipairs(take_ids) do
-    local rec = records[i]
-    local h, why = nil, 'no record'
-    if rec then h, why = rec_parse(rec) end
-    if h and not h.completed and not h.cancelled then
-      local claims = h.claims % MAX_CLAIMS + 1
-      local due = take_due[i]
-      local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
-      local token = string.format('%d.%.0f', claims, now)
-      local member = token .. '|' .. id
-      hset[#hset + 1] = id
-      hset[#hset + 1] = leased
-      zadd[#zadd + 1] = deadline
-      zadd[#zadd + 1] = member
-      if rate_max > 0 then
-        starts[#starts + 1] = now
-        starts[#starts + 1] = member
-      end
-      out[#out + 1] = member
-      out[#out + 1] = token
-      out[#out + 1] = leased
-      out[#out + 1] = due
-      n = n + 1
-      emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
-    else
-      -- A waiting entry without a readable record can only come from outside delayq (a manual
-      -- HDEL, a newer writer). It is buried with its reason rather than dropped, so it is seen.
-      if h then why = 'record is final (completed or cancelled) but the job was waiting' end
-      local name = rec and 'BadRecord' or 'MissingJob'
-      local message = rec and ('record cannot be read: ' .. tostring(why))
-        or 'job data missing from Redis (removed outside delayq)'
-      redis.call('HSET', K.e, id, cjson.encode({ name = name, message = message, at = now, attempt = 0 }))
-      if rec then
-        bury(K, id, rec, now, 0, dead_max_count, dead_max_age_ms)
-      else
-        -- Nothing to keep in j: the dead entry and the error say what happened.
-        redis.call('ZADD', K.d, now, id)
-        redis.call('HINCRBY', K.n, 'dead', 1)
-        emit(K, 'dead', id, 'attempt', 0, 'at', now)
-        trim_dead(K, now, dead_max_count, dead_max_age_ms)
-      end
-    end
-  end
-  if n > 0 then
-    call_chunked('ZADD', K.a, zadd, 2)
-    if #starts > 0 then call_chunked('ZADD', K.lim, starts, 2) end
-  end
-end
+local n = take_and_lease(limit)
 out[n_at] = n
 
 -- 5. When to look again. Held back by the rate limit with due jobs waiting: when the window lets
@@ -359,6 +380,12 @@ if n < tonumber(ARGV[1]) then
       if returned > 0 then
         sooner(now)
         redis.call('PUBLISH', K.w, string.format('%.0f', now))
+        if n < limit then
+          -- Reaped jobs may be prioritized: the gate's answer is read again.
+          special = redis.call('EXISTS', K.p, K.r, K.gw, K.gr)
+          n = n + take_and_lease(limit - n)
+          out[n_at] = n
+        end
       end
       lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
       if lease_head[2] then sooner(tonumber(lease_head[2])) end

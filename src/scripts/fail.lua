@@ -72,7 +72,11 @@ if lost then
   local last = redis.call('HGET', K.e, id)
   if last then
     local ok, decoded = pcall(cjson.decode, last)
-    if ok and type(decoded) == 'table' and decoded.token == token then return { 'ALREADY', -1 } end
+    -- Not the reaper's LeaseExpired error: it carries the token of the lease it ended, and that
+    -- holder's late fail must be refused, not taken for its own.
+    if ok and type(decoded) == 'table' and decoded.token == token and decoded.name ~= 'LeaseExpired' then
+      return { 'ALREADY', -1 }
+    end
   end
   return redis.error_reply('DELAYQ_LEASE_LOST ' .. lost)
 end

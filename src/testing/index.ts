@@ -139,6 +139,7 @@ export async function runHandler<T, R>(
   }
   if (opts.schema) value = await validatePayload(opts.schema, value);
   const now = new Date();
+  const signal = opts.signal ?? new AbortController().signal;
   const job = new Job<T>(
     id,
     value as T,
@@ -146,7 +147,7 @@ export async function runHandler<T, R>(
     opts.maxAttempts ?? 3,
     opts.runAt ?? now,
     now,
-    opts.signal ?? new AbortController().signal,
+    () => signal,
     async (ms) => opts.onExtendLease?.(ms),
     async (value) => {
       // The worker's check, so a value it would refuse is refused here too.

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { CancelledError, DelayqError, LeaseLostError } from '../errors.js';
 import { Job } from '../job.js';
-import type { AckJob, AckOutcome } from '../operations/ack.js';
+import type { AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
+import { NEW_JOB_HEADER } from '../record/index.js';
 import type { FailOutput } from '../operations/fail.js';
 import { ScriptLeaseLost } from '../redis/script-errors.js';
 import {
   ALLOWED,
   Attempt,
+  type AttemptAck,
   type AttemptFail,
   type AttemptRelease,
   type AttemptState,
@@ -17,12 +19,12 @@ import type { HeldLease } from './lease-keeper.js';
 
 /** A store whose replies the test sets, recording every call it gets. */
 class FakeStore implements AttemptStore {
-  readonly calls: Array<['ack', AckJob] | ['fail', AttemptFail] | ['release', AttemptRelease]> = [];
+  readonly calls: Array<['ack', AttemptAck] | ['fail', AttemptFail] | ['release', AttemptRelease]> = [];
   ackReply: AckOutcome | Error = { status: 'ok' };
   failReply: FailOutput | Error = { outcome: 'retry', at: 5_000 };
   releaseReply: boolean | Error = true;
 
-  async ack(job: AckJob): Promise<AckOutcome> {
+  async ack(job: AttemptAck): Promise<AckOutcome> {
     this.calls.push(['ack', job]);
     return reply(this.ackReply);
   }
@@ -47,9 +49,10 @@ function reply<R>(value: R | Error): R {
 
 const claimed: ClaimedJob = {
   id: 'job-1',
+  member: 'tok-1|job-1',
   token: 'tok-1',
-  envelope: Buffer.from(''),
-  meta: { a: 2, m: 3 },
+  header: { ...NEW_JOB_HEADER, attempts: 2, claims: 2, claimedAt: 1_010, runDue: 1_000, holder: 1 },
+  payload: Buffer.from(''),
   runAt: 1_000,
   claimedAt: 1_010,
   deadline: 16_010,
@@ -73,11 +76,11 @@ function setup(throwingListener = false) {
   const job = new Job<string>(
     claimed.id,
     'payload',
-    claimed.meta.a,
-    claimed.meta.m,
+    claimed.header.attempts,
+    claimed.header.maxAttempts,
     new Date(claimed.runAt),
     new Date(claimed.claimedAt),
-    attempt.signal,
+    () => attempt.signal,
     async () => {},
   );
   return { store, seen, errors, settled, attempt, job };
@@ -87,17 +90,28 @@ describe('Attempt', () => {
   it('starts running, holding the claimed lease, with its signal not aborted', () => {
     const { attempt } = setup();
     expect(attempt.state).toBe('running');
-    expect(attempt.lease).toEqual({ id: 'job-1', token: 'tok-1', deadline: 16_010, lost: false });
+    expect(attempt.lease).toEqual({
+      id: 'job-1',
+      token: 'tok-1',
+      member: 'tok-1|job-1',
+      deadline: 16_010,
+      lost: false,
+    });
     expect(attempt.signal.aborted).toBe(false);
   });
 
-  it('complete: acks with the token and the known deadline, then emits completed', async () => {
+  it('complete: acks with the lease member and the known deadline, then emits completed', async () => {
     const { attempt, job, store, seen, errors, settled } = setup();
     const pending = attempt.complete(job, 'R');
     expect(attempt.state).toBe('completing');
     expect(settled).toEqual([attempt.lease]);
     expect(await pending).toBe('completed');
-    expect(store.calls).toEqual([['ack', { id: 'job-1', token: 'tok-1', knownDeadline: 16_010 }]]);
+    expect(store.calls).toEqual([
+      [
+        'ack',
+        { id: 'job-1', member: 'tok-1|job-1', knownDeadline: 16_010, hadError: false, progressed: false },
+      ],
+    ]);
     expect(seen).toEqual(['completed job-1 R']);
     expect(errors).toEqual([]);
   });
@@ -130,7 +144,7 @@ describe('Attempt', () => {
         'fail',
         {
           id: 'job-1',
-          token: 'tok-1',
+          member: 'tok-1|job-1',
           retryDelayMs: 250,
           error: { name: 'TypeError', message: 'boom', attempt: 2, stack: error.stack },
         },
@@ -170,7 +184,7 @@ describe('Attempt', () => {
     expect((attempt.signal.reason as DelayqError).code).toBe('DELAYQ_SHUTDOWN');
     expect(await attempt.complete(job, 'late')).toBe('released');
     expect(await attempt.fail(job, new Error('late'), 10)).toBe('released');
-    expect(store.calls).toEqual([['release', { id: 'job-1', token: 'tok-1', delayMs: 0 }]]);
+    expect(store.calls).toEqual([['release', { id: 'job-1', member: 'tok-1|job-1', delayMs: 0 }]]);
     expect(seen).toEqual([]);
     expect(errors).toEqual([]);
   });
@@ -188,7 +202,7 @@ describe('Attempt', () => {
     const { attempt, store } = setup();
     expect(await attempt.release('newer-version', 60_000)).toBe('released');
     expect(attempt.signal.aborted).toBe(false);
-    expect(store.calls).toEqual([['release', { id: 'job-1', token: 'tok-1', delayMs: 60_000 }]]);
+    expect(store.calls).toEqual([['release', { id: 'job-1', member: 'tok-1|job-1', delayMs: 60_000 }]]);
   });
 
   it('loseLease: aborts the signal and reports once; a late ack or fail is refused without being sent', async () => {

@@ -19,13 +19,13 @@
  *
  * `cancelled` is terminal: the handler's late complete or fail is refused and reported as a
  * CancelledError (not applied: cancel.lua removed the lease, so the scripts would refuse it too).
- * A batch
- * (issue 16) is several Attempts settled together: `complete` already goes through a batching
- * store (AckBatcher), so a batch completes with one script call and each attempt keeps its own fate.
+ * A batch (issue 16) is several Attempts settled together: `complete` already goes through the
+ * exchange (acks ride on the next claim call), so a batch completes with one script call and each
+ * attempt keeps its own fate.
  */
 import { CancelledError, DelayqError, isUnrecoverable, LeaseLostError } from '../errors.js';
 import type { Job } from '../job.js';
-import type { AckJob, AckOutcome } from '../operations/ack.js';
+import type { AckItem, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
 import type { FailOutput, RecordedError } from '../operations/fail.js';
 import { ScriptLeaseLost } from '../redis/script-errors.js';
@@ -72,7 +72,8 @@ export const ALLOWED: Readonly<Record<AttemptState, readonly Transition[]>> = {
 /** A failed attempt as fail.lua takes it: retry after `retryDelayMs`, or bury when null. */
 export interface AttemptFail {
   id: string;
-  token: string;
+  /** The lease member: the fence. */
+  member: string;
   retryDelayMs: number | null;
   error: RecordedError;
 }
@@ -80,20 +81,23 @@ export interface AttemptFail {
 /** A job handed back uncharged, due again after `delayMs`. */
 export interface AttemptRelease {
   id: string;
-  token: string;
+  member: string;
   delayMs: number;
 }
 
-/** A progress value (JSON, checked) written for the holder of `token`. */
+/** A progress value (JSON, checked) written for the holder of `member`. */
 export interface AttemptProgress {
   id: string;
-  token: string;
+  member: string;
   json: string;
 }
 
+/** An ack, with the id its partition is found by. */
+export type AttemptAck = AckItem & { id: string };
+
 /** The storage operations a fate needs (WorkerStorage; a stand-in in unit tests). */
 export interface AttemptStore {
-  ack(job: AckJob): Promise<AckOutcome>;
+  ack(job: AttemptAck): Promise<AckOutcome>;
   /** Throws ScriptLeaseLost when the lease is not held. */
   progress(input: AttemptProgress): Promise<void>;
   fail(input: AttemptFail): Promise<FailOutput>;
@@ -118,7 +122,11 @@ export type ReleaseReason = 'shutdown' | 'newer-version';
 /** One attempt of one claimed job. */
 export class Attempt<T> {
   readonly lease: HeldLease;
-  private readonly controller = new AbortController();
+  /** Made on first use of `signal` (most handlers never look); `aborted` remembers an abort before that. */
+  private controller: AbortController | undefined;
+  private aborted: { reason: Error } | undefined;
+  /** job.progress() wrote something: the ack deletes it. */
+  private progressed = false;
   private current: AttemptState = 'running';
   /** Why the lease was lost, for the report of a result refused after that. */
   private lossDetail = '';
@@ -132,7 +140,13 @@ export class Attempt<T> {
     private readonly store: AttemptStore,
     private readonly hooks: AttemptHooks<T>,
   ) {
-    this.lease = { id: claimed.id, token: claimed.token, deadline: claimed.deadline, lost: false };
+    this.lease = {
+      id: claimed.id,
+      token: claimed.token,
+      member: claimed.member,
+      deadline: claimed.deadline,
+      lost: false,
+    };
     this.progress = new ProgressReporter(claimed.id, (json) => this.writeProgress(json));
   }
 
@@ -147,21 +161,37 @@ export class Attempt<T> {
 
   /** The handler's signal: aborted when the lease is lost, the worker shuts down, or the job times out. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.aborted.reason);
+    }
     return this.controller.signal;
   }
 
   /** Abort the handler's signal without a transition (its timeout: the attempt then fails). */
   abort(reason: Error): void {
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    if (this.aborted) return;
+    this.aborted = { reason };
+    this.controller?.abort(reason);
   }
 
-  /** The handler resolved: ack (token checked). */
-  async complete(job: Job<T>, result: unknown): Promise<AttemptState> {
+  /**
+   * The handler resolved: ack (lease member checked). `resultBytes`: the result encoded by the
+   * codec, kept in the completed record (the worker option keepResults).
+   */
+  async complete(job: Job<T>, result: unknown, resultBytes?: Buffer): Promise<AttemptState> {
     if (!this.begin('complete', 'completing')) return this.current;
-    const { id, token } = this.claimed;
+    const { id, member, header } = this.claimed;
     let outcome: AckOutcome;
     try {
-      outcome = await this.store.ack({ id, token, knownDeadline: this.lease.deadline });
+      outcome = await this.store.ack({
+        id,
+        member,
+        knownDeadline: this.lease.deadline,
+        hadError: header.hasError,
+        progressed: this.progressed,
+        ...(resultBytes !== undefined && { result: resultBytes }),
+      });
     } catch (err) {
       return this.notApplied(err);
     }
@@ -196,10 +226,10 @@ export class Attempt<T> {
     if (reason === 'shutdown') {
       this.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
     }
-    const { id, token } = this.claimed;
+    const { id, member } = this.claimed;
     try {
       // false: the lease was gone already, and the reaper owns the job. Either way it is not ours.
-      await this.store.release({ id, token, delayMs });
+      await this.store.release({ id, member, delayMs });
     } catch (err) {
       return this.notApplied(err);
     }
@@ -228,9 +258,10 @@ export class Attempt<T> {
 
   /** One coalesced progress write; a refusal means the lease is gone, which the attempt learns too. */
   private async writeProgress(json: string): Promise<void> {
-    const { id, token } = this.claimed;
+    const { id, member } = this.claimed;
+    this.progressed = true;
     try {
-      await this.store.progress({ id, token, json });
+      await this.store.progress({ id, member, json });
     } catch (err) {
       if (!(err instanceof ScriptLeaseLost)) throw err;
       this.loseLease(err.detail);
@@ -243,13 +274,13 @@ export class Attempt<T> {
     error: Error,
     retryDelayMs: number | null,
   ): Promise<AttemptState> {
-    const { id, token, meta } = this.claimed;
-    const recorded: RecordedError = { name: error.name, message: error.message, attempt: meta.a };
+    const { id, member, header } = this.claimed;
+    const recorded: RecordedError = { name: error.name, message: error.message, attempt: header.attempts };
     if (error.stack !== undefined) recorded.stack = error.stack;
     if (isUnrecoverable(error)) recorded.unrecoverable = true;
     let out: FailOutput;
     try {
-      out = await this.store.fail({ id, token, retryDelayMs, error: recorded });
+      out = await this.store.fail({ id, member, retryDelayMs, error: recorded });
     } catch (err) {
       return this.notApplied(err);
     }

@@ -4,7 +4,7 @@
  * decides precision: the sleep ends at the due time itself.
  */
 import type { ServerClock, Sleeper } from '../clock.js';
-import type { ClaimedJob } from '../operations/claim.js';
+import type { ClaimedJob, UnreadableJob } from '../operations/claim.js';
 import type { ClaimSource } from './claim-source.js';
 
 /** What the loop needs from the worker: storage as functions, so the loop holds no queries. */
@@ -18,6 +18,8 @@ export interface ClaimLoopDeps {
   /** Resolves when a slot frees (or the worker stops). */
   waitForSlot(): Promise<void>;
   start(job: ClaimedJob): void;
+  /** A leased job whose record this code cannot read: buried with the reason. */
+  bury(job: UnreadableJob): void;
   clock: ServerClock;
   sleeper: Sleeper;
   /** Longest sleep without looking: bounds the delay a lost wake-up can cause. */
@@ -65,11 +67,13 @@ export class ClaimLoop {
     const out = await this.deps.source.claim(free);
     this.deps.clock.observe(out.now);
     for (const job of out.jobs) this.deps.start(job);
-    if (out.jobs.length === free) return 0;
+    for (const job of out.unreadable) this.deps.bury(job);
+    const taken = out.jobs.length + out.unreadable.length;
+    if (taken === free) return 0;
     if (out.nextAt < 0) return this.deps.maxSleepMs;
     // At least 1 ms when nothing came: nextAt cannot be in the past then, but a loop of claims
     // without a pause must never be possible.
-    const floor = out.jobs.length === 0 ? 1 : 0;
+    const floor = taken === 0 ? 1 : 0;
     // Counted from the server clock now, not from the claim's `now` (the reply took time to come
     // back). With no lead: the estimate is behind the server by at least the reply's trip back
     // (half a round trip) and the ms TIME was rounded down to, so the claim sent when the

@@ -5,7 +5,7 @@
  * branches; the choice is made once, in claimSourceFor() (sources.ts).
  */
 import type { Sleeper, ServerClock } from '../clock.js';
-import type { ClaimInput, ClaimOutput } from '../operations/claim.js';
+import type { ClaimOutput } from '../operations/claim.js';
 import type { Layout } from '../operations/wheel.js';
 import type { Strategy } from '../redis/capabilities.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -28,9 +28,6 @@ export interface ClaimSource {
   stop(): Promise<void>;
 }
 
-/** What every claim sends besides the limit: the same for every source. */
-export type ClaimSettings = Omit<ClaimInput, 'strategy' | 'limit' | 'layout' | 'buckets'>;
-
 /** What a source is built from. */
 export interface ClaimSourceContext {
   client: RedisClient;
@@ -38,7 +35,13 @@ export interface ClaimSourceContext {
   partitions: readonly QueueKeys[];
   strategy: Strategy;
   layout: Layout;
-  settings: ClaimSettings;
+  /**
+   * Claim up to `limit` jobs of partition `partition` through its exchange: the call also carries
+   * the acks queued for that partition (WorkerStorage.claim).
+   */
+  claim(partition: number, limit: number): Promise<ClaimOutput>;
+  /** The wheel: the bucket starts to pass with `partition`'s calls from now on. */
+  setBuckets(partition: number, starts: readonly number[]): void;
   clock: ServerClock;
   sleeper: Sleeper;
   maxSleepMs: number;

@@ -11,6 +11,8 @@ import { PeriodicDuty } from './duty.js';
 export interface HeldLease {
   readonly id: string;
   readonly token: string;
+  /** "<token>|<id>": what extend presents. */
+  readonly member: string;
   /** Deadline by the server clock, as last confirmed. */
   deadline: number;
   lost: boolean;

@@ -16,7 +16,7 @@ import { suggestOption } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
-import type { Retention } from '../operations/ack.js';
+import type { Retention } from '../operations/trim.js';
 import { resolveGranularity } from '../operations/wheel.js';
 import { assertPartitions } from '../redis/keys.js';
 import { assertSchema, type StandardSchemaV1 } from '../schema.js';
@@ -66,14 +66,26 @@ export interface WorkerOptions<T = unknown> {
   maxSleepMs?: number;
   /** How often this worker reaps expired leases when it is too busy to claim. Default 5 s. */
   reapIntervalMs?: number;
-  /** Keep finished jobs for inspection: the last `count`, none older than `age`. Default: keep none. */
+  /**
+   * How long completed jobs stay visible (`queue.get`, list 'completed') as a small completed
+   * record: the last `count`, none older than `age` (no age: no age bound). While kept, an add of
+   * the same id (such as one ioredis resends after a lost reply) writes nothing. Default: as
+   * rememberCompleted.
+   */
   keepCompleted?: { count: number; age?: Duration };
   /**
-   * Remember the ids of completed jobs, so that an add of one of them (ioredis resends an add whose
-   * reply a dropped connection took) writes nothing instead of running the job again: the last
-   * `count` ids, none older than `age`. `false` remembers none. Default 100,000 ids and 5 min.
+   * The completed-set bound when keepCompleted is not given: the last `count` ids, none older than
+   * `age`. `false` keeps completed jobs about a second. Default 100,000 ids and 5 min.
    */
   rememberCompleted?: { count?: number; age?: Duration } | false;
+  /** Keep each handler's return value (encoded by the codec) in the completed record. Default false. */
+  keepResults?: boolean;
+  /**
+   * Jobs claimed ahead of free slots, so the next ones are on their way while the current ones run.
+   * They hold leases (renewed like running ones) and are handed back uncharged at close. Default
+   * min(concurrency / 2, 25) rounded down: none at concurrency 1.
+   */
+  prefetch?: number;
   /** Cap of the dead set: at most `count` jobs, none older than `age`. Default 100,000 and 30 days. */
   dead?: { count?: number; age?: Duration };
   /** Start claiming at construction. Default true; otherwise call run(). */
@@ -102,8 +114,10 @@ export interface ResolvedWorkerOptions<T> {
   backoff: ResolvedBackoff | BackoffFunction;
   maxSleepMs: number;
   reapIntervalMs: number;
+  /** The completed set's bound, as trim.lua takes it (a count or age of 0: no bound of that kind). */
   keepCompleted: Retention;
-  rememberCompleted: Retention;
+  keepResults: boolean;
+  prefetch: number;
   deadMaxCount: number;
   deadMaxAgeMs: number;
   autorun: boolean;
@@ -124,6 +138,8 @@ const KNOWN = new Set([
   'reapIntervalMs',
   'keepCompleted',
   'rememberCompleted',
+  'keepResults',
+  'prefetch',
   'dead',
   'autorun',
   'workerId',
@@ -179,7 +195,7 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
   const reapIntervalMs = parseMs(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
   if (maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
   if (reapIntervalMs < 1) throw new ValidationError('reapIntervalMs must be at least 1 ms', 'reapIntervalMs');
-  let keepCompleted: Retention = { count: 0, ageMs: 0 };
+  let keepCompleted = resolveRememberCompleted(options.rememberCompleted);
   if (options.keepCompleted !== undefined) {
     const { count, age } = options.keepCompleted;
     if (!Number.isInteger(count) || count < 0) {
@@ -188,9 +204,21 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
         'keepCompleted.count',
       );
     }
-    keepCompleted = { count, ageMs: age === undefined ? 0 : parseDuration(age, 'keepCompleted.age') };
+    const ageMs = age === undefined ? 0 : parseDuration(age, 'keepCompleted.age');
+    // A count of 0 keeps none; trim.lua reads 0 as "no bound", so none is "older than 1 ms".
+    keepCompleted = count === 0 ? KEEP_NONE : { count, ageMs };
   }
-  const rememberCompleted = resolveRememberCompleted(options.rememberCompleted);
+  const keepResults = options.keepResults ?? false;
+  if (typeof keepResults !== 'boolean') {
+    throw new ValidationError(`keepResults must be true or false, got ${String(keepResults)}`, 'keepResults');
+  }
+  const prefetch = options.prefetch ?? Math.min(Math.floor(concurrency / 2), 25);
+  if (!Number.isInteger(prefetch) || prefetch < 0 || prefetch > 10_000) {
+    throw new ValidationError(
+      `prefetch must be a whole number from 0 to 10000, got ${String(prefetch)}`,
+      'prefetch',
+    );
+  }
   const deadMaxCount = options.dead?.count ?? 100_000;
   if (!Number.isInteger(deadMaxCount) || deadMaxCount < 1) {
     throw new ValidationError(
@@ -260,7 +288,8 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
     maxSleepMs,
     reapIntervalMs,
     keepCompleted,
-    rememberCompleted,
+    keepResults,
+    prefetch,
     deadMaxCount,
     deadMaxAgeMs,
     autorun: options.autorun ?? true,
@@ -270,8 +299,11 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
   };
 }
 
+/** Completed jobs trimmed as soon as trim runs (about a second). */
+const KEEP_NONE: Retention = { count: 0, ageMs: 1 };
+
 function resolveRememberCompleted(option: WorkerOptions<unknown>['rememberCompleted']): Retention {
-  if (option === false) return { count: 0, ageMs: 0 };
+  if (option === false) return KEEP_NONE;
   const count = option?.count ?? 100_000;
   if (!Number.isInteger(count) || count < 0) {
     throw new ValidationError(

@@ -25,7 +25,14 @@ class FakePartition implements ClaimSource {
     const taken = Math.min(limit, this.jobs);
     this.jobs -= taken;
     const jobs = Array.from({ length: taken }, (_, i) => ({ id: `${this.name}${i}` }) as ClaimedJob);
-    return { now: this.now(), nextAt: this.paused ? -1 : this.nextAt, jobs, paused: this.paused };
+    return {
+      now: this.now(),
+      nextAt: this.paused ? -1 : this.nextAt,
+      acks: [],
+      jobs,
+      unreadable: [],
+      paused: this.paused,
+    };
   }
 
   async pause(): Promise<void> {}

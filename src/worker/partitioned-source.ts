@@ -5,7 +5,7 @@
  * alone for a while; the jobs the others gave are started all the same.
  */
 import type { ServerClock } from '../clock.js';
-import type { ClaimedJob, ClaimOutput } from '../operations/claim.js';
+import type { ClaimedJob, ClaimOutput, UnreadableJob } from '../operations/claim.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
 import { PartitionPicker } from './partition-picker.js';
 
@@ -32,6 +32,7 @@ export class PartitionedSource implements ClaimSource {
       shares.map((share) => this.partitions[share.partition]!.claim(share.limit)),
     );
     const jobs: ClaimedJob[] = [];
+    const unreadable: UnreadableJob[] = [];
     let now = ctx.clock.now();
     // Paused when every partition asked said so (pause writes them all, one by one).
     let paused = shares.length > 0;
@@ -47,7 +48,8 @@ export class PartitionedSource implements ClaimSource {
       const out = result.value;
       now = Math.max(now, out.now);
       jobs.push(...out.jobs);
-      if (out.paused !== true) paused = false;
+      unreadable.push(...out.unreadable);
+      if (!out.paused) paused = false;
       picker.claimed(share.partition, share.limit, out.jobs.length, out.now, out.nextAt);
     });
     if (failure !== undefined) {
@@ -55,7 +57,8 @@ export class PartitionedSource implements ClaimSource {
       if (settled.every((r) => r.status === 'rejected')) throw toError(failure);
       ctx.onError(toError(failure));
     }
-    return { now, nextAt: picker.nextAt(now), jobs, paused };
+    // The acks each partition's call carried were settled by its exchange.
+    return { now, nextAt: picker.nextAt(now), acks: [], jobs, unreadable, paused };
   }
 
   pause(ms: number, approach?: boolean): Promise<void> {

@@ -7,7 +7,7 @@
  * warning, so the choice is never silent.
  */
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffFunction, type ResolvedBackoff } from '../backoff.js';
-import type { JobMeta } from '../operations/meta.js';
+import type { RecordHeader } from '../record/index.js';
 import type { Logger } from './options.js';
 
 /** Distinct stored backoffs warned about per worker, at most: a warning per job would flood the log. */
@@ -24,12 +24,14 @@ export class RetryPolicy {
     private readonly queue: string,
   ) {}
 
-  /** The delay before the next attempt of job `id`, whose bookkeeping is `meta`, after `error`. */
-  delayMs(id: string, meta: JobMeta, error: unknown): number {
-    const stored = meta.b;
-    if (stored === undefined) return backoffDelay(this.workerBackoff ?? DEFAULT_BACKOFF, meta.a, error);
+  /** The delay before the next attempt of job `id`, whose record header is `header`, after `error`. */
+  delayMs(id: string, header: Pick<RecordHeader, 'attempts' | 'backoff'>, error: unknown): number {
+    const stored = header.backoff;
+    if (stored === undefined) {
+      return backoffDelay(this.workerBackoff ?? DEFAULT_BACKOFF, header.attempts, error);
+    }
     if (this.workerBackoff !== undefined) this.warnOverridden(id, describe(stored), this.workerBackoff);
-    return backoffDelay(stored, meta.a, error);
+    return backoffDelay(stored, header.attempts, error);
   }
 
   private warnOverridden(id: string, stored: string, given: ResolvedBackoff | BackoffFunction): void {
@@ -42,7 +44,7 @@ export class RetryPolicy {
   }
 }
 
-/** A spec in the order people write it (meta read back from Lua has its keys in any order). */
+/** A spec in the order people write it. */
 function describe(spec: ResolvedBackoff): string {
   return JSON.stringify(spec, ['type', 'delay', 'max', 'jitter']);
 }

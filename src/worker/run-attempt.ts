@@ -1,10 +1,10 @@
 /**
- * Runs one attempt: decode the envelope, hand back a job of a newer payload version, upgrade and
- * validate the payload, run the handler (bounded by the job's timeout, inside a trace span when
+ * Runs one attempt: decode the payload (the record header came with the claim), hand back a job
+ * of a newer payload version, upgrade and validate the payload, run the handler (bounded by the job's timeout, inside a trace span when
  * tracing is loaded), and choose the fate. Applying the fate is the Attempt's (attempt.ts).
  */
 import type { Codec } from '../codec/codec.js';
-import { decodeEnvelope } from '../codec/envelope.js';
+import { decodeJobPayload, encodeJobPayload } from '../codec/payload.js';
 import { isUnrecoverable, JobTimeoutError, UnsupportedVersionError } from '../errors.js';
 import { Job } from '../job.js';
 import { validatePayload } from '../schema.js';
@@ -22,7 +22,10 @@ export interface RunDeps<T> {
   queue: string;
   handler: Handler<T>;
   codec: Codec;
-  options: Pick<ResolvedWorkerOptions<T>, 'version' | 'migrate' | 'schema' | 'newerVersionDelayMs'>;
+  options: Pick<
+    ResolvedWorkerOptions<T>,
+    'version' | 'migrate' | 'schema' | 'newerVersionDelayMs' | 'keepResults'
+  >;
   retry: RetryPolicy;
   tracing: Tracing | null;
   /** job.extendLease(). */
@@ -38,27 +41,28 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
   const o = deps.options;
   let job: Job<T>;
   let traceparent: string | undefined;
+  const { header } = claimed;
   try {
-    const envelope = decodeEnvelope(deps.codec, claimed.envelope, claimed.id);
-    traceparent = envelope.traceparent;
-    if (envelope.version > o.version) {
+    traceparent = header.traceparent;
+    if (header.version > o.version) {
       // A rolling deploy: hand it back uncharged, due later, so an upgraded worker takes it.
       deps.handlerDone();
       const state = await attempt.release('newer-version', o.newerVersionDelayMs);
       if (state === 'released')
-        deps.report(new UnsupportedVersionError(claimed.id, envelope.version, o.version));
+        deps.report(new UnsupportedVersionError(claimed.id, header.version, o.version));
       return;
     }
-    let payload = upgradePayload(envelope.payload, envelope.version, o.version, o.migrate);
+    const decoded = decodeJobPayload(deps.codec, claimed.payload, claimed.id);
+    let payload = upgradePayload(decoded, header.version, o.version, o.migrate);
     if (o.schema) payload = await validatePayload(o.schema, payload);
     job = new Job<T>(
       claimed.id,
       payload as T,
-      claimed.meta.a,
-      claimed.meta.m,
+      header.attempts,
+      header.maxAttempts,
       new Date(claimed.runAt),
       new Date(claimed.claimedAt),
-      attempt.signal,
+      () => attempt.signal,
       (ms) => deps.extend(attempt, ms),
       (value) => attempt.reportProgress(value),
     );
@@ -90,12 +94,28 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
     const error = toError(err);
     // Fail for good: dead at once with its reason, the attempts left unused.
     if (isUnrecoverable(error)) await attempt.bury(job, error);
-    else await attempt.fail(job, error, deps.retry.delayMs(job.id, claimed.meta, error));
+    else await attempt.fail(job, error, deps.retry.delayMs(job.id, header, error));
     return;
   }
   deps.handlerDone();
-  await attempt.complete(job, result);
+  await attempt.complete(job, result, o.keepResults ? encodeResult(deps, job.id, result) : undefined);
 }
+
+/**
+ * The handler's result as the codec encodes it, for the completed record (keepResults); a result
+ * the codec cannot encode is reported and the job completes without one (it did run).
+ */
+function encodeResult<T>(deps: RunDeps<T>, id: string, result: unknown): Buffer | undefined {
+  try {
+    return encodeJobPayload(deps.codec, id, result, RESULT_MAX_BYTES);
+  } catch (err) {
+    deps.report(err);
+    return undefined;
+  }
+}
+
+/** A kept result is stored in the completed record; past this it is reported and not kept. */
+const RESULT_MAX_BYTES = 64 * 1024;
 
 /**
  * The handler, bounded by the job's timeoutMs when it has one: at the timeout its signal aborts
@@ -103,7 +123,7 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
  * its result is not applied.
  */
 function runHandler<T>(attempt: Attempt<T>, job: Job<T>, handler: Handler<T>): Promise<unknown> {
-  const timeoutMs = attempt.claimed.meta.o;
+  const timeoutMs = attempt.claimed.header.timeoutMs;
   const run = handler(job);
   if (timeoutMs === undefined) return run;
   let timer: NodeJS.Timeout | undefined;

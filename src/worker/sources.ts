@@ -1,32 +1,29 @@
 /**
- * The claim sources' factory, and the plain one: a queue's schedule ZSET (or one partition's),
- * claimed with ZPOPMIN or ZRANGEBYSCORE as the strategy says.
+ * The claim sources' factory, and the plain one: a queue's waiting sets (or one partition's),
+ * claimed by claim.lua (ZPOPMIN or ZRANGE as the strategy says).
  */
-import { claim, type ClaimOutput } from '../operations/claim.js';
-import { ZSET_LAYOUT } from '../operations/wheel.js';
-import type { QueueKeys } from '../redis/keys.js';
+import type { ClaimOutput } from '../operations/claim.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
 import { PartitionedSource } from './partitioned-source.js';
 import { WheelSource } from './wheel-source.js';
 
 /** The source for the strategy and layout the start-up handshake settled. */
 export function claimSourceFor(ctx: ClaimSourceContext): ClaimSource {
-  if (ctx.layout.kind === 'wheel') return new WheelSource(ctx, ctx.layout);
-  const schedules = ctx.partitions.map((keys) => new ScheduleSource(ctx, keys));
+  if (ctx.layout.kind === 'wheel') return new WheelSource(ctx);
+  const schedules = ctx.partitions.map((_keys, p) => new ScheduleSource(ctx, p));
   if (schedules.length === 1) return schedules[0]!;
   return new PartitionedSource(schedules, ctx);
 }
 
-/** The schedule ZSET of one queue (or one partition): claimed with ZPOPMIN or ZRANGEBYSCORE. */
+/** The waiting sets of one queue (or one partition), claimed through its exchange. */
 export class ScheduleSource implements ClaimSource {
   constructor(
-    private readonly ctx: Pick<ClaimSourceContext, 'client' | 'strategy' | 'settings' | 'sleeper'>,
-    private readonly keys: QueueKeys,
+    private readonly ctx: Pick<ClaimSourceContext, 'claim' | 'sleeper'>,
+    private readonly partition: number,
   ) {}
 
   claim(limit: number): Promise<ClaimOutput> {
-    const { client, strategy, settings } = this.ctx;
-    return claim(client, this.keys, { ...settings, strategy, limit, layout: ZSET_LAYOUT });
+    return this.ctx.claim(this.partition, limit);
   }
 
   pause(ms: number, approach?: boolean): Promise<void> {

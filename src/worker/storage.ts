@@ -1,21 +1,24 @@
 /**
  * The worker's storage operations, each one script wrapper of src/operations/, sent to the
- * partition the job lives in. The attempt machine, the lease keeper and the reaper are given these
- * functions and hold no keys or queries; acks go through the AckBatcher, so a busy worker pays one
- * round trip for many.
+ * partition the job lives in. The attempt machine, the lease keeper, the claim sources and the
+ * reaper are given these functions and hold no keys or queries. Acks and claims of a partition go
+ * through its Exchange: one script call carries both.
  */
-import { ackMany, type AckJob, type AckOutcome, type Retention } from '../operations/ack.js';
+import type { AckOutcome } from '../operations/ack.js';
+import { claim, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
 import { reap, type ReapOutput } from '../operations/reap.js';
 import { release } from '../operations/release.js';
+import { KEEP_CANCELLED, trimAll, type Retention, type TrimOutput } from '../operations/trim.js';
 import { ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
+import { dropHolder, registerHolder } from '../operations/worker-register.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { mapByPartition, partitionOf } from '../partition/index.js';
-import { AckBatcher } from './ack-batcher.js';
-import type { AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
+import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
+import { Exchange } from './exchange.js';
 import { PROGRESS_MAX_BYTES } from './progress-value.js';
 
 /** How many expired leases one reap call returns at most, per partition. */
@@ -24,49 +27,92 @@ const REAP_LIMIT = 1_000;
 /** What the operations need besides the job, fixed for the worker's life. */
 export interface StorageOptions {
   keepCompleted: Retention;
-  rememberCompleted: Retention;
   deadMaxCount: number;
   deadMaxAgeMs: number;
 }
+
+/** What every claim of this worker sends besides the limit, the acks and its partition's holder. */
+export type ClaimSettings = Omit<ClaimInput, 'limit' | 'acks' | 'buckets' | 'holder'>;
 
 /** One worker's operations on its queue. */
 export class WorkerStorage implements AttemptStore {
   /** Where waiting jobs live; settled by the start-up handshake. */
   layout: Layout = ZSET_LAYOUT;
-  /** The events stream's cap (0: none); settled at start-up from the server's capabilities. */
+  /** The events stream's cap (0: none); settled at start-up from the queue's config. */
   eventsCap = 0;
-  private readonly acks: AckBatcher;
+  /** The server has ZMSCORE; settled at start-up. */
+  zmscore = true;
+  /** This worker's holder number in each partition (worker-register), once registered. */
+  private holders: number[] = [];
+  private exchanges: Exchange[] = [];
+  private settings: ClaimSettings | undefined;
+  /** The wheel's bucket starts to pass with the next call of each partition (its source sets them). */
+  private readonly buckets: Array<readonly number[]> = [];
 
   constructor(
     private readonly client: RedisClient,
     /** The keys of each partition (one entry unless `partitions` > 1). */
     private readonly partitions: readonly QueueKeys[],
     private readonly options: StorageOptions,
-  ) {
-    this.acks = new AckBatcher((jobs) =>
-      mapByPartition(
-        jobs,
-        this.partitions.length,
-        (job) => job.id,
-        (p, batch) =>
-          ackMany(this.client, this.partitions[p]!, {
-            jobs: batch,
-            keepCompleted: this.options.keepCompleted,
-            rememberCompleted: this.options.rememberCompleted,
-            eventsCap: this.eventsCap,
-          }),
-      ),
+  ) {}
+
+  /** Register this worker in every partition (holder numbers) and open the exchanges. */
+  async open(workerId: string, settings: ClaimSettings): Promise<void> {
+    this.settings = settings;
+    this.holders = await Promise.all(
+      this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
+    );
+    this.exchanges = this.partitions.map(
+      (keys, p) =>
+        new Exchange((limit, acks) => {
+          const buckets = this.buckets[p];
+          return claim(this.client, keys, {
+            ...settings,
+            limit,
+            acks,
+            holder: this.holders[p]!,
+            ...(buckets !== undefined && { buckets }),
+          });
+        }),
     );
   }
 
-  ack(job: AckJob): Promise<AckOutcome> {
-    return this.acks.ack(job);
+  /** Drop this worker's holder numbers (at close; trim forgets those of crashed workers). */
+  async close(): Promise<void> {
+    const holders = this.holders;
+    this.holders = [];
+    await Promise.all(holders.map((holder, p) => dropHolder(this.client, this.partitions[p]!, holder)));
+  }
+
+  /** Claim up to `limit` jobs from `partition`, carrying the acks queued for it. */
+  claim(partition: number, limit: number): Promise<ClaimOutput> {
+    const exchange = this.exchanges[partition];
+    if (!exchange) return Promise.reject(new Error('worker storage: claim before open()'));
+    return exchange.claim(limit);
+  }
+
+  /** The wheel's bucket starts to pass with `partition`'s calls from now on. */
+  setBuckets(partition: number, starts: readonly number[]): void {
+    this.buckets[partition] = starts;
+  }
+
+  /** The claim settings, once open. */
+  get claimSettings(): ClaimSettings | undefined {
+    return this.settings;
+  }
+
+  ack(job: AttemptAck): Promise<AckOutcome> {
+    const { id, ...item } = job;
+    const exchange = this.exchanges[partitionOf(id, this.partitions.length)];
+    if (!exchange) return Promise.reject(new Error('worker storage: ack before open()'));
+    return exchange.ack(item);
   }
 
   fail(input: AttemptFail): Promise<FailOutput> {
     return fail(this.client, this.keysOf(input.id), {
-      ...input,
-      member: `${input.token}|${input.id}`,
+      member: input.member,
+      retryDelayMs: input.retryDelayMs,
+      error: input.error,
       deadMaxCount: this.options.deadMaxCount,
       deadMaxAgeMs: this.options.deadMaxAgeMs,
       eventsCap: this.eventsCap,
@@ -76,31 +122,45 @@ export class WorkerStorage implements AttemptStore {
 
   progress(input: AttemptProgress): Promise<void> {
     return progress(this.client, this.keysOf(input.id), {
-      ...input,
-      member: `${input.token}|${input.id}`,
+      member: input.member,
+      json: input.json,
       capBytes: PROGRESS_MAX_BYTES,
     });
   }
 
   release(input: AttemptRelease): Promise<boolean> {
     return release(this.client, this.keysOf(input.id), {
-      ...input,
-      member: `${input.token}|${input.id}`,
+      member: input.member,
+      delayMs: input.delayMs,
       eventsCap: this.eventsCap,
       layout: this.layout,
     });
   }
 
   /** Extend held leases, one call per partition they live in; deadlines come back in `held`'s order. */
-  async extend(ms: number, held: ReadonlyArray<{ id: string; token: string }>): Promise<ExtendOutput> {
-    if (this.partitions.length === 1) return extend(this.client, this.partitions[0]!, ms, held);
+  async extend(ms: number, held: ReadonlyArray<{ id: string; member: string }>): Promise<ExtendOutput> {
+    if (this.partitions.length === 1) {
+      return extend(
+        this.client,
+        this.partitions[0]!,
+        ms,
+        held.map((lease) => lease.member),
+        this.zmscore,
+      );
+    }
     let now = 0;
     const deadlines = await mapByPartition(
       held,
       this.partitions.length,
       (lease) => lease.id,
       async (p, batch) => {
-        const out = await extend(this.client, this.partitions[p]!, ms, batch);
+        const out = await extend(
+          this.client,
+          this.partitions[p]!,
+          ms,
+          batch.map((lease) => lease.member),
+          this.zmscore,
+        );
         now = Math.max(now, out.now);
         return out.deadlines;
       },
@@ -127,6 +187,15 @@ export class WorkerStorage implements AttemptStore {
       buried: outs.reduce((n, out) => n + out.buried, 0),
       nextDeadline: deadlines.length > 0 ? Math.min(...deadlines) : -1,
     };
+  }
+
+  /** Keep completed, cancelled and dead jobs within their bounds, in every partition. */
+  trim(): Promise<TrimOutput> {
+    return trimAll(this.client, this.partitions, {
+      completed: this.options.keepCompleted,
+      cancelled: KEEP_CANCELLED,
+      dead: { count: this.options.deadMaxCount, ageMs: this.options.deadMaxAgeMs },
+    });
   }
 
   /** The keys of the partition job `id` lives in. */

@@ -3,8 +3,7 @@
  * named, and the pause between claims also ends the moment the ready list holds a job (see
  * ready-waiter.ts), so a job promoted by another worker starts without waiting for a timer.
  */
-import { claim, type ClaimOutput } from '../operations/claim.js';
-import type { WheelLayout } from '../operations/wheel.js';
+import type { ClaimOutput } from '../operations/claim.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
 import { ReadyWaiter } from './ready-waiter.js';
 
@@ -18,10 +17,7 @@ export class WheelSource implements ClaimSource {
   private paused = false;
   private readonly waiter: ReadyWaiter | undefined;
 
-  constructor(
-    private readonly ctx: ClaimSourceContext,
-    private readonly layout: WheelLayout,
-  ) {
+  constructor(private readonly ctx: ClaimSourceContext) {
     const keys = ctx.partitions[0]!;
     if (ctx.blockingMove !== null) {
       this.waiter = new ReadyWaiter(ctx.client, keys.ready, ctx.blockingMove, (err) => ctx.onError(err));
@@ -29,19 +25,13 @@ export class WheelSource implements ClaimSource {
   }
 
   async claim(limit: number): Promise<ClaimOutput> {
-    const { client, settings } = this.ctx;
-    const out = await claim(client, this.ctx.partitions[0]!, {
-      ...settings,
-      strategy: 'wheel',
-      limit,
-      layout: this.layout,
-      buckets: this.head,
-    });
-    this.paused = out.paused === true;
+    this.ctx.setBuckets(0, this.head);
+    const out = await this.ctx.claim(0, limit);
+    this.paused = out.paused;
     if (out.wheel) {
       this.head = out.wheel.head;
       this.readyLeft = out.wheel.readyLeft;
-      // Due buckets were left because this claim did not pass them: claim again at once, with them.
+      // Due buckets were left because this call did not pass them: claim again at once, with them.
       if (out.wheel.dueLeft) out.nextAt = out.now;
     }
     return out;

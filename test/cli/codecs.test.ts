@@ -68,8 +68,10 @@ describe('the recorded codec', () => {
     // The bytes stored are msgpack, not JSON.
     const r = inspector(redis.url());
     open.push({ close: async () => void (await r.quit()) });
-    const stored = (await r.hgetBuffer(queueKeys(q).jobs, 'm1'))!;
-    expect(() => JSON.parse(stored.toString()) as unknown).toThrow();
+    const stored = (await r.hgetBuffer(queueKeys(q).records, 'm1'))!;
+    // After the record's header (2 bytes for a job with default options), msgpack, not JSON.
+    expect(stored.subarray(0, 2)).toEqual(Buffer.from([0x01, 0x00]));
+    expect(() => JSON.parse(stored.subarray(2).toString()) as unknown).toThrow();
 
     expect((await cli(['reschedule', q, 'm1', '--delay', '0'])).code).toBe(0);
     const payloads: unknown[] = [];

@@ -18,20 +18,25 @@ import type { ConnectionOption } from '../../src/redis/connection.js';
 import { queueKeys, wheelBucketKey } from '../../src/redis/keys.js';
 import { ServerClock } from '../../src/clock.js';
 import { bucketStart, ZSET_LAYOUT } from '../../src/operations/wheel.js';
-import { ack, ackMany } from '../../src/operations/ack.js';
-import { claim } from '../../src/operations/claim.js';
+import { ack, ackOnly, type AckItem, type AckSettings } from '../../src/operations/ack.js';
+import { claim, type ClaimedJob, type ClaimInput } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
 import { fail } from '../../src/operations/fail.js';
 import { reap } from '../../src/operations/reap.js';
 import { ScriptLeaseLost } from '../../src/redis/script-errors.js';
 import { script } from '../../src/redis/scripts.js';
+import { jsonCodec } from '../../src/codec/json.js';
+import { CANCELLED_RECORD, encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { connectionsBefore, waitForSleepingWorker } from '../support/idle-worker.js';
 import type { RedisServerOptions } from '../support/redis-server.js';
 
-// The direct script calls below use the schedule ZSET whatever the strategy: the wheel's claim
-// takes from it too (retries written by a producer that does not know the wheel).
+// The direct script calls below use the waiting sets whatever the strategy: the wheel's claim
+// takes from them too (retries written by a producer that does not know the wheel).
 const ZSET = ZSET_LAYOUT;
+
+/** Roles that are bookkeeping of the queue, not of its jobs: left out of footprints. */
+const NOT_JOBS = new Set(['config', 'counters', 'holders']);
 
 /** Where the suite runs instead of on a redis-server of its own (e.g. a Redis Cluster the caller starts). */
 export interface ConformanceTarget {
@@ -112,17 +117,17 @@ export function conformanceSuite(
     await waitFor(async () => (await serverNow(r)) >= ms, { what: `server time ${ms}` });
   }
 
-  /** Keys of the queue that hold anything, with their sizes. */
   /**
-   * What the queue holds, per key role. The `done` set of recently completed ids (bounded, for
-   * resent adds) is left out unless asked for: tests of it look at it on purpose.
+   * What the queue holds for its jobs, per key role (the config record, counters and worker
+   * registry are left out). A finished job leaves its final record in `records` and its id in
+   * `completed`, `cancelled` or `dead` while retention keeps it.
    */
-  async function footprint(name: string, withDone = false): Promise<Record<string, number>> {
+  async function footprint(name: string): Promise<Record<string, number>> {
     const r = at.inspector();
     const keys = queueKeys(name);
     const out: Record<string, number> = {};
     for (const [role, key] of Object.entries(keys)) {
-      if (role === 'done' && !withDone) continue;
+      if (NOT_JOBS.has(role)) continue;
       const type = await r.type(key);
       if (type === 'zset') out[role] = await r.zcard(key);
       else if (type === 'hash') out[role] = await r.hlen(key);
@@ -143,19 +148,23 @@ export function conformanceSuite(
   }
 
   /**
-   * Write a waiting job straight into Redis, as a producer that publishes no wake-up would: into
-   * the schedule ZSET, or the wheel (ready when due, else its bucket).
+   * Write a waiting job straight into Redis, as a producer that publishes no wake-up would: its
+   * record (a new job's header with `maxAttempts`, then `payload` bytes) into the records hash, and
+   * its id into the default class's waiting set, or the wheel (ready when due, else its bucket).
    */
   async function seedWaiting(
     r: Redis | Cluster,
     name: string,
-    job: { id: string; envelope: Buffer | string; meta: object; due: number },
+    job: { id: string; payload: Buffer; maxAttempts: number; due: number },
   ): Promise<void> {
     const keys = queueKeys(name);
-    await r.hset(keys.jobs, job.id, job.envelope);
-    await r.hset(keys.meta, job.id, JSON.stringify({ ...job.meta, r: job.due }));
+    await r.hset(
+      keys.records,
+      job.id,
+      encodeRecord({ ...NEW_JOB_HEADER, maxAttempts: job.maxAttempts }, job.payload),
+    );
     if (strategy !== 'wheel') {
-      await r.zadd(keys.schedule, job.due, job.id);
+      await r.zadd(keys.waiting, job.due, job.id);
       return;
     }
     if (job.due <= (await serverNow(r))) {
@@ -183,16 +192,37 @@ export function conformanceSuite(
     return total;
   }
 
-  const claimInput = (leaseMs: number, workerId = 'test') => ({
+  /** A direct claim of up to 10 jobs as holder `holder`, with routine events on (a positive cap). */
+  const claimInput = (leaseMs: number, holder = 1): ClaimInput => ({
     strategy,
     limit: 10,
     leaseMs,
-    workerId,
+    holder,
     deadMaxCount: 1_000,
     deadMaxAgeMs: 0,
     rate: { max: 0, perMs: 0 },
     eventsCap: 1_000,
+    zmscore: true,
     layout: layout(),
+  });
+  /** What a direct ack sends besides the acks (as a worker's claim of none). */
+  const ackSettings = (): AckSettings => {
+    const settings: Partial<ClaimInput> = claimInput(10_000);
+    delete settings.limit;
+    return settings as AckSettings;
+  };
+  /** The ack a worker sends for `job`. */
+  const ackOf = (job: ClaimedJob): AckItem => ({
+    member: job.member,
+    knownDeadline: job.deadline,
+    hadError: job.header.hasError,
+    progressed: false,
+  });
+  /** Counts with nothing completed or cancelled, plus `rest`. */
+  const countsOf = (rest: { scheduled: number; due: number; active: number; dead: number }) => ({
+    ...rest,
+    completed: expect.any(Number) as number,
+    cancelled: expect.any(Number) as number,
   });
 
   describe(`conformance: ${strategy}${at.label === undefined ? '' : ` on ${at.label}`}`, () => {
@@ -221,7 +251,7 @@ export function conformanceSuite(
       await w.close();
     });
 
-    it('leaves nothing behind after a job completes', async () => {
+    it('leaves only its completed record after a job completes', async () => {
       const { queue, name } = setup<string>();
       const done: string[] = [];
       const w = worker<string>(name, async (job) => job.payload.toUpperCase());
@@ -229,9 +259,9 @@ export function conformanceSuite(
       const { id } = await queue.add('hi');
       await waitFor(() => done.length === 1);
       expect(done).toEqual([`${id}=HI`]);
-      // Only the id, remembered for a while so a resent add cannot run the job again.
-      expect(await footprint(name, true)).toEqual({ done: 1 });
-      expect(await queue.get(id)).toBeNull();
+      // Only the completed record and its entry, kept a while so a resent add cannot run it again.
+      expect(await footprint(name)).toEqual({ records: 1, completed: 1 });
+      expect((await queue.get(id))?.state).toBe('completed');
     });
 
     it('an add of a job that already ran writes nothing and says when it completed, until the id is forgotten', async () => {
@@ -246,15 +276,18 @@ export function conformanceSuite(
       expect(again.completedAt).toBeInstanceOf(Date);
       expect(again.completedAt!.getTime()).toBeGreaterThanOrEqual(first.runAt.getTime());
       expect(again.runAt).toEqual(again.completedAt);
-      // Two later completions push it out of a memory of 2 ids: the id is free again.
+      // Two later completions push it out of a memory of 2 ids (the trim duty, about once a
+      // second): the id is free again.
       await queue.addBulk(['a', 'b'].map((payload) => ({ payload, opts: { id: payload } })));
       await waitFor(() => ran.length === 3, { what: 'two more runs' });
+      await waitFor(async () => (await queue.get('resent')) === null, { what: 'the trim to forget it' });
       expect((await queue.add('again', { id: 'resent' })).created).toBe(true);
       await waitFor(() => ran.length === 4, { what: 'the re-added job' });
       expect(ran[0]).toBe('once');
       expect(ran.slice(1, 3).sort()).toEqual(['a', 'b']);
       expect(ran[3]).toBe('again');
-      expect(await footprint(name, true)).toEqual({ done: 2 });
+      await waitFor(async () => (await footprint(name))['completed'] === 2, { what: 'the trim to 2' });
+      expect(await footprint(name)).toEqual({ records: 2, completed: 2 });
     });
 
     it('an idle worker is woken by an earlier job instead of sleeping to its timer', async () => {
@@ -294,12 +327,11 @@ export function conformanceSuite(
       await waitForSleepingWorker(r, before);
       // A producer that writes the job without publishing the wake-up (as a lost message looks).
       const now = await serverNow(r);
-      const { jsonCodec } = await import('../../src/codec/json.js');
       // Due a moment from now: in the wheel it goes to a bucket the sleeping worker knows nothing of.
       await seedWaiting(r, name, {
         id: 'silent',
-        envelope: jsonCodec.encode({ v: 1, id: 'silent', version: 1, payload: 1, createdAt: now }),
-        meta: { a: 0, m: 1 },
+        payload: jsonCodec.encodePayload(1),
+        maxAttempts: 1,
         due: now + 20,
       });
       await r.quit();
@@ -354,7 +386,7 @@ export function conformanceSuite(
       expect(info?.lastError?.stack).toMatch(/nope #3\n\s+at /);
       const listed = await queue.dead.list();
       expect(listed.map((j) => j.id)).toEqual([id]);
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 1 });
+      expect(await queue.counts()).toEqual(countsOf({ scheduled: 0, due: 0, active: 0, dead: 1 }));
     });
 
     it('uses the job backoff: exponential delays between attempts', async () => {
@@ -390,7 +422,7 @@ export function conformanceSuite(
       await waitFor(() => completed.length === 2);
       expect(completed.sort()).toEqual([1, 2]);
       expect(progress).toEqual([1]);
-      expect(await footprint(name)).toEqual({});
+      expect(await footprint(name)).toEqual({ records: 2, completed: 2 });
       await w.close();
     });
 
@@ -401,11 +433,11 @@ export function conformanceSuite(
       const now = await serverNow(r);
       await seedWaiting(r, name, {
         id: 'garbage',
-        envelope: Buffer.from([0xff, 0x00, 0x7b]),
-        meta: { a: 0, m: 5 },
+        payload: Buffer.from([0xff, 0x00, 0x7b]),
+        maxAttempts: 5,
         due: now,
       });
-      expect(await r.hexists(keys.jobs, 'garbage')).toBe(1);
+      expect(await r.hexists(keys.records, 'garbage')).toBe(1);
       await r.quit();
       const ok: number[] = [];
       const dead: Array<{ job: unknown; id: string; message: string }> = [];
@@ -414,10 +446,10 @@ export function conformanceSuite(
       await queue.add(7);
       await waitFor(() => ok.length === 1 && dead.length === 1, { what: 'one done, one dead' });
       expect(dead[0]).toMatchObject({ job: null, id: 'garbage' });
-      expect(dead[0]?.message).toMatch(/could not be decoded/);
+      expect(dead[0]?.message).toMatch(/could not be decoded.*not valid UTF-8/);
       const info = await queue.get('garbage');
       expect(info?.state).toBe('dead');
-      expect(info?.decodeError).toMatch(/could not be decoded/);
+      expect(info?.decodeError).toMatch(/cannot decode job/);
       expect(info?.lastError?.message).toMatch(/could not be decoded/);
       expect(info?.attempts).toBe(1);
     });
@@ -427,30 +459,20 @@ export function conformanceSuite(
       const keys = queueKeys(name);
       const r = at.inspector();
       await queue.add('x', { id: 'f1', attempts: 3 });
-      const first = await claim(r, keys, claimInput(100, 'old'));
+      const first = await claim(r, keys, claimInput(100, 1));
       expect(first.jobs.map((j) => j.id)).toEqual(['f1']);
       const old = first.jobs[0]!;
       await untilServerTime(r, old.deadline);
-      const second = await claim(r, keys, claimInput(5_000, 'new'));
-      expect(second.jobs.map((j) => [j.id, j.meta.a])).toEqual([['f1', 2]]);
+      const second = await claim(r, keys, claimInput(5_000, 2));
+      expect(second.jobs.map((j) => [j.id, j.header.attempts, j.header.holder])).toEqual([['f1', 2, 2]]);
       const current = second.jobs[0]!;
-      expect(Number(current.token)).toBeGreaterThan(Number(old.token));
+      expect(current.header.claims).toBeGreaterThan(old.header.claims);
+      expect(current.member).not.toBe(old.member);
 
-      const keep = { count: 0, ageMs: 0 };
-      await expect(
-        ack(r, keys, {
-          id: 'f1',
-          token: old.token,
-          knownDeadline: old.deadline,
-          keepCompleted: keep,
-          rememberCompleted: { count: 100, ageMs: 60_000 },
-          eventsCap: 1_000,
-        }),
-      ).rejects.toThrow(ScriptLeaseLost);
+      await expect(ack(r, keys, ackOf(old), ackSettings())).rejects.toThrow(ScriptLeaseLost);
       await expect(
         fail(r, keys, {
-          id: 'f1',
-          token: old.token,
+          member: old.member,
           retryDelayMs: 0,
           error: { name: 'E', message: 'late' },
           deadMaxCount: 10,
@@ -459,21 +481,11 @@ export function conformanceSuite(
           layout: ZSET,
         }),
       ).rejects.toThrow(ScriptLeaseLost);
-      expect((await extend(r, keys, 10_000, [{ id: 'f1', token: old.token }])).deadlines).toEqual([null]);
+      expect((await extend(r, keys, 10_000, [old.member], true)).deadlines).toEqual([null]);
       // The current holder is untouched by all that.
-      const lease = await r.hget(keys.leases, 'f1');
-      expect(lease?.startsWith(`${current.token}|`)).toBe(true);
-      expect(
-        await ack(r, keys, {
-          id: 'f1',
-          token: current.token,
-          knownDeadline: current.deadline,
-          keepCompleted: keep,
-          rememberCompleted: { count: 100, ageMs: 60_000 },
-          eventsCap: 1_000,
-        }),
-      ).toBe('ok');
-      expect(await footprint(name)).toEqual({});
+      expect(await r.zscore(keys.leases, current.member)).not.toBeNull();
+      expect(await ack(r, keys, ackOf(current), ackSettings())).toBe('ok');
+      expect(await footprint(name)).toEqual({ records: 1, completed: 1 });
       await r.quit();
     });
 
@@ -484,16 +496,7 @@ export function conformanceSuite(
       await queue.add('x', { id: 'e1' });
       const [job] = (await claim(r, keys, claimInput(100))).jobs;
       await untilServerTime(r, job!.deadline);
-      await expect(
-        ack(r, keys, {
-          id: 'e1',
-          token: job!.token,
-          knownDeadline: job!.deadline,
-          keepCompleted: { count: 0, ageMs: 0 },
-          rememberCompleted: { count: 100, ageMs: 60_000 },
-          eventsCap: 1_000,
-        }),
-      ).rejects.toThrow(/expired/);
+      await expect(ack(r, keys, ackOf(job!), ackSettings())).rejects.toThrow(/expired/);
       await r.quit();
     });
 
@@ -507,20 +510,10 @@ export function conformanceSuite(
       ]);
       const { jobs } = await claim(r, keys, claimInput(10_000));
       const [a1, a2] = [jobs.find((j) => j.id === 'a1')!, jobs.find((j) => j.id === 'a2')!];
-      const keep = { count: 0, ageMs: 0 };
-      const ackInput = {
-        id: 'a1',
-        token: a1.token,
-        knownDeadline: a1.deadline,
-        keepCompleted: keep,
-        rememberCompleted: { count: 100, ageMs: 60_000 },
-        eventsCap: 1_000,
-      };
-      expect(await ack(r, keys, ackInput)).toBe('ok');
-      expect(await ack(r, keys, ackInput)).toBe('already');
+      expect(await ack(r, keys, ackOf(a1), ackSettings())).toBe('ok');
+      expect(await ack(r, keys, ackOf(a1), ackSettings())).toBe('already');
       const failInput = {
-        id: 'a2',
-        token: a2.token,
+        member: a2.member,
         retryDelayMs: 60_000,
         error: { name: 'E', message: 'x' },
         deadMaxCount: 10,
@@ -530,11 +523,18 @@ export function conformanceSuite(
       };
       expect((await fail(r, keys, failInput)).outcome).toBe('retry');
       expect((await fail(r, keys, failInput)).outcome).toBe('already');
-      expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual({
+        scheduled: 1,
+        due: 0,
+        active: 0,
+        dead: 0,
+        completed: 1,
+        cancelled: 0,
+      });
       await r.quit();
     });
 
-    it('one ack call for a batch: each job gets its own outcome, a repeated id is "already", nothing is left behind', async () => {
+    it('one ack call for a batch: each job gets its own outcome, a repeated member is "already", nothing is left running', async () => {
       const { queue, name } = setup();
       const keys = queueKeys(name);
       const r = at.inspector();
@@ -545,38 +545,39 @@ export function conformanceSuite(
       ]);
       const { jobs } = await claim(r, keys, claimInput(10_000));
       const byId = (id: string) => jobs.find((j) => j.id === id)!;
-      const entry = (id: string, token = byId(id).token) => ({ id, token, knownDeadline: byId(id).deadline });
       const before = await r.xlen(keys.events);
-      const outcomes = await ackMany(r, keys, {
-        jobs: [entry('b1'), entry('b2', 'not-the-token'), entry('b1'), entry('b3')],
-        keepCompleted: { count: 0, ageMs: 0 },
-        rememberCompleted: { count: 100, ageMs: 60_000 },
-        eventsCap: 1_000,
-      });
+      const outcomes = await ackOnly(
+        r,
+        keys,
+        [
+          ackOf(byId('b1')),
+          { ...ackOf(byId('b2')), member: 'not-the-token|b2' },
+          ackOf(byId('b1')),
+          ackOf(byId('b3')),
+        ],
+        ackSettings(),
+      );
       expect(outcomes).toEqual([
         { status: 'ok' },
         { status: 'lost', detail: 'not held' },
         { status: 'already' },
         { status: 'ok' },
       ]);
-      // One 'completed' event per job applied, not per entry.
+      // One 'completed' event per job applied, not per entry (routine events are on here).
       expect((await r.xlen(keys.events)) - before).toBe(2);
-      expect(await queue.get('b1')).toBeNull();
-      expect(await queue.get('b3')).toBeNull();
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 1, dead: 0 });
-      expect(await r.hexists(keys.meta, 'b1')).toBe(0);
-      expect(await r.hexists(keys.leases, 'b3')).toBe(0);
-      // Kept completed jobs go to the completed set together, then the set is trimmed.
-      const kept = await ackMany(r, keys, {
-        jobs: [entry('b2')],
-        keepCompleted: { count: 5, ageMs: 0 },
-        rememberCompleted: { count: 100, ageMs: 60_000 },
-        eventsCap: 1_000,
+      expect((await queue.get('b1'))?.state).toBe('completed');
+      expect((await queue.get('b3'))?.state).toBe('completed');
+      expect(await queue.counts()).toEqual({
+        scheduled: 0,
+        due: 0,
+        active: 1,
+        dead: 0,
+        completed: 2,
+        cancelled: 0,
       });
-      expect(kept).toEqual([{ status: 'ok' }]);
-      expect(await r.zrange(keys.completed, 0, -1)).toEqual(['b2']);
-      // Every id applied is remembered against a resent add, in one write for the batch.
-      expect((await r.zrange(keys.done, 0, -1)).sort()).toEqual(['b1', 'b2', 'b3']);
+      expect(await r.zrange(keys.leases, 0, -1)).toEqual([byId('b2').member]);
+      // Every id applied is kept against a resent add, in one write for the batch.
+      expect((await r.zrange(keys.completed, 0, -1)).sort()).toEqual(['b1', 'b3']);
       await r.quit();
     });
 
@@ -588,7 +589,7 @@ export function conformanceSuite(
         { payload: 1, opts: { id: 'r1', attempts: 2 } },
         { payload: 2, opts: { id: 'r2', attempts: 1 } },
       ]);
-      const crashed = await claim(r, keys, claimInput(100, 'crashed'));
+      const crashed = await claim(r, keys, claimInput(100, 9));
       expect(
         await reap(r, keys, {
           limit: 100,
@@ -646,7 +647,7 @@ export function conformanceSuite(
       const keys = queueKeys(name);
       const r = at.inspector();
       await queue.add('x', { id: 'c1' });
-      const [crashed] = (await claim(r, keys, claimInput(300, 'crashed'))).jobs;
+      const [crashed] = (await claim(r, keys, claimInput(300, 9))).jobs;
       await r.quit();
       const runs: Array<{ attempt: number; claimedAt: number }> = [];
       worker(
@@ -691,7 +692,7 @@ export function conformanceSuite(
           ),
         { what: "the blocker's late result to be refused" },
       );
-      await waitFor(async () => completions.length >= 1 && (await queue.get(id)) === null, {
+      await waitFor(async () => completions.length >= 1 && (await queue.get(id))?.state === 'completed', {
         what: 'attempt 2 to complete',
       });
       expect(completions).toEqual([{ attempt: 2 }]);
@@ -715,7 +716,9 @@ export function conformanceSuite(
       await waitFor(async () => (await queue.get(id))?.progress, { what: 'the progress to show' });
       expect(await queue.get(id)).toMatchObject({ state: 'active', progress: { pct: 50, of: 'kept' } });
       release();
-      await waitFor(async () => (await queue.get(id)) === null, { what: 'the job to complete' });
+      await waitFor(async () => (await queue.get(id))?.state === 'completed', {
+        what: 'the job to complete',
+      });
       await holder.close();
 
       const errors: Error[] = [];
@@ -744,7 +747,9 @@ export function conformanceSuite(
         },
         { leaseMs: 5_000 },
       );
-      await waitFor(async () => (await queue.get(reapedId)) === null, { what: 'attempt 2 to complete' });
+      await waitFor(async () => (await queue.get(reapedId))?.state === 'completed', {
+        what: 'attempt 2 to complete',
+      });
       await r.quit();
       // Neither the completed attempt nor the reaped one left its progress behind.
       expect(seenAtStart).toEqual([null, null]);
@@ -763,7 +768,7 @@ export function conformanceSuite(
       await waitFor(async () => (await queue.counts()).active === 1);
       await w.close({ timeoutMs: 5_000 });
       expect(finished).toBe(true);
-      expect(await queue.get(id)).toBeNull();
+      expect((await queue.get(id))?.state).toBe('completed');
     });
 
     it('close() past its timeout aborts handlers and returns their jobs without charging the attempt', async () => {
@@ -796,7 +801,7 @@ export function conformanceSuite(
         lastError: null,
       });
       const r = at.inspector();
-      expect(await r.hlen(queueKeys(name).leases)).toBe(0);
+      expect(await r.zcard(queueKeys(name).leases)).toBe(0);
       await r.quit();
     });
 
@@ -807,7 +812,7 @@ export function conformanceSuite(
       for (let i = 0; i < 4; i++) await queue.add(i, { id: `k${i}` });
       await waitFor(() => done === 4);
       await waitFor(async () => (await footprint(name))['completed'] === 2);
-      expect(await footprint(name)).toEqual({ completed: 2, jobs: 2, meta: 2 });
+      expect(await footprint(name)).toEqual({ completed: 2, records: 2 });
       expect((await queue.get('k3'))?.state).toBe('completed');
     });
 
@@ -817,7 +822,7 @@ export function conformanceSuite(
         { payload: 1, opts: { id: 'c1', delay: '1h' } },
         { payload: 2, opts: { id: 'c2', delay: '1h' } },
       ]);
-      expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual(countsOf({ scheduled: 2, due: 0, active: 0, dead: 0 }));
       expect(await queue.cancel('c1')).toBe(true);
       expect(await queue.cancel('c1')).toBe(false);
       expect(await queue.cancel('never-added')).toBe(false);
@@ -825,9 +830,16 @@ export function conformanceSuite(
       const info = await queue.get('c1');
       expect(info).toMatchObject({ id: 'c1', state: 'cancelled', payload: undefined });
       expect(info?.cancelledAt).toBeInstanceOf(Date);
-      expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual({
+        scheduled: 1,
+        due: 0,
+        active: 0,
+        dead: 0,
+        completed: 0,
+        cancelled: 1,
+      });
       expect(await queue.cancel('c2')).toBe(true);
-      expect(await footprint(name)).toEqual({ cancelled: 2 });
+      expect(await footprint(name)).toEqual({ cancelled: 2, records: 2 });
     });
 
     it('cancel of a running job: its signal aborts with CancelledError, its late ack is refused, nothing is left running, get says cancelled', async () => {
@@ -871,10 +883,9 @@ export function conformanceSuite(
       });
       expect(completed).toEqual([]);
       expect(failed).toEqual([]);
-      expect(await footprint(name)).toEqual({ cancelled: 1 });
+      expect(await footprint(name)).toEqual({ cancelled: 1, records: 1 });
       const r = at.inspector();
-      expect(await r.zscore(keys.active, 'busy')).toBeNull();
-      expect(await r.hget(keys.leases, 'busy')).toBeNull();
+      expect(await r.zcard(keys.leases)).toBe(0);
       expect(await r.hget(keys.progress, 'busy')).toBeNull();
       await r.quit();
       expect((await queue.get('busy'))?.state).toBe('cancelled');
@@ -900,10 +911,9 @@ export function conformanceSuite(
       await waitFor(async () => (await queue.get('quiet'))?.state === 'active', { what: 'the job running' });
       // What cancel.lua writes, without its `C` message (as if the subscription had been down).
       const r = at.inspector();
-      await r.zrem(keys.active, 'quiet');
-      await r.hdel(keys.leases, 'quiet');
-      await r.hdel(keys.jobs, 'quiet');
-      await r.hdel(keys.meta, 'quiet');
+      const [member] = await r.zrange(keys.leases, 0, -1);
+      await r.zrem(keys.leases, member!);
+      await r.hset(keys.records, 'quiet', CANCELLED_RECORD);
       await r.zadd(keys.cancelled, await serverNow(r), 'quiet');
       await r.quit();
       await waitFor(() => reason !== undefined, { what: 'the lease keeper to find the job gone' });
@@ -916,7 +926,7 @@ export function conformanceSuite(
       const r = at.inspector();
       await queue.add('x', { id: 'orphan', attempts: 3 });
       // A holder that claimed and then died (as SIGKILL leaves it): no worker process holds it.
-      const [crashed] = (await claim(r, keys, claimInput(300, 'crashed'))).jobs;
+      const [crashed] = (await claim(r, keys, claimInput(300, 9))).jobs;
       expect(crashed?.id).toBe('orphan');
       expect(await queue.cancel('orphan')).toBe(true);
       await untilServerTime(r, crashed!.deadline + 1);
@@ -929,16 +939,7 @@ export function conformanceSuite(
           layout: ZSET,
         }),
       ).toEqual({ returned: 0, buried: 0, nextDeadline: -1 });
-      await expect(
-        ack(r, keys, {
-          id: 'orphan',
-          token: crashed!.token,
-          knownDeadline: crashed!.deadline,
-          keepCompleted: { count: 0, ageMs: 0 },
-          rememberCompleted: { count: 100, ageMs: 60_000 },
-          eventsCap: 1_000,
-        }),
-      ).rejects.toBeInstanceOf(ScriptLeaseLost);
+      await expect(ack(r, keys, ackOf(crashed!), ackSettings())).rejects.toThrow(/cancelled/);
       const runs: string[] = [];
       const w = worker(name, async (job) => void runs.push(job.id));
       await queue.add('y', { id: 'after' });
@@ -972,10 +973,18 @@ export function conformanceSuite(
       // 'later' was due at +300 ms before it was moved: it must not run now.
       await new Promise((r) => setTimeout(r, 600));
       expect(runs.map((r) => r.id)).toEqual(['sooner']);
-      expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+      await waitFor(async () => (await queue.counts()).completed === 1, { what: 'the run acked' });
+      expect(await queue.counts()).toEqual({
+        scheduled: 1,
+        due: 0,
+        active: 0,
+        dead: 0,
+        completed: 1,
+        cancelled: 0,
+      });
       expect(await queue.reschedule('later', { runAt: Date.now() + 7_200_000 })).toBe(true);
       expect(await queue.cancel('later')).toBe(true);
-      expect(await footprint(name)).toEqual({ cancelled: 1 });
+      expect(await footprint(name)).toEqual({ completed: 1, cancelled: 1, records: 2 });
     });
 
     it('replace (debounce) swaps a waiting job’s payload, time and options; moved earlier, it wakes the sleeping worker and runs once, never early', async () => {
@@ -1017,8 +1026,10 @@ export function conformanceSuite(
       expect(run!.claimedAt).toBeGreaterThanOrEqual(run!.runAt);
       expect(run!.claimedAt - run!.runAt).toBeLessThan(1_000 + precisionMs);
       // Once: nothing of the job is left to run again (the old entry went with the replace).
-      await waitFor(async () => (await queue.get('deb')) === null, { what: 'the job completed' });
-      expect(await footprint(name)).toEqual({});
+      await waitFor(async () => (await queue.get('deb'))?.state === 'completed', {
+        what: 'the job completed',
+      });
+      expect(await footprint(name)).toEqual({ completed: 1, records: 1 });
       expect(runs).toHaveLength(1);
     });
 
@@ -1038,7 +1049,7 @@ export function conformanceSuite(
       expect(await queue.add('d', { id: 'fresh', delay: '1h', onExists: 'replace' })).toMatchObject({
         created: true,
       });
-      expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual(countsOf({ scheduled: 2, due: 0, active: 0, dead: 0 }));
     });
 
     it('replace writes nothing to a running, dead or just-completed job and says its state', async () => {
@@ -1055,14 +1066,15 @@ export function conformanceSuite(
       await waitFor(async () => (await queue.counts()).active === 1, { what: 'the job running' });
       const onActive = await queue.add('new', { id: 'busy', delay: '1h', onExists: 'replace' });
       expect(onActive).toMatchObject({ created: false, replaced: false, state: 'active' });
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 1, dead: 0 });
+      expect(await queue.counts()).toEqual(countsOf({ scheduled: 0, due: 0, active: 1, dead: 0 }));
       release();
-      await waitFor(async () => (await queue.get('busy')) === null, { what: 'the job completed' });
+      await waitFor(async () => (await queue.get('busy'))?.state === 'completed', {
+        what: 'the job completed',
+      });
       expect(seen).toEqual(['busy:old']);
-      // Completed recently (the done set): a resent add, nothing written.
+      // Completed recently (its completed record is kept): a resent add, nothing written.
       const onDone = await queue.add('again', { id: 'busy', onExists: 'replace' });
-      expect(onDone.created).toBe(false);
-      expect(onDone.replaced).toBe(false);
+      expect(onDone).toMatchObject({ created: false, replaced: false, state: 'completed' });
       expect(onDone.completedAt).toBeInstanceOf(Date);
 
       await queue.add('x', { id: 'doomed', attempts: 1 });
@@ -1070,7 +1082,14 @@ export function conformanceSuite(
       const onDead = await queue.add('y', { id: 'doomed', onExists: 'replace' });
       expect(onDead).toMatchObject({ created: false, replaced: false, state: 'dead' });
       expect((await queue.get('doomed'))?.state).toBe('dead');
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 1 });
+      expect(await queue.counts()).toEqual({
+        scheduled: 0,
+        due: 0,
+        active: 0,
+        dead: 1,
+        completed: 1,
+        cancelled: 0,
+      });
       expect(seen).toEqual(['busy:old', 'doomed:x']);
     });
 
@@ -1087,8 +1106,10 @@ export function conformanceSuite(
         runs.push({ payload: job.payload, runAt: job.runAt.getTime(), claimedAt: job.claimedAt.getTime() });
       });
       await waitFor(() => runs.length === 1, { what: 'the run', timeoutMs: 3_000 + precisionMs });
-      await waitFor(async () => (await queue.get('storm')) === null, { what: 'the job completed' });
-      expect(await footprint(name)).toEqual({});
+      await waitFor(async () => (await queue.get('storm'))?.state === 'completed', {
+        what: 'the job completed',
+      });
+      expect(await footprint(name)).toEqual({ completed: 1, records: 1 });
       expect(runs).toEqual([
         { payload: 49, runAt: results[49]!.runAt.getTime(), claimedAt: runs[0]!.claimedAt },
       ]);
@@ -1113,7 +1134,7 @@ export function conformanceSuite(
       const info = await queue.get('b1');
       expect(info?.payload).toBe('b');
       expect(info?.runAt.getTime()).toBe(out[1]!.runAt.getTime());
-      expect(await queue.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual(countsOf({ scheduled: 2, due: 0, active: 0, dead: 0 }));
       const refused = await queue
         .addBulk([
           { payload: 'e', opts: { id: 'b3' } },
@@ -1244,7 +1265,7 @@ export function conformanceSuite(
       await queue.addBulk([1, 2, 3, 4].map((n) => ({ payload: n, opts: { attempts: 1 } })));
       await waitFor(() => dead === 4);
       expect(await queue.counts()).toMatchObject({ dead: 2 });
-      expect(await footprint(name)).toEqual({ dead: 2, jobs: 2, meta: 2, errors: 2 });
+      expect(await footprint(name)).toEqual({ dead: 2, records: 2, errors: 2 });
     });
   });
 }

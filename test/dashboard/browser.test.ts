@@ -134,7 +134,7 @@ describe('dashboard in a browser', () => {
     const keys = queueKeys(name);
     expect(await r.zcard(keys.dead)).toBe(1);
     expect(await r.zscore(keys.dead, id)).toBeNull();
-    expect(await r.zscore(keys.schedule, id)).not.toBeNull();
+    expect(await r.zscore(keys.waiting, id)).not.toBeNull();
     await r.quit();
 
     // The inspector shows a msgpack job's payload (decoded with the recorded codec).

@@ -249,18 +249,17 @@ describe('what a claim finds wrong', () => {
     expect(await f.client.hget(keys.counters, 'dead')).toBe('2');
   });
 
-  it('returns an expired lease to waiting when the batch is not full (reap-on-claim)', async () => {
+  it('reaps an expired lease when the batch is not full, and takes the job again in the same call', async () => {
     const keys = freshKeys('claim-reap');
     await addJobs(f, keys, [job('a')]);
     const [a] = (await claimJobs(f, keys, 1)).jobs;
     await f.client.zadd(keys.leases, 1, a!.member);
     const out = await claimJobs(f, keys, 1);
-    expect(out.jobs).toStrictEqual([]);
-    expect(out.nextAt).toBe(out.now);
-    expect(await f.client.exists(keys.leases)).toBe(0);
-    expect(await f.client.zrange(keys.waiting, 0, -1)).toStrictEqual(['a']);
-    const again = await claimJobs(f, keys, 1);
-    expect(again.jobs[0]!.header).toMatchObject({ attempts: 2, claims: 2, hasError: true });
+    expect(out.jobs.map((j) => j.id)).toStrictEqual(['a']);
+    expect(out.jobs[0]!.header).toMatchObject({ attempts: 2, claims: 2, hasError: true });
+    expect(await f.client.zrange(keys.leases, 0, -1)).toStrictEqual([out.jobs[0]!.member]);
+    expect(JSON.parse((await f.client.hget(keys.errors, 'a'))!)).toMatchObject({ name: 'LeaseExpired' });
+    expect(await f.client.hget(keys.counters, 'reaped')).toBe('1');
   });
 });
 

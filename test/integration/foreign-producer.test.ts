@@ -106,8 +106,8 @@ describe('refused by add.lua, nothing written', () => {
       /truncated/,
     ],
     [
-      'a claim block (only a claim writes one)',
-      { record: record('1', 0x01, new Array<number>(20).fill(0).fill(1, 0, 2)) },
+      'a claim block of a claimed job (only a claim writes one)',
+      { record: record('1', 0x01, [0, 1, 0, 1, ...new Array<number>(16).fill(0)]) },
       /not a new job's/,
     ],
     ['a completed record', { record: Buffer.from([0x01, 0x80, 0x08]) }, /not a new job's/],

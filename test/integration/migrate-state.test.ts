@@ -7,12 +7,13 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { UnknownQueueError } from '../../src/errors.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PayloadWriter } from '../../src/migrate/payloads.js';
+import { jsonCodec } from '../../src/codec/json.js';
+import { migrationCodec } from '../../src/migrate/codecs.js';
 import { payloadConverter, templateConverter } from '../../src/migrate/payloads.js';
 import { migrateQueue, type MigrateOptions } from '../../src/migrate/migrate.js';
 import { decodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { configKey, legacyKeys, legacyWheelBucketKey, partitionKeys } from '../../src/redis/keys.js';
-import { Layout1Queue, plainJsonEnvelopes, seedEveryState } from '../fixtures/layout1/index.js';
+import { Layout1Queue, seedEveryState } from '../fixtures/layout1/index.js';
 import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -27,8 +28,8 @@ function client(): Redis {
   return c;
 }
 
-/** Payloads as plain JSON text: what the json codec writes for these plain payloads. */
-const plainJson: PayloadWriter = { encodePayload: (payload) => Buffer.from(JSON.stringify(payload)) };
+/** The json codec's two halves: 0.1's envelopes in, layout-2 payloads out. */
+const json = migrationCodec(jsonCodec);
 
 function options(extra: Partial<MigrateOptions> = {}): MigrateOptions {
   return {
@@ -36,8 +37,8 @@ function options(extra: Partial<MigrateOptions> = {}): MigrateOptions {
     resume: false,
     dryRun: false,
     yes: true,
-    payloads: payloadConverter(plainJsonEnvelopes, plainJson),
-    templates: templateConverter(plainJsonEnvelopes, plainJson),
+    payloads: payloadConverter(json.envelopes, json.payloads),
+    templates: templateConverter(json.envelopes, json.payloads),
     ...extra,
   };
 }
@@ -261,7 +262,7 @@ describe('delayq migrate, key by key', () => {
             touched = true;
             void c.hset(k.meta, 'a', JSON.stringify({ a: 0, m: 7, r: Date.now() + 60_000 }));
           }
-          return payloadConverter(plainJsonEnvelopes, plainJson)(bytes, id);
+          return payloadConverter(json.envelopes, json.payloads)(bytes, id);
         },
       }),
     );

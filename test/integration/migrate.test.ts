@@ -13,7 +13,7 @@ import { payloadConverter, templateConverter } from '../../src/migrate/payloads.
 import { jsonCodec } from '../../src/codec/json.js';
 import { configKey, legacyKeys, partitionKeys } from '../../src/redis/keys.js';
 import { Scheduler } from '../../src/schedule/scheduler.js';
-import { Layout1Queue, plainJsonEnvelopes, seedEveryState } from '../fixtures/layout1/index.js';
+import { Layout1Queue, seedEveryState } from '../fixtures/layout1/index.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -50,14 +50,17 @@ function worker<T>(
   return w;
 }
 
+/** The json codec's two halves: 0.1's envelopes in, layout-2 payloads out. */
+const json = migrationCodec(jsonCodec);
+
 function options(extra: Partial<MigrateOptions> = {}): MigrateOptions {
   return {
     who: 'migrate.test',
     resume: false,
     dryRun: false,
     yes: true,
-    payloads: payloadConverter(plainJsonEnvelopes, migrationCodec(jsonCodec).payloads),
-    templates: templateConverter(plainJsonEnvelopes, migrationCodec(jsonCodec).payloads),
+    payloads: payloadConverter(json.envelopes, json.payloads),
+    templates: templateConverter(json.envelopes, json.payloads),
     ...extra,
   };
 }

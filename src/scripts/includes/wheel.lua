@@ -131,12 +131,13 @@ local function wheel_announce(K, wake, at)
   return false
 end
 
--- The due time of job `id` if it waits in the wheel, and where: 'ready' or 'bucket'; nil when it
--- does not wait there.
+-- The due time of job `id` if it waits in the wheel, and where: 'ready' or 'bucket' (nil when K
+-- has no granularity, as in the read scripts); nil when it does not wait there.
 local function wheel_due(K, id)
   local due = tonumber(redis.call('HGET', K.wc, id))
   if not due then return nil end
   if due < 0 then return -due, 'ready' end
+  if not K.wg then return due, nil end
   if redis.call('ZSCORE', K.wi, wheel_member(wheel_bucket_of(K, due))) then return due, 'bucket' end
   return due, 'ready'
 end

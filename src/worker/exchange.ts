@@ -1,0 +1,87 @@
+/**
+ * The exchange duty of one partition (docs/design/HOT-PATH.md §6.1): acks and claims share one
+ * script call. Acks queue while a call is in flight; the next call carries all of them, whether
+ * it claims (the claim loop) or not (an ack-only flush, sent as soon as nothing else is on its
+ * way). At most one call per partition is in flight, so acks and claims stay in order, and no ack
+ * waits for a timer.
+ */
+import type { AckItem, AckOutcome, ClaimOutput } from '../operations/claim.js';
+
+interface PendingAck {
+  item: AckItem;
+  resolve: (outcome: AckOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Sends `limit` and the acks in one call; `limit` 0 acks only. */
+export type ExchangeCall = (limit: number, acks: AckItem[]) => Promise<ClaimOutput>;
+
+/** One partition's queue of acks, and the one call in flight. */
+export class Exchange {
+  private queued: PendingAck[] = [];
+  /** The end of the last call queued: each call starts after the one before has answered. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private flushPlanned = false;
+
+  constructor(
+    private readonly call: ExchangeCall,
+    /** Acks per call at most; more go in the next call. */
+    private readonly maxAcks = 500,
+  ) {}
+
+  /** Queue an ack; resolves with its outcome once a call has carried it. */
+  ack(item: AckItem): Promise<AckOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ item, resolve, reject });
+      this.planFlush();
+    });
+  }
+
+  /** Claim up to `limit` jobs, carrying every queued ack; waits for the call in flight first. */
+  claim(limit: number): Promise<ClaimOutput> {
+    const next = this.tail.then(() => this.send(limit));
+    this.tail = next.catch(() => {});
+    return next;
+  }
+
+  /** Acks waiting for a call. */
+  get pending(): number {
+    return this.queued.length;
+  }
+
+  /**
+   * Send the queued acks on their own unless a claim takes them first: planned after the
+   * current turn of the event loop, by which time a claim the freed slot triggers has gone.
+   */
+  private planFlush(): void {
+    if (this.flushPlanned) return;
+    this.flushPlanned = true;
+    setImmediate(() => {
+      this.flushPlanned = false;
+      if (this.queued.length === 0) return;
+      const next = this.tail.then(() => (this.queued.length > 0 ? this.send(0) : undefined));
+      this.tail = next.catch(() => {});
+    });
+  }
+
+  private async send(limit: number): Promise<ClaimOutput> {
+    const batch = this.queued.splice(0, this.maxAcks);
+    if (this.queued.length > 0) this.planFlush();
+    let out: ClaimOutput;
+    try {
+      out = await this.call(
+        limit,
+        batch.map((p) => p.item),
+      );
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      throw err;
+    }
+    batch.forEach((p, i) => {
+      const outcome = out.acks[i];
+      if (outcome) p.resolve(outcome);
+      else p.reject(new Error(`claim: no ack outcome for ${p.item.member}`));
+    });
+    return out;
+  }
+}

@@ -80,7 +80,7 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
     expect(await queue.counts()).toMatchObject({ scheduled: 2, active: 0, dead: 0 });
   });
 
-  test('the wheel producer cannot claim, pop the ready list, or touch the token', async () => {
+  test('the wheel producer cannot claim, pop the ready list, or write a lease', async () => {
     const queue = producer<number>();
     await queue.add(1, { id: 'x' });
     const p = new Redis({ ...as('delayq-wheel-producer'), maxRetriesPerRequest: 1 });
@@ -92,15 +92,16 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
         layout,
         limit: 10,
         leaseMs: 30_000,
-        workerId: 'intruder',
+        holder: 1,
         deadMaxCount: 1_000,
         deadMaxAgeMs: 0,
         rate: { max: 0, perMs: 0 },
         eventsCap: 0,
+        zmscore: true,
       }),
     ).rejects.toThrow(/NOPERM|can't (access|run)|no permissions/);
     await expect(p.lpop(keys.ready)).rejects.toThrow(/NOPERM|no permissions/);
-    await expect(p.incrby(keys.token, 1)).rejects.toThrow(/NOPERM|no permissions/);
+    await expect(p.zadd(keys.leases, Date.now() + 60_000, '1.1|x')).rejects.toThrow(/NOPERM|no permissions/);
     expect((await queue.get('x'))?.state, 'the job is untouched').toBe('scheduled');
     expect(await admin().lrange(keys.ready, 0, -1)).toEqual(['x']);
   });

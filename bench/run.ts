@@ -1,6 +1,9 @@
 /**
  * The benchmark runner: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench:quick`
- * (small counts, one repetition; writes bench/results/quick.tmp.json and prints the tables).
+ * (small counts, one repetition; writes bench/results/last-run.tmp.json and prints the tables).
+ * Either ends with issue 14's goals table (bench/goals.ts), also written to
+ * bench/results/<date>-<commit>.md (a quick or partial run: <date>-<commit>-quick.tmp.md or
+ * -partial.tmp.md, ignored by git).
  *
  * Flags: --quick, --only=W1,W2,...,ceiling, --systems=delayq,bullmq,bee-queue,
  * --cpu-prof=delayq (worker processes of those systems write .cpuprofile files to bench/results/prof),
@@ -22,6 +25,7 @@ import { describeEnvironment } from './lib/machine.js';
 import { FULL, QUICK, type Profile } from './lib/profile.js';
 import { Recorder } from './lib/recorder.js';
 import { startBenchRedis } from './lib/redis.js';
+import { goalsTable } from './goals.js';
 import { latenessChart, markdownReport, type RunResults } from './report.js';
 import { runCeiling } from './workloads/ceiling.js';
 import { runW1 } from './workloads/w1-throughput.js';
@@ -75,6 +79,20 @@ const analysis = (): string => readFileSync(root('bench/analysis.md'), 'utf8');
 /** The page as the repository's Prettier settings would write it, so `npm run lint` stays clean. */
 async function formatted(markdown: string): Promise<string> {
   return format(markdown, { parser: 'markdown', singleQuote: true, printWidth: 110 });
+}
+
+/**
+ * Print the goals table and write it where it can be pasted from: bench/results/<date>-<commit>.md
+ * for a full run (kept in git); a quick or partial run's file ends in .tmp.md (ignored), since its
+ * figures are no result.
+ */
+async function writeGoals(results: RunResults, partial: boolean): Promise<void> {
+  const commit = `${results.environment.commit ?? 'unknown'}${results.environment.dirty ? '-dirty' : ''}`;
+  const kind = results.profile.name === 'quick' ? '-quick.tmp' : partial ? '-partial.tmp' : '';
+  const path = `bench/results/${results.date.slice(0, 10)}-${commit}${kind}.md`;
+  const table = await formatted(goalsTable(results));
+  writeFileSync(root(path), `# Issue 14 goals\n\n${table}`);
+  console.log(`\nIssue 14 goals (also in ${path}):\n\n${table}`);
 }
 
 /** A positive number from a flag, in plain or exponent form (1e7). */
@@ -150,6 +168,7 @@ async function main(): Promise<void> {
     );
     writeFileSync(root('docs/benchmarks-lateness.svg'), latenessChart(saved));
     console.log(`rendered docs/benchmarks.md and docs/benchmarks-lateness.svg from ${render}`);
+    console.log(`\n${await formatted(goalsTable(saved))}`);
     return;
   }
   const base = flag('quick') !== undefined ? QUICK : FULL;
@@ -198,6 +217,7 @@ async function main(): Promise<void> {
     workloads: only,
     secondsByWorkload: timings,
     loadAverage: { ...loads, end: loadavg()[0]! },
+    loadAverages: { start: loadsAtStart, end: loadavg() },
     totalSeconds: Math.round((performance.now() - started) / 100) / 10,
     errors,
     figures: rec.figures,
@@ -207,11 +227,18 @@ async function main(): Promise<void> {
   });
   const timings: Record<string, number> = {};
   // Other work on the machine skews every figure: the load is recorded next to them.
-  const loads: Record<string, number> = { start: loadavg()[0]! };
+  const loadsAtStart = loadavg();
+  const loads: Record<string, number> = { start: loadsAtStart[0]! };
   try {
     const ctx: Context = { redis, profile, systems, rec, log };
     log(
       `delayq bench (${profile.name}): ${only.join(', ')} for ${systems.join(', ')}; Redis on ${redis.url}`,
+    );
+    const env = describeEnvironment();
+    log(
+      `commit ${env.commit ?? 'unknown'}${env.dirty ? ' (uncommitted changes in src/)' : ''}, ` +
+        `redis-server ${env.versions['redis-server']}, ${env.nproc} cores; load average (1 / 5 / 15 min) ` +
+        loadsAtStart.map((l) => l.toFixed(2)).join(' / '),
     );
     for (const name of only) {
       const t = performance.now();
@@ -251,6 +278,8 @@ async function main(): Promise<void> {
     );
   }
   log(`total ${results.totalSeconds} s`);
+  // Last, so the run ends with the one table issue 14 asks for.
+  await writeGoals(results, partial);
   if (Object.keys(errors).length > 0) throw new Error(`failed workloads: ${Object.keys(errors).join(', ')}`);
 }
 

@@ -201,6 +201,27 @@ export class PartitionMismatchError extends ConfigMismatchError {
   }
 }
 
+/**
+ * A client (Queue, Worker, Scheduler, CLI, dashboard) opened a queue whose jobs are stored in an
+ * older data layout than this version of delayq reads, or one that `delayq migrate` is converting
+ * right now. Nothing was written. `layout` is the queue's layout (1); `migrating`, when set, says
+ * since when (server ms) and by whom the conversion runs.
+ */
+export class UnsupportedLayoutError extends DelayqError {
+  constructor(
+    readonly queue: string,
+    readonly layout: number,
+    readonly migrating: { readonly since: number; readonly by: string } | null = null,
+  ) {
+    super(
+      'DELAYQ_UNSUPPORTED_LAYOUT',
+      migrating
+        ? `queue '${queue}' is in layout ${layout} (delayq 0.1) and being migrated since ${new Date(migrating.since).toISOString()} by ${migrating.by}; wait for \`delayq migrate ${queue}\` to finish, or if it stopped, run \`delayq migrate ${queue} --resume\``
+        : `queue '${queue}' is in layout ${layout} (delayq 0.1); stop its workers and producers and run \`delayq migrate ${queue}\` to convert it in place`,
+    );
+  }
+}
+
 /** A view (CLI, dashboard) was asked about a queue that has no config record and no jobs. */
 export class UnknownQueueError extends DelayqError {
   constructor(readonly queue: string) {

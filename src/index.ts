@@ -35,6 +35,7 @@ export {
   PartitionMismatchError,
   ConfigMismatchError,
   UnknownQueueError,
+  UnsupportedLayoutError,
   CodecUnavailableError,
   UnrecoverableError,
   CancelledError,

@@ -9,6 +9,10 @@ export interface Environment {
   cpuModel: string;
   memoryGiB: number;
   versions: Record<string, string>;
+  /** The delayq commit measured (absent in results saved before it was recorded on its own). */
+  commit?: string;
+  /** Whether src/ had uncommitted changes, so the figures are not the commit's. */
+  dirty?: boolean;
 }
 
 function packageVersion(name: string): string {
@@ -39,6 +43,8 @@ export function describeEnvironment(): Environment {
     nproc: availableParallelism(),
     cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    commit,
+    dirty,
     versions: {
       delayq: `${own.version} (commit ${commit}${dirty ? ', with uncommitted changes in src/' : ''})`,
       bullmq: packageVersion('bullmq'),

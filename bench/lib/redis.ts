@@ -77,3 +77,15 @@ export function callsBetween(before: Map<string, number>, after: Map<string, num
   }
   return total;
 }
+
+/** The commands that run a script: one call each, whatever the script then runs inside. */
+const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+
+/** Script calls between two snapshots (EVAL, EVALSHA, FCALL and their read-only forms). */
+export function scriptCallsBetween(before: Map<string, number>, after: Map<string, number>): number {
+  let total = 0;
+  for (const [name, calls] of after) {
+    if (SCRIPT_COMMANDS.has(name)) total += calls - (before.get(name) ?? 0);
+  }
+  return total;
+}

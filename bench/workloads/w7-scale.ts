@@ -1,22 +1,24 @@
 /**
  * W7 scale: with N jobs waiting far in the future, (a) how fast a worker at concurrency 50 runs a
  * batch of immediate jobs, and (b) how long one immediate job takes from add to handler start on
- * an otherwise idle worker ("claim latency"). The per-job cost should not grow with N.
+ * an otherwise idle worker ("claim latency"). The per-job cost should not grow with N: the Redis
+ * CPU and commands per processed job in (a), from INFO deltas on a redis-server of the run's own,
+ * are the claim cost itself, free of the client's and the machine's timing.
  */
 import type { SystemName } from '../adapters/adapter.js';
 import { createAdapter } from '../adapters/index.js';
 import { ChildWorker, startCountingWorker } from '../lib/child.js';
 import { freshQueue, sleep, type Context } from '../lib/context.js';
-import { reset, usedMemory } from '../lib/redis.js';
+import { callsBetween, commandCalls, cpuMicros, startBenchRedis, usedMemory } from '../lib/redis.js';
 import { median } from '../lib/stats.js';
 import { addInBulk } from './w1-throughput.js';
 
 const FAR_MS = 24 * 3_600_000;
 
 async function once(ctx: Context, system: SystemName, waiting: number): Promise<void> {
-  const { control, url } = ctx.redis;
+  const redis = await startBenchRedis();
+  const { control, url } = redis;
   const { jobs, singles, concurrency } = ctx.profile.w7;
-  await reset(control);
   const queue = freshQueue('w7');
   const adapter = createAdapter(system, { url, queue });
   try {
@@ -72,20 +74,35 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
       jobs,
       (i, now) => ({ payload: { i, due: now }, delayMs: 0 }),
     );
+    const cpu0 = await cpuMicros(control);
+    const calls0 = await commandCalls(control);
     const child = await startCountingWorker({ system, url, queue, concurrency, expect: jobs });
     try {
       const done = await child.next('done', 600_000);
+      const cpuPerJob = ((await cpuMicros(control)) - cpu0) / jobs;
+      const callsPerJob = callsBetween(calls0, await commandCalls(control)) / jobs;
       const rate = (done.completed / done.elapsedMs) * 1000;
       ctx.rec.add('W7', `processing c${concurrency}, ${label} waiting`, 'jobs/s', 'higher', system, rate);
+      ctx.rec.add('W7', `Redis CPU per processed job, ${label} waiting`, 'µs', 'lower', system, cpuPerJob);
+      ctx.rec.add(
+        'W7',
+        `Redis commands per processed job, ${label} waiting`,
+        'cmds',
+        'lower',
+        system,
+        callsPerJob,
+      );
       ctx.log(
         `  W7 ${system} ${label} waiting: filled in ${(fillMs / 1000).toFixed(1)} s, ` +
-          `${bytesPerJob.toFixed(0)} B/job, ${Math.round(rate)}/s, add-to-start ${median(latencies)} ms`,
+          `${bytesPerJob.toFixed(0)} B/job, ${Math.round(rate)}/s, add-to-start ${median(latencies)} ms, ` +
+          `Redis ${cpuPerJob.toFixed(1)} µs and ${callsPerJob.toFixed(1)} commands per processed job`,
       );
     } finally {
       await child.close();
     }
   } finally {
     await adapter.close();
+    await redis.stop();
   }
 }
 

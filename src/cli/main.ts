@@ -11,6 +11,7 @@ import { registerDashboard } from './dashboard.js';
 import { registerDemo } from './demo.js';
 import { registerLs } from './ls.js';
 import { registerManage } from './manage.js';
+import { registerMigrate } from './migrate.js';
 import { registerShow } from './show.js';
 import { registerStats } from './stats.js';
 import { registerWorker } from './worker.js';
@@ -39,6 +40,7 @@ registerManage(program);
 registerWorker(program);
 registerDashboard(program);
 registerDemo(program);
+registerMigrate(program);
 for (const command of program.commands) command.exitOverride();
 
 /** The exit code for `err`, after printing its one line. */

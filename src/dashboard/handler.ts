@@ -255,11 +255,10 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
-    const { now, nextDue: next, ...counts } = await inspector.counts();
-    const [due, strategy, paused, series] = await Promise.all([
+    const { now, nextDue: next, paused, ...counts } = await inspector.counts();
+    const [due, strategy, series] = await Promise.all([
       inspector.dueHistogram(now),
       inspector.strategy(),
-      inspector.isPaused(),
       inspector.activity(now, 300),
     ]);
     const activity = {
@@ -396,7 +395,9 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 function summary(info: JobInfo<unknown>): Record<string, unknown> {
   // A completed job shows its kept result where others show their payload.
   const shown = info.state === 'completed' ? info.result : info.payload;
-  let preview = info.decodeError ?? JSON.stringify(toPlain(shown)) ?? '';
+  const final = info.state === 'completed' || info.state === 'cancelled';
+  let preview =
+    info.decodeError ?? (final && !('result' in info) ? '' : (JSON.stringify(toPlain(shown)) ?? ''));
   if (preview.length > 120) preview = `${preview.slice(0, 117)}…`;
   return {
     id: info.id,

@@ -207,14 +207,17 @@ async function readQueueTotals(queue: AnyQueue): Promise<CounterValues | undefin
  * one answers get() from the totals instead.
  */
 class LatenessHistogram extends Histogram<'queue'> {
+  private static readonly HELP =
+    'Start of an attempt minus its due time, both by the Redis clock, of every claimed job.';
+
   constructor(
-    name: string,
+    private readonly metricName: string,
     private readonly read: (visit: (queue: string, totals: CounterValues) => void) => Promise<void>,
     registers: Registry[],
   ) {
     super({
-      name,
-      help: 'Start of an attempt minus its due time, both by the Redis clock, of every claimed job.',
+      name: metricName,
+      help: LatenessHistogram.HELP,
       labelNames: ['queue'],
       buckets: LATENESS_BOUNDS_MS.map((ms) => ms / 1000),
       registers,
@@ -222,26 +225,28 @@ class LatenessHistogram extends Histogram<'queue'> {
   }
 
   override async get(): ReturnType<Histogram<'queue'>['get']> {
-    const base = await super.get();
+    const name = this.metricName;
     // Bucket lines carry the `le` label, which the Histogram's own label type does not list.
     const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
     await this.read((queue, totals) => {
       for (const le of LATENESS_BOUNDS_MS) {
         values.push({
-          metricName: `${base.name}_bucket`,
+          metricName: `${name}_bucket`,
           labels: { le: le / 1000, queue },
           value: totals[`lat:${le}`],
         });
       }
-      values.push({
-        metricName: `${base.name}_bucket`,
-        labels: { le: '+Inf', queue },
-        value: totals['lat:+Inf'],
-      });
-      values.push({ metricName: `${base.name}_sum`, labels: { queue }, value: totals['lat:sum'] / 1000 });
-      values.push({ metricName: `${base.name}_count`, labels: { queue }, value: totals['lat:+Inf'] });
+      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', queue }, value: totals['lat:+Inf'] });
+      values.push({ metricName: `${name}_sum`, labels: { queue }, value: totals['lat:sum'] / 1000 });
+      values.push({ metricName: `${name}_count`, labels: { queue }, value: totals['lat:+Inf'] });
     });
-    return { ...base, values };
+    const metric = { name, help: LatenessHistogram.HELP, type: 'histogram', values, aggregator: 'sum' };
+    return metric as unknown as Awaited<ReturnType<Histogram<'queue'>['get']>>;
+  }
+
+  /** What the registry's text exposition calls (prom-client's Histogram.get() goes through it too). */
+  getForPromString(): ReturnType<Histogram<'queue'>['get']> {
+    return this.get();
   }
 }
 

@@ -87,6 +87,18 @@ export interface ClaimOutput {
   unreadable: UnreadableJob[];
   /** The queue (this partition) is paused: nothing was taken, and nextAt is -1 (wait for the resume). */
   paused: boolean;
+  /** Strategy 'wheel' only: what the wheel source needs for its next call (see WheelState). */
+  wheel?: WheelState;
+}
+
+/** The wheel's fields of a claim reply (wheel.lua wheel_reply). */
+export interface WheelState {
+  /** Jobs left in the ready list (the rate limit or a full batch left them). */
+  readyLeft: number;
+  /** Due buckets were left because this call did not pass them: claim again at once, with `head`. */
+  dueLeft: boolean;
+  /** The starts of the wheel index's first buckets: the bucket lists to pass next time. */
+  head: number[];
 }
 
 const FIELDS_PER_JOB = 4;
@@ -184,7 +196,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
       unreadable.push({ id, member, error: error as Error });
     }
   }
-  return {
+  const out: ClaimOutput = {
     now,
     nextAt: num(reply, 1, 'claim'),
     acks: outcomes,
@@ -192,4 +204,14 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
     unreadable,
     paused: num(reply, 2, 'claim') === 1,
   };
+  if (input.layout.kind === 'wheel') {
+    const at = countAt + 1 + count * FIELDS_PER_JOB;
+    const heads = num(reply, at + 2, 'claim');
+    out.wheel = {
+      readyLeft: num(reply, at, 'claim'),
+      dueLeft: num(reply, at + 1, 'claim') === 1,
+      head: Array.from({ length: heads }, (_, i) => num(reply, at + 3 + i, 'claim')),
+    };
+  }
+  return out;
 }

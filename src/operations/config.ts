@@ -3,17 +3,28 @@
  * client's against the record; and the refusal a wheel-aware script gives when the recorded layout
  * is not the caller's.
  */
-import { ConfigMismatchError, LayoutMismatchError, PartitionMismatchError } from '../errors.js';
+import {
+  ConfigMismatchError,
+  LayoutMismatchError,
+  PartitionMismatchError,
+  UnsupportedLayoutError,
+} from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
-import { configKey, partitionCountKey, queueKeys } from '../redis/keys.js';
-import { ScriptConfigMismatch, ScriptLayoutMismatch } from '../redis/script-errors.js';
+import { configKey, legacyKeys } from '../redis/keys.js';
+import { ScriptConfigMismatch, ScriptLayoutMismatch, ScriptMigrating } from '../redis/script-errors.js';
 import { runScript, script } from '../redis/scripts.js';
 import { describeEvents } from '../definition/definition.js';
 import { asArray, num, str } from './reply.js';
 import { layoutName, type Layout } from './wheel.js';
 
-/** The job data layout version this code reads and writes (the record's `format`). */
-export const CONFIG_FORMAT = 1;
+/**
+ * The job data layout version this code reads and writes (the record's `format`): 2, one record
+ * per job (docs/design/HOT-PATH.md). Layout 1 (delayq 0.1) is converted by `delayq migrate`.
+ */
+export const CONFIG_FORMAT = 2;
+
+/** The layout delayq 0.1 wrote, which this version refuses until `delayq migrate` converts it. */
+export const LEGACY_FORMAT = 1;
 
 /** A queue's config record, as stored in `dq:{q}:config` (docs/PROTOCOL.md). */
 export interface ConfigRecord {
@@ -51,15 +62,15 @@ export interface ConfigRequest {
 /**
  * The record of queue `queue` after settling `request` with it, and the server's now; null in read
  * mode for a queue with neither a record nor jobs. Throws PartitionMismatchError,
- * LayoutMismatchError or ConfigMismatchError (naming both values) when the client's differ, having
- * written nothing.
+ * LayoutMismatchError or ConfigMismatchError (naming both values) when the client's differ, and
+ * UnsupportedLayoutError for a layout-1 queue or one being migrated, having written nothing.
  */
 export async function settleConfig(
   client: RedisClient,
   queue: string,
   request: ConfigRequest,
 ): Promise<{ record: ConfigRecord; now: number } | null> {
-  const base = queueKeys(queue);
+  const old = legacyKeys(queue);
   const fields = [request.partitions, request.layout, request.codec, request.events];
   let reply;
   try {
@@ -67,16 +78,7 @@ export async function settleConfig(
       await runScript(
         client,
         script('config'),
-        [
-          configKey(queue),
-          base.layout,
-          partitionCountKey(queue),
-          base.schedule,
-          base.ready,
-          base.wheel,
-          base.active,
-          base.dead,
-        ],
+        [configKey(queue), old.layout, old.partitions, old.schedule, old.active, old.dead],
         [
           request.mode,
           CONFIG_FORMAT,
@@ -110,8 +112,14 @@ export async function settleConfig(
 
 /** config.lua's refusal as the error users see, naming `queue`, the field and both values. */
 function mismatch(err: unknown, queue: string, request: ConfigRequest): unknown {
+  if (err instanceof ScriptMigrating) {
+    return new UnsupportedLayoutError(queue, LEGACY_FORMAT, { since: err.since, by: err.by });
+  }
   if (!(err instanceof ScriptConfigMismatch)) return err;
   const { field, stored } = err;
+  if (field === 'format' && stored === String(LEGACY_FORMAT)) {
+    return new UnsupportedLayoutError(queue, LEGACY_FORMAT);
+  }
   if (field === 'partitions') {
     return new PartitionMismatchError(queue, Number(stored), Number(request.partitions.wanted));
   }

@@ -31,10 +31,7 @@ export interface RawJob {
   state: JobState;
   /** The record as stored: header + payload; for a completed job header + result (when kept). */
   record: Buffer;
-  /**
-   * Due time (scheduled; -1 when it waits in a wheel bucket, whose due time is not kept per job),
-   * lease deadline (active), died at (dead), completed at or cancelled at.
-   */
+  /** Due time (scheduled), lease deadline (active), died at (dead), completed at or cancelled at. */
   score: number;
   /** The lease member "<claims>.<claimedAt>|<id>" of an active job, else null. */
   member: string | null;
@@ -65,9 +62,14 @@ function stateOf(scriptState: string): JobState {
   return scriptState === 'waiting' ? 'scheduled' : (scriptState as JobState);
 }
 
-/** The wheel strategy's extra keys, after a read script's fixed ones. */
+/** The wheel strategy's extra keys, after a read script's fixed ones (wheel.lua's wheel_keys). */
 function wheelKeys(keys: QueueKeys, layout: Layout): string[] {
   return layout.kind === 'wheel' ? [keys.ready, keys.wheel, keys.wheelCount] : [];
+}
+
+/** The wheel strategy's granularity argument, which goes with wheelKeys. */
+function wheelArgs(layout: Layout): number[] {
+  return layout.kind === 'wheel' ? [layout.granularityMs] : [];
 }
 
 /** Everything about job `id`, or null when there is no such job. */
@@ -93,9 +95,9 @@ export async function getJob(
       keys.errors,
       keys.holders,
       keys.progress,
-      ...(layout.kind === 'wheel' ? [keys.ready] : []),
+      ...wheelKeys(keys, layout),
     ],
-    [id],
+    [id, ...wheelArgs(layout)],
   );
   if (!Array.isArray(reply)) return null;
   return rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
@@ -150,7 +152,7 @@ export async function counts(
         keys.paused,
         ...wheelKeys(keys, layout),
       ],
-      [],
+      wheelArgs(layout),
     ),
     'counts',
   );
@@ -202,7 +204,8 @@ export async function listJobs(
     // The wheel's waiting jobs live in bucket lists the script cannot name: read the ids here.
     const ids = await wheelPage(client, keys, page.offset, page.limit);
     if (ids.length === 0) return [];
-    args = ['ids', 0, ids.length, 0, ...ids];
+    listKeys.push(...wheelKeys(keys, layout));
+    args = ['ids', 0, ids.length, 0, layout.granularityMs, ...ids];
   } else {
     args = [scriptState(state), page.offset, page.limit, NEWEST_FIRST.has(state) ? 1 : 0];
   }

@@ -78,14 +78,14 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
   };
   if (header && body && !header.completed && !header.cancelled) {
     try {
-      info.payload = decodePayload(codec, body) as T;
+      info.payload = codec.decodePayload(body) as T;
     } catch (err) {
       decodeError = err instanceof Error ? err.message : String(err);
     }
   }
   if (header?.completed && header.hasResult && body) {
     try {
-      info.result = decodePayload(codec, body);
+      info.result = codec.decodePayload(body);
     } catch (err) {
       decodeError = `result: ${err instanceof Error ? err.message : String(err)}`;
     }
@@ -101,21 +101,9 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
 }
 
 function runAtOf(raw: RawJob, header: RecordHeader | undefined): number {
-  if (raw.state === 'scheduled') return raw.score >= 0 ? raw.score : (header?.runDue ?? 0);
+  if (raw.state === 'scheduled') return raw.score;
   if (raw.state === 'active' || raw.state === 'dead') return header?.runDue || raw.score;
   return raw.score;
-}
-
-/**
- * The codec's decode of payload bytes (layout 2 stores the payload alone, with no envelope). A
- * codec without decodePayload (written for layout 1) cannot read it, and says so.
- */
-function decodePayload(codec: Codec, bytes: Buffer): unknown {
-  const payloadCodec = codec as Codec & { decodePayload?: (bytes: Buffer) => unknown };
-  if (typeof payloadCodec.decodePayload !== 'function') {
-    throw new Error(`codec '${codec.name}' has no decodePayload(): layout 2 records hold the payload alone`);
-  }
-  return payloadCodec.decodePayload(bytes);
 }
 
 /** A stored progress value; text that is not JSON (written by hand) is shown as it is. */

@@ -61,7 +61,11 @@ export type QueueKeys = {
   readonly ready: string;
   /** ZSET bucket start -> bucket end (epoch ms): the index of the wheel's non-empty buckets. */
   readonly wheel: string;
-  /** STRING: how many jobs wait in the wheel's buckets (not counting `ready`). */
+  /**
+   * HASH id -> due ms of every job waiting in the wheel, in a bucket or in `ready` (negative: pushed
+   * straight into `ready`); HLEN is the wheel's count. The lists hold bare ids, so this is where a
+   * waiting job's due time is found (src/scripts/includes/wheel.lua).
+   */
   readonly wheelCount: string;
   /** The prefix of the wheel's bucket LISTs; build a bucket's key with wheelBucketKey(). */
   readonly wheelBuckets: string;
@@ -112,6 +116,12 @@ export type LegacyQueueKeys = {
   readonly layout: string;
   /** STRING the partition count, from before the config record; in the queue's own tag. */
   readonly partitions: string;
+  /** ZSET token -> start ms of recent starts (the rate limit; layout 2 names it `lim`). */
+  readonly limiter: string;
+  /** Wheel layout: LIST of due ids, ZSET bucket start -> end, STRING count; see legacyWheelBucketKey. */
+  readonly ready: string;
+  readonly wheel: string;
+  readonly wheelCount: string;
 };
 
 /** The prefix of every delayq key. */
@@ -297,7 +307,16 @@ export function legacyKeys(name: string, partition?: number): LegacyQueueKeys {
     events: `${base}events`,
     layout: `${base}layout`,
     partitions: partitionCountKey(name),
+    limiter: `${base}limiter`,
+    ready: `${base}ready`,
+    wheel: `${base}wheel`,
+    wheelCount: `${base}wheel-count`,
   };
+}
+
+/** Layout 1's wheel bucket LIST starting at `bucketStart` (epoch ms), for `delayq migrate`. */
+export function legacyWheelBucketKey(keys: LegacyQueueKeys, bucketStart: number): string {
+  return `${keys.wheel}:${bucketStart.toFixed(0)}`;
 }
 
 /**

@@ -11,6 +11,7 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_LAYOUT_MISMATCH: (detail) => new ScriptLayoutMismatch(detail),
   DELAYQ_BAD_ARG: (detail, scriptName) => new ScriptBadArg(detail, scriptName),
   DELAYQ_CONFIG_MISMATCH: (detail) => new ScriptConfigMismatch(detail),
+  DELAYQ_MIGRATING: (detail) => new ScriptMigrating(detail),
   DELAYQ_BAD_RECORD: (detail, scriptName) => new ScriptBadRecord(detail, scriptName),
 };
 
@@ -89,6 +90,24 @@ export class ScriptConfigMismatch extends DelayqError {
     const space = detail.indexOf(' ');
     this.field = space < 0 ? detail : detail.slice(0, space);
     this.stored = space < 0 ? '' : detail.slice(space + 1);
+  }
+}
+
+/**
+ * Raised by config.lua and the migrate scripts while `delayq migrate` converts the queue (the config
+ * record's `migrating` field, "<since ms>|<who>"); the caller knows the queue and turns this into
+ * an UnsupportedLayoutError.
+ */
+export class ScriptMigrating extends DelayqError {
+  /** Server ms the migration began. */
+  readonly since: number;
+  /** Who runs it (host and process, as `delayq migrate` recorded it). */
+  readonly by: string;
+  constructor(readonly detail: string) {
+    super('DELAYQ_MIGRATING', `queue is being migrated: ${detail}`);
+    const bar = detail.indexOf('|');
+    this.since = Number(bar < 0 ? detail : detail.slice(0, bar));
+    this.by = bar < 0 ? 'unknown' : detail.slice(bar + 1);
   }
 }
 

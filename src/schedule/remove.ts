@@ -1,6 +1,7 @@
 /** The `schedule-remove` operation: delete a schedule and take back its waiting next occurrence. */
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
+import { waitingKeys } from '../operations/waiting-keys.js';
 import { runWheelAware, type Layout } from '../operations/wheel.js';
 
 /** Remove schedule `name`; false when there was no such schedule. */
@@ -16,12 +17,9 @@ export async function removeSchedule(
       keys.schedules,
       keys.schedulePayloads,
       keys.scheduleLast,
-      keys.schedule,
-      keys.jobs,
-      keys.meta,
-      keys.active,
-      keys.dead,
-      keys.completed,
+      ...waitingKeys(keys),
+      keys.records,
+      keys.errors,
     ],
     args: [name],
   });

@@ -3,6 +3,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { configKey, type QueueKeys } from '../redis/keys.js';
 import { asArray, num, str } from '../operations/reply.js';
 import { layoutRefusal } from '../operations/config.js';
+import { waitingKeys } from '../operations/waiting-keys.js';
 import { runWheelAware, type Layout } from '../operations/wheel.js';
 import type { StoredDefinition } from './definition.js';
 
@@ -22,14 +23,11 @@ export async function upsertSchedule(
         keys.schedules,
         keys.schedulePayloads,
         keys.scheduleLast,
-        keys.schedule,
-        keys.jobs,
-        keys.meta,
         keys.scheduleWake,
         configKey(input.queue),
-        keys.active,
-        keys.dead,
-        keys.completed,
+        ...waitingKeys(keys),
+        keys.records,
+        keys.errors,
       ],
       args: [input.name, input.definition.rev, JSON.stringify(input.definition), input.template],
     }).catch((err: unknown) => {

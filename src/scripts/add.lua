@@ -35,8 +35,8 @@
 -- Cost: per batch TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n: no per-job command for
 --          new jobs of the default class; O(log n) per job.
 -- Guarantee: every job is checked before anything is written, and the batch is written in one
---          atomic step. A delayed job is due at max(now, now - elapsed + delay) by the server's
---          clock, so never earlier than the caller asked. A resent add (a lost reply) writes
+--          atomic step. A delayed job is due at now - elapsed + delay by the server's clock, so
+--          never earlier than the caller asked. A resent add (a lost reply) writes
 --          nothing twice: it finds its own job (mode n: by identical record bytes) or the
 --          completed, cancelled or dead record the job left. A replace keeps the attempts the
 --          waiting job used and its last error.
@@ -83,9 +83,9 @@ for i = 1, n do
   end
   if not problem then
     due, problem = check_when(kind, when, now)
-    -- The delay counts from the add() call, which was `elapsed` ms before the send; what is left
-    -- of it is never below 0, so a job is never due before the script ran (as a delay of 0 is).
-    if due and kind == 'd' then due = math.max(now - elapsed + tonumber(when), now) end
+    -- The delay counts from the add() call, which was `elapsed` ms before the send (HOT-PATH
+    -- §6.3): a delay shorter than a hold-up before the send is due at call + delay, already past.
+    if due and kind == 'd' then due = now - elapsed + tonumber(when) end
   end
   if not problem then
     h, problem = rec_parse(rec)
@@ -98,8 +98,12 @@ for i = 1, n do
   ids[i], modes[i], dues[i], recs[i], heads[i] = id, keep, due, rec, h
 end
 if K.wi then
-  -- Replaced jobs leave their buckets: the wheel include says which it needs (by due times).
-  local missing = missing_buckets(K, dues, {}, now)
+  -- New buckets by the due times, and the buckets replaced jobs leave (wheel.lua finds those by id).
+  local leaving = {}
+  for i = 1, n do
+    if modes[i] == 'r' then leaving[#leaving + 1] = ids[i] end
+  end
+  local missing = wheel_missing(K, dues, leaving, now)
   if missing then return missing end
 end
 
@@ -126,7 +130,8 @@ end
 
 -- The due time of waiting job `id` (header h), read where its class puts it; -1 when not found.
 local function waiting_due(id, h)
-  if K.wi or not h then return -1 end
+  if K.wi then return wheel_due(K, id) or -1 end
+  if not h then return -1 end
   if h.prio == 0 then return tonumber(redis.call('ZSCORE', K.s, id)) or -1 end
   local member = prio_member(h.prio, id)
   local due = redis.call('ZSCORE', K.p, member)
@@ -146,9 +151,19 @@ end
 local out, hset, zs = {}, {}, {}
 -- id -> due and record of the jobs this call wrote, for an id that comes twice in one batch.
 local written, written_rec = {}, {}
-local created, wake_at = 0, nil
+local created, wake_at, bucket_end = 0, nil, nil
 local function wake(at)
   if wake_at == nil or at < wake_at then wake_at = at end
+end
+-- What place_waiting returned: in the zset strategies true when the job became the earliest of
+-- its set (wake at its due time); in the wheel the end of a new bucket, announced once at the end
+-- if no bucket ends earlier (a job put straight into ready wakes blocked workers by itself).
+local function placed(at, due)
+  if K.wi then
+    if at and (bucket_end == nil or at < bucket_end) then bucket_end = at end
+  elseif at then
+    wake(math.max(due, now))
+  end
 end
 -- Write the deferred records and waiting entries now: a replace that follows reads them.
 local function flush()
@@ -185,7 +200,7 @@ for i = 1, n do
       if s_head == nil or due < s_head then wake(due) end
     else
       redis.call('HSET', K.j, id, rec)
-      if place_waiting(K, id, h, due, now) then wake(math.max(due, now)) end
+      placed(place_waiting(K, id, h, due, now), due)
     end
     out[#out + 1] = 'c'
     out[#out + 1] = due
@@ -209,7 +224,7 @@ for i = 1, n do
         end
         if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end
         redis.call('HSET', K.j, id, new)
-        if place_waiting(K, id, h, due, now) then wake(math.max(due, now)) end
+        placed(place_waiting(K, id, h, due, now), due)
         written[id] = due
         written_rec[id] = new
         code, time = 'R', due
@@ -227,5 +242,6 @@ end
 flush()
 if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
 if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
+if K.wi then wheel_announce(K, K.w, bucket_end) end
 if K.wi then out[#out + 1] = now end
 return out

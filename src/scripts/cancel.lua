@@ -10,12 +10,15 @@
 -- KEYS[12] w  channel: wake messages (`C <member>` tells a running job's holder)
 -- KEYS[13] n  HASH of counters (`cancelled`)
 -- KEYS[14] ev STREAM of job events (`cancelled`: always written)
--- KEYS[15] pg HASH id -> the running attempt's progress (deleted)
+-- KEYS[15] pg HASH id -> the running attempt's progress (deleted when a running job is cancelled)
 -- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
 -- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: 'waiting' or 'running' when cancelled; 0 when there is nothing to cancel (unknown,
 --          dead, completed, already cancelled, or an unreadable record). Writes nothing then.
+-- ACL: cancelling a waiting job only reads a and never touches pg (a waiting job has no progress:
+-- it is deleted when an attempt ends), so a producer whose rules make the lease and progress keys
+-- read-only can still cancel waiting jobs (docs/SECURITY.md).
 -- Cost: O(log n); wheel strategy: O(length of the job's bucket) (LREM).
 -- Guarantee (DESIGN invariant 8, cancelled is final): a running job's lease member goes in this
 --          one step, so its holder's late ack or fail is refused (`LOST cancelled`), the reaper,
@@ -51,6 +54,7 @@ local member = h.claims and h.claims > 0 and rec_member(h, id) or nil
 if member and redis.call('ZSCORE', K.a, member) then
   -- Running (or its lease expired and is not reaped yet): the lease goes first, a removal.
   redis.call('ZREM', K.a, member)
+  redis.call('HDEL', K.pg, id)
   how = 'running'
 else
   if K.wi then
@@ -64,7 +68,6 @@ end
 redis.call('HSET', K.j, id, REC_CANCELLED)
 redis.call('ZADD', K.x, now, id)
 redis.call('HDEL', K.e, id)
-redis.call('HDEL', K.pg, id)
 redis.call('HINCRBY', K.n, 'cancelled', 1)
 if how == 'running' then redis.call('PUBLISH', K.w, 'C ' .. member) end
 emit(K, 'cancelled', id, 'at', now, 'was', how)

@@ -31,8 +31,10 @@
 -- after the acks: granularity ms and the start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), M ack outcomes ('OK', 'ALREADY', 'LOST cancelled',
 --          'LOST expired', 'LOST not held'), n, then 4 per job: lease member, token, record (with
---          its new claim block), due }. next_at: when to claim again (-1: nothing known; paused:
---          wait for the resume message).
+--          its new claim block), due }, and with the wheel strategy after them: jobs left in
+--          ready, 1 when due buckets were left for lack of their keys (claim again at once), m,
+--          and the starts of the index's first m buckets (pass those next time). next_at: when to
+--          claim again (-1: nothing known; paused: wait for the resume message).
 -- Cost (fast path, default class): TIME, ZMSCORE a, ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
 --          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not
 --          full. No per-job command.
@@ -156,6 +158,8 @@ out[n_at] = 0
 
 local function finish()
   call_chunked('HSET', K.j, hset, 2)
+  -- The wheel's own fields go last, after the jobs (wheel.lua wheel_reply).
+  if K.wi then wheel_reply(K, out) end
   return out
 end
 

@@ -1,16 +1,15 @@
 -- config: record a queue's definition at its first use, or check a client's against the record.
 -- Every client of a queue must agree on where waiting jobs live (layout), how many partitions it
--- has, how envelopes are encoded (codec) and how many events are kept: a job written under one
+-- has, how payloads are encoded (codec) and how many events are kept: a job written under one
 -- setting is lost, buried or unseen under another. One record, written once, decides.
 --
--- KEYS[1] config      HASH the record: format, layout, partitions, codec, events, version
--- KEYS[2] layout      STRING legacy layout key of the queue's own tag ('zset' | 'wheel:<ms>')
--- KEYS[3] partitions  STRING legacy partition count key
--- KEYS[4] schedule    ZSET   } the queue's own tag's job sets: jobs waiting in one layout tell a
--- KEYS[5] ready       LIST   } queue used before layouts were recorded, and any job there tells
--- KEYS[6] wheel       ZSET   } a queue used unpartitioned (every job is in one of them)
--- KEYS[7] active      ZSET   }
--- KEYS[8] dead        ZSET   }
+-- KEYS[1] config      HASH the record: format, layout, partitions, codec, events, version, and
+--                     while `delayq migrate` runs, migrating ("<since ms>|<who>") and its cursor
+-- KEYS[2] layout      STRING } layout-1 keys of the queue's own tag (src/redis/keys.ts
+-- KEYS[3] partitions  STRING } legacyKeys): with no record, any of them tells a queue that delayq
+-- KEYS[4] schedule    ZSET   } 0.1 used (before or without its record); layout 2 never writes
+-- KEYS[5] active      ZSET   } them
+-- KEYS[6] dead        ZSET   }
 -- ARGV[1] mode: 'write' (record what is missing) or 'read' (never write: views such as the CLI)
 -- ARGV[2] format: the job data layout version this client reads and writes
 -- ARGV[3..10] per field, in the order partitions, layout, codec, events: the value this client
@@ -18,10 +17,12 @@
 -- ARGV[11] the payload version this client writes or knows ('' = none); the record keeps the
 --         highest seen (clients of several versions may run at once: that is what upgrades are)
 -- Returns: { found (1 or 0: read mode and nothing recorded nor used), now, field, value, ... }
+--          or error 'DELAYQ_MIGRATING <since ms>|<who>' while `delayq migrate` converts the queue,
 --          or error 'DELAYQ_CONFIG_MISMATCH <field> <recorded value>' when a value the client
---          uses differs from the recorded one; nothing is written then.
--- Legacy: with no record but the older layout/partitions keys (or jobs), the record is built
--- from them (and, in write mode, written); the legacy keys are left as they were.
+--          uses differs from the recorded one (field `format` 1 also for a layout-1 queue without
+--          a record); nothing is written then.
+-- Guarantee: a client never writes into a queue of another format, nor one being migrated: the
+--          check and the first write of the record are one step.
 
 --!include prelude.lua
 
@@ -34,34 +35,14 @@ local found = #stored_flat > 0
 
 if found then
   for i = 1, #stored_flat, 2 do record[stored_flat[i]] = stored_flat[i + 1] end
+  if record.migrating then return redis.error_reply('DELAYQ_MIGRATING ' .. record.migrating) end
 else
-  local old_layout = redis.call('GET', KEYS[2])
-  local old_partitions = redis.call('GET', KEYS[3])
-  if old_layout or old_partitions then
-    found = true
-    -- A partitioned queue could only use the schedule ZSET (the wheel is refused with partitions).
-    record.layout = old_layout or 'zset'
-    record.partitions = old_partitions or '1'
-    record.format = '1'
-  else
-    -- A queue used before layouts were recorded: its jobs say which layout it has, and that it is
-    -- unpartitioned (a partitioned queue's jobs live under the partitions' tags, not this one).
-    local has_zset = redis.call('ZCARD', KEYS[4]) > 0
-    local has_wheel = redis.call('LLEN', KEYS[5]) > 0 or redis.call('ZCARD', KEYS[6]) > 0
-    local used = has_zset or has_wheel or redis.call('ZCARD', KEYS[7]) > 0 or redis.call('ZCARD', KEYS[8]) > 0
-    if used then
-      found = true
-      record.partitions = '1'
-      record.format = '1'
-      local wanted = ARGV[5]
-      if has_wheel and not has_zset then
-        -- The granularity is not known from the jobs: a wheel client's own, a zset client refused.
-        if wanted == 'zset' then record.layout = 'wheel' elseif wanted ~= '' then record.layout = wanted end
-      elseif has_zset and not has_wheel then
-        record.layout = 'zset'
-      end
-    end
-  end
+  -- No record: a queue delayq 0.1 used before it wrote records (or over maxmemory) still has
+  -- its layout-1 keys. Its jobs are unreadable here; `delayq migrate` converts them.
+  local legacy = redis.call('GET', KEYS[2]) or redis.call('GET', KEYS[3])
+    or redis.call('ZCARD', KEYS[4]) > 0 or redis.call('ZCARD', KEYS[5]) > 0
+    or redis.call('ZCARD', KEYS[6]) > 0
+  if legacy then return redis.error_reply('DELAYQ_CONFIG_MISMATCH format 1') end
 end
 
 if not found and mode == 'read' then return { 0, now_ms() } end

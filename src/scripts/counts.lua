@@ -2,7 +2,7 @@
 --
 -- KEYS[1] s  KEYS[2] p  KEYS[3] r  KEYS[4] gq  KEYS[5] gr  KEYS[6] a  KEYS[7] d  KEYS[8] c
 -- KEYS[9] x  KEYS[10] z
--- KEYS[11..13] wheel strategy only: wr (ready LIST), wi (bucket index), wc (bucket job count)
+-- KEYS[11..13] wheel strategy only: wr, wi, wc (wheel.lua); ARGV[1] then is the granularity ms
 -- Returns: { scheduled, due, active, dead, completed, cancelled, paused (0/1), now,
 --            next_due or -1 }
 --          scheduled counts every waiting job (s, p, r, gq; the wheel's buckets and ready list);
@@ -10,14 +10,17 @@
 --          group (counting every due job of every group would be O(groups)), and the wheel's
 --          ready list (a bucket's jobs fall due together, when it is promoted). next_due is the
 --          earliest due time among the heads of s, p and r (r's head is its first in claim order,
---          so with priorities this is close, not exact) and the wheel's first bucket end (now
---          while ready holds jobs).
+--          so with priorities this is close, not exact) and the wheel's next (wheel_counts).
 -- Guarantee: read-only; O(log N) per set.
 
 --!include prelude.lua
+--!include wheel.lua
 
 local TWO42 = 4398046511104
 local s, p, r, gq, gr, a, d, c, x, z = unpack(KEYS, 1, 10)
+local K = {}
+local bad = wheel_keys(K, 11, 1)
+if bad then return redis.error_reply('DELAYQ_BAD_ARG ' .. bad) end
 local now = now_ms()
 
 local next_due = -1
@@ -38,13 +41,11 @@ local ready = redis.call('ZCARD', r)
 local scheduled = redis.call('ZCARD', s) + redis.call('ZCARD', p) + ready + redis.call('ZCARD', gq)
 local due = redis.call('ZCOUNT', s, '-inf', now) + redis.call('ZCOUNT', p, '-inf', now) + ready
   + redis.call('ZCARD', gr)
-if KEYS[11] then
-  local listed = redis.call('LLEN', KEYS[11])
-  scheduled = scheduled + listed + (tonumber(redis.call('GET', KEYS[13])) or 0)
-  due = due + listed
-  local bucket = redis.call('ZRANGE', KEYS[12], 0, 0, 'WITHSCORES')
-  if bucket[2] then earlier(tonumber(bucket[2])) end
-  if listed > 0 then earlier(now) end
+if K.wi then
+  local waiting, ready_ids, wheel_next_due = wheel_counts(K, now)
+  scheduled = scheduled + waiting
+  due = due + ready_ids
+  if wheel_next_due >= 0 then earlier(wheel_next_due) end
 end
 return {
   scheduled,

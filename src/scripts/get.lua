@@ -7,13 +7,12 @@
 -- KEYS[9] d   ZSET dead                  KEYS[10] e  HASH id -> last error JSON
 -- KEYS[11] wk HASH holder number -> "<worker id>|<started ms>"
 -- KEYS[12] pg HASH id -> progress JSON
--- KEYS[13] wheel strategy only: wr (present: a default-class job in no set waits in the wheel)
--- ARGV[1] id
+-- KEYS[13..15] wheel strategy only: wr, wi, wc (wheel.lua); a default-class job waits there
+-- ARGV[1] id, ARGV[2] wheel strategy only: the granularity ms
 -- Returns: false when the job is unknown; else
 --          { state, record, score, last error (JSON) or false, holder or false, progress or false,
 --            lease member or false }
---          state 'waiting' (score = due; -1 when it waits in a wheel bucket, whose due is not
---          kept per job), 'active' (score = lease deadline), 'completed' (completed at),
+--          state 'waiting' (score = due), 'active' (score = lease deadline), 'completed' (completed at),
 --          'cancelled' (cancelled at), 'dead' (died at). The record is returned as stored (a
 --          completed one carries the result when results are kept); the caller decodes it.
 --          holder is the wk entry of the record's holder number: who holds (active) or held it.
@@ -22,12 +21,15 @@
 -- Guarantee: read-only; O(1) or O(log N), whatever the queue holds.
 
 --!include record.lua
+--!include wheel.lua
 --!include place.lua
 
 local K = {
   j = KEYS[1], s = KEYS[2], p = KEYS[3], r = KEYS[4], gq = KEYS[5], a = KEYS[6], c = KEYS[7],
-  x = KEYS[8], d = KEYS[9], e = KEYS[10], wk = KEYS[11], pg = KEYS[12], wr = KEYS[13],
+  x = KEYS[8], d = KEYS[9], e = KEYS[10], wk = KEYS[11], pg = KEYS[12],
 }
+local bad = wheel_keys(K, 13, 2)
+if bad then return redis.error_reply('DELAYQ_BAD_ARG ' .. bad) end
 local id = ARGV[1]
 local rec = redis.call('HGET', K.j, id)
 if not rec then return false end
@@ -75,6 +77,9 @@ if h.prio ~= 0 then
 end
 local due = redis.call('ZSCORE', K.s, id)
 if due then return answer('waiting', due, h, nil) end
-if K.wr then return answer('waiting', -1, h, nil) end
+if K.wi then
+  due = wheel_due(K, id)
+  if due then return answer('waiting', due, h, nil) end
+end
 -- A record in no set: only between the scripts of a migration; nothing to show yet.
 return false

@@ -3,12 +3,14 @@
 --
 -- KEYS[1] j   KEYS[2] s   KEYS[3] p   KEYS[4] r   KEYS[5] a   KEYS[6] c   KEYS[7] x   KEYS[8] d
 -- KEYS[9] e   KEYS[10] wk KEYS[11] pg
--- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', or 'ids' (ARGV[5..] are
+-- KEYS[12..14] state 'ids' only: the wheel's wr, wi, wc (wheel.lua), for the due times
+-- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', or 'ids' (ARGV[6..] are
 --         the ids to show: the wheel's waiting jobs, which live in bucket lists the caller read)
 -- ARGV[2] offset, ARGV[3] limit, ARGV[4] 1: newest first (by score), 0: earliest first
+-- ARGV[5] state 'ids' only: the wheel's granularity ms
 -- Returns: a flat array, 7 per job: id, record, score, last error (JSON) or false,
 --          holder ("<worker id>|<started ms>") or false, progress or false, lease member or false.
---          score: waiting: due (-1 for 'ids'); active: lease deadline; completed, cancelled,
+--          score: waiting: due; active: lease deadline; completed, cancelled,
 --          dead: when. A job whose record is gone (trimmed between the reads of a caller
 --          merging partitions) is left out.
 -- Order of 'waiting': the due prioritized jobs first (r, in claim order: priority, then due),
@@ -16,6 +18,7 @@
 -- Guarantee: read-only.
 
 --!include record.lua
+--!include wheel.lua
 
 local TWO42 = 4398046511104
 local j, s, p, r, a, c, x, d, e, wk, pg = unpack(KEYS, 1, 11)
@@ -76,7 +79,14 @@ elseif state == 'completed' or state == 'cancelled' or state == 'dead' then
   local page = range(key, offset, stop)
   for i = 1, #page, 2 do push(page[i], page[i + 1]) end
 elseif state == 'ids' then
-  for i = 5, #ARGV do push(ARGV[i], '-1') end
+  local K = {}
+  local bad = wheel_keys(K, 12, 5)
+  if bad or not K.wi then return redis.error_reply('DELAYQ_BAD_ARG ' .. (bad or 'ids needs the wheel keys')) end
+  for i = 6, #ARGV do
+    -- A job taken from the wheel since the caller read the lists is no longer waiting: left out.
+    local due = wheel_due(K, ARGV[i])
+    if due then push(ARGV[i], string.format('%.0f', due)) end
+  end
 else
   return redis.error_reply('DELAYQ_BAD_ARG list state must be waiting, active, completed, cancelled, dead or ids, got ' .. tostring(state))
 end

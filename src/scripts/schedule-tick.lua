@@ -1,55 +1,75 @@
--- schedule-tick: add the next occurrence(s) of one repeating schedule, at most once each.
+-- schedule-tick: add the next occurrence(s) of one repeating schedule, at most once each
+-- (layout 2: each occurrence is a record placed exactly as add.lua places a job).
 --
--- KEYS[1] schedules          HASH name -> definition JSON (has "rev")
--- KEYS[2] schedule last      ZSET name -> due time of the last occurrence added (the high-water mark)
--- KEYS[3] schedule           ZSET id -> due ms (the queue's waiting jobs)
--- KEYS[4] jobs               HASH id -> envelope
--- KEYS[5] meta               HASH id -> bookkeeping
--- KEYS[6] wake               channel of the queue's workers
--- KEYS[7] schedule wake      channel of the schedulers
--- KEYS[8] config             HASH the queue's config record: its 'layout' field (absent: zset)
--- KEYS[9] events             STREAM of job events
--- KEYS[10...]                wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[8] j   HASH id -> record
+-- KEYS[9] w   channel: wake messages of the queue's workers
+-- KEYS[10] n  HASH of counters (`added`)
+-- KEYS[11] ev STREAM of job events (`added`: routine, written only with events 'all')
+-- KEYS[12] schedules       HASH name -> definition JSON (has "rev")
+-- KEYS[13] schedule last   ZSET name -> due time of the last occurrence added (the high-water mark)
+-- KEYS[14] schedule wake   channel of the schedulers
+-- KEYS[15] config          HASH the queue's config record: its 'layout' field (absent: zset)
+-- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name
 -- ARGV[2] rev the caller computed from
 -- ARGV[3] high-water mark the caller computed from (compare-and-set)
 -- ARGV[4] grace ms: an occurrence due more than grace ms before now is missed
 -- ARGV[5] missed policy: 'skip' or 'runOnce'
--- ARGV[6] meta JSON of each job (a = 0, m = max attempts, b = backoff or absent, o = timeout ms or absent)
--- ARGV[7] C, then C pairs: due ms, envelope (the envelope's id is occurrence_id(name, due)).
---         Ascending, every due after ARGV[3], and no occurrence of the schedule left out
---         between two of them except before the first (those are missed: older than the first).
---         Then the events cap (0 = no events); wheel layout only, after it: granularity ms and
---         the start of each bucket list passed in KEYS.
+-- ARGV[6] events cap (events.lua)
+-- ARGV[7] the record of every occurrence's job (header + the template's payload bytes; a record
+--         holds no id, so one serves them all): default class, never claimed
+-- ARGV[8] C, then C due times (ms), ascending, every one after ARGV[3], and no occurrence of the
+--         schedule left out between two of them except before the first (those are missed:
+--         older than the first)
+-- ARGV[9 + C ...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: { status, last, now, n, then per added job: due, created }. status is 'done' (the next
 --          occurrence after now is added), 'more' (the candidates ran out before now: call again
 --          from the new mark), 'stale' (the mark or the definition changed since the caller read
---          them: nothing written), or 'gone' (no such schedule). created is 0 when a job with
---          the occurrence's id already existed (nothing written for it). Errors, nothing written:
+--          them: nothing written), or 'gone' (no such schedule). created is 0 when a record with
+--          the occurrence's id already existed (waiting, running, dead, or kept as completed or
+--          cancelled: nothing written for it). Errors, nothing written:
 --          'DELAYQ_LAYOUT_MISMATCH <stored>' when the queue's recorded layout is not the caller's;
---          'DELAYQ_WRONG_BUCKET <start>,...' when an occurrence's wheel bucket was not passed.
+--          'DELAYQ_WRONG_BUCKET <start>,...' when an occurrence's wheel bucket was not passed;
+--          'DELAYQ_BAD_ARG <reason>' when the record cannot be read or is not of the default class.
 -- Guarantee: exactly once per occurrence. Only occurrences later than the mark are added, in
 --          the same atomic step that moves the mark past them, so however many schedulers race,
---          and even after an occurrence's job finished and was deleted, no occurrence is added
---          twice. (The mark only moves back in schedule-upsert, past an occurrence it took back
---          unstarted.) Whether an occurrence is missed is decided here by the server clock, so
---          racing schedulers cannot disagree.
+--          and even after an occurrence's job finished and its record was trimmed, no occurrence
+--          is added twice. (The mark only moves back in schedule-upsert, past an occurrence it
+--          took back unstarted.) Whether an occurrence is missed is decided here by the server
+--          clock, so racing schedulers cannot disagree.
 
 --!include prelude.lua
 --!include events.lua
+--!include record.lua
 --!include wheel.lua
---!include add-job.lua
+--!include place.lua
+--!include wake.lua
+--!include args.lua
 --!include schedule-common.lua
 
 local K = {
-  schedules = KEYS[1], last = KEYS[2], schedule = KEYS[3], jobs = KEYS[4], meta = KEYS[5],
-  wake = KEYS[6], schedule_wake = KEYS[7], config = KEYS[8], events = KEYS[9],
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
+  j = KEYS[8], w = KEYS[9], n = KEYS[10], ev = KEYS[11], schedules = KEYS[12], last = KEYS[13],
+  schedule_wake = KEYS[14], config = KEYS[15], events_cap = tonumber(ARGV[6]),
 }
+K.events = K.ev
 local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local grace, policy, meta_json = tonumber(ARGV[4]), ARGV[5], ARGV[6]
-local count = tonumber(ARGV[7])
-K.events_cap = tonumber(ARGV[8 + 2 * count])
-wheel_keys(K, 10, 9 + 2 * count)
+local grace, policy, record = tonumber(ARGV[4]), ARGV[5], ARGV[7]
+local count = tonumber(ARGV[8])
+if not count or count < 1 or count % 1 ~= 0 or #ARGV < 8 + count then
+  return bad_arg('C ' .. tostring(ARGV[8]) .. ' is not a whole number >= 1 of due times that follow it')
+end
+local cap_problem = check_events_cap(ARGV[6])
+if cap_problem then return bad_arg(cap_problem) end
+local wheel_problem = wheel_keys(K, 16, 9 + count)
+if wheel_problem then return bad_arg(wheel_problem) end
+local h, unreadable = rec_parse(record)
+if not h then return bad_arg('the occurrence record: ' .. unreadable) end
+if h.prio ~= 0 or h.group or h.completed or h.cancelled or h.claims ~= 0 then
+  return bad_arg('the occurrence record must be a new job of the default class (no priority, group or claim)')
+end
 
 local refused = assert_layout(K)
 if refused then return refused end
@@ -66,14 +86,14 @@ local new_last = last
 local missed = nil
 local picked = {}
 local upcoming = false
-for i = 0, count - 1 do
-  local due = tonumber(ARGV[8 + 2 * i])
+for i = 1, count do
+  local due = tonumber(ARGV[8 + i])
   if due > new_last then
     new_last = due
     if due < now - grace then
-      missed = i
+      missed = due
     else
-      picked[#picked + 1] = i
+      picked[#picked + 1] = due
       if due > now then
         upcoming = true
         break
@@ -83,27 +103,38 @@ for i = 0, count - 1 do
 end
 if policy == 'runOnce' and missed ~= nil then table.insert(picked, 1, missed) end
 
-local dues = {}
-for _, i in ipairs(picked) do dues[#dues + 1] = tonumber(ARGV[8 + 2 * i]) end
-local missing = missing_buckets(K, dues, {}, now)
-if missing then return missing end
+if K.wi then
+  local missing = wheel_missing(K, picked, nil, now)
+  if missing then return missing end
+end
 
 local result = { upcoming and 'done' or 'more', new_last, now, #picked }
-local earliest = nil
-for n, i in ipairs(picked) do
-  local due = dues[n]
-  local created, at = add_job(K, occurrence_id(name, due), due, ARGV[9 + 2 * i], cjson.decode(meta_json), now)
-  result[#result + 1] = due
-  result[#result + 1] = created and 1 or 0
-  if created then
-    if at ~= nil and (earliest == nil or at < earliest) then earliest = at end
-    emit(K, 'added', occurrence_id(name, due), 'runAt', due, 'at', now)
+local created = 0
+if #picked > 0 then
+  local ids = {}
+  for i, due in ipairs(picked) do ids[i] = occurrence_id(name, due) end
+  -- One read for all of them: any record of the id (even a completed or cancelled one kept in j)
+  -- means the occurrence was added before, as add.lua's existence rule.
+  local existing = redis.call('HMGET', K.j, unpack(ids))
+  for i, due in ipairs(picked) do
+    result[#result + 1] = due
+    if existing[i] then
+      result[#result + 1] = 0
+    else
+      redis.call('HSET', K.j, ids[i], record)
+      -- Ascending due times: only the first job placed can move a head earlier, so this sends
+      -- at most one message.
+      announce_placed(K, place_waiting(K, ids[i], h, due, now), due)
+      created = created + 1
+      result[#result + 1] = 1
+      emit(K, 'added', ids[i], 'runAt', due, 'at', now)
+    end
   end
 end
+if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
 
 if new_last ~= last then
   redis.call('ZADD', K.last, new_last, name)
   wake_if_head(K.last, K.schedule_wake, new_last)
 end
-announce(K, earliest)
 return result

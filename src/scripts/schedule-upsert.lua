@@ -1,18 +1,19 @@
--- schedule-upsert: create a repeating schedule, or replace its definition.
+-- schedule-upsert: create a repeating schedule, or replace its definition (layout 2).
 --
 -- KEYS[1] schedules          HASH name -> definition JSON (has "rev")
--- KEYS[2] schedule payloads  HASH name -> encoded payload template
+-- KEYS[2] schedule payloads  HASH name -> the payload template: the payload bytes as the queue's
+--                            codec encodes them (what follows the header of each occurrence's record)
 -- KEYS[3] schedule last      ZSET name -> due time of the last occurrence added (the high-water mark)
--- KEYS[4] schedule           ZSET id -> due ms (the queue's waiting jobs)
--- KEYS[5] jobs               HASH id -> envelope
--- KEYS[6] meta               HASH id -> bookkeeping
--- KEYS[7] schedule wake      channel
--- KEYS[8] config             HASH the queue's config record: its 'layout' field (absent: zset)
--- KEYS[9] active, KEYS[10] dead, KEYS[11] completed (to tell a waiting occurrence, wheel layout)
--- KEYS[12...]                wheel layout only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[4] schedule wake      channel of the schedulers
+-- KEYS[5] config             HASH the queue's config record: its 'layout' field (absent: zset)
+-- KEYS[6] s, KEYS[7] p, KEYS[8] r   the waiting sets of the default and prioritized classes
+-- KEYS[9] gq, KEYS[10] gw, KEYS[11] gr, KEYS[12] gc   groups (issue 16; not built yet)
+-- KEYS[13] j  HASH id -> record
+-- KEYS[14] e  HASH id -> last error
+-- KEYS[15...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name, ARGV[2] rev (digest of the definition and payload), ARGV[3] definition JSON,
--- ARGV[4] payload template; wheel layout only: ARGV[5] granularity ms, then the start of each
--- bucket list passed in KEYS
+-- ARGV[4] payload template; ARGV[5...] wheel strategy only: granularity ms, then the start of
+-- each bucket list passed in KEYS
 -- Returns: { status, last }: status 'unchanged' (same rev: nothing written), 'created' or
 --          'updated'; last is the schedule's high-water mark afterwards (epoch ms). Errors, nothing
 --          written: 'DELAYQ_LAYOUT_MISMATCH <stored>' when the queue's recorded layout is not the
@@ -23,15 +24,19 @@
 --          an occurrence that was added and not taken back, so none is added twice.
 
 --!include prelude.lua
+--!include record.lua
 --!include wheel.lua
+--!include place.lua
+--!include args.lua
 --!include schedule-common.lua
 
 local K = {
-  schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule = KEYS[4], jobs = KEYS[5],
-  meta = KEYS[6], schedule_wake = KEYS[7], config = KEYS[8], active = KEYS[9], dead = KEYS[10],
-  completed = KEYS[11],
+  schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule_wake = KEYS[4], config = KEYS[5],
+  s = KEYS[6], p = KEYS[7], r = KEYS[8], gq = KEYS[9], gw = KEYS[10], gr = KEYS[11], gc = KEYS[12],
+  j = KEYS[13], e = KEYS[14],
 }
-wheel_keys(K, 12, 5)
+local wheel_problem = wheel_keys(K, 15, 5)
+if wheel_problem then return bad_arg(wheel_problem) end
 local name, rev, definition, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local refused = assert_layout(K)
 if refused then return refused end
@@ -42,8 +47,8 @@ local last = tonumber(redis.call('ZSCORE', K.last, name))
 if old and last and cjson.decode(old).rev == rev then
   return { 'unchanged', last }
 end
-if old and last and last > now then
-  local missing = missing_buckets(K, {}, { last }, now)
+if old and last and last > now and K.wi then
+  local missing = wheel_missing(K, {}, { occurrence_id(name, last) }, now)
   if missing then return missing end
 end
 

@@ -4,7 +4,9 @@
  * scripts write no per-job counter or event (docs/design/HOT-PATH.md §7): a SIGKILLed worker loses
  * at most one second of its own counts, never a failure count (those come from the scripts).
  */
-import { LATENESS_BOUNDS_MS, type CounterName } from '../operations/stats.js';
+import { flushCounts, LATENESS_BOUNDS_MS, type CounterName } from '../operations/stats.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { QueueKeys } from '../redis/keys.js';
 import { PeriodicDuty } from './duty.js';
 
 /** The counters a worker counts itself; the others are bumped by the scripts of their paths. */
@@ -102,4 +104,25 @@ export class CounterFlusher {
     if (!deltas) this.pending.set(partition, (deltas = {}));
     deltas[name] = (deltas[name] ?? 0) + n;
   }
+}
+
+/**
+ * The flusher of a worker on `client` over `partitions` (partition i's counts go to partition i's
+ * counters): what the Worker creates, starts with its duties and closes after its last ack.
+ */
+export function counterFlusherFor(
+  client: RedisClient,
+  partitions: readonly QueueKeys[],
+  onError: (err: unknown) => void,
+  intervalMs = COUNTER_FLUSH_MS,
+): CounterFlusher {
+  return new CounterFlusher(
+    (partition, deltas) => {
+      const keys = partitions[partition];
+      if (!keys) throw new RangeError(`counts for partition ${partition} of ${partitions.length}`);
+      return flushCounts(client, keys, deltas);
+    },
+    onError,
+    intervalMs,
+  );
 }

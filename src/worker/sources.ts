@@ -9,7 +9,7 @@ import { WheelSource } from './wheel-source.js';
 
 /** The source for the strategy and layout the start-up handshake settled. */
 export function claimSourceFor(ctx: ClaimSourceContext): ClaimSource {
-  if (ctx.layout.kind === 'wheel') return new WheelSource(ctx, ctx.layout);
+  if (ctx.layout.kind === 'wheel') return new WheelSource(ctx);
   const schedules = ctx.partitions.map((_keys, p) => new ScheduleSource(ctx, p));
   if (schedules.length === 1) return schedules[0]!;
   return new PartitionedSource(schedules, ctx);

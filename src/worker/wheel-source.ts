@@ -4,7 +4,6 @@
  * ready-waiter.ts), so a job promoted by another worker starts without waiting for a timer.
  */
 import type { ClaimOutput } from '../operations/claim.js';
-import type { WheelLayout } from '../operations/wheel.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';
 import { ReadyWaiter } from './ready-waiter.js';
 
@@ -18,10 +17,7 @@ export class WheelSource implements ClaimSource {
   private paused = false;
   private readonly waiter: ReadyWaiter | undefined;
 
-  constructor(
-    private readonly ctx: ClaimSourceContext,
-    private readonly layout: WheelLayout,
-  ) {
+  constructor(private readonly ctx: ClaimSourceContext) {
     const keys = ctx.partitions[0]!;
     if (ctx.blockingMove !== null) {
       this.waiter = new ReadyWaiter(ctx.client, keys.ready, ctx.blockingMove, (err) => ctx.onError(err));
@@ -29,13 +25,15 @@ export class WheelSource implements ClaimSource {
   }
 
   async claim(limit: number): Promise<ClaimOutput> {
-    // TODO(l2-wheel): the layout-2 claim reply has no wheel fields yet (ready left, due buckets
-    // left, the index's head); until wheel_take reports them, the buckets passed stay `head`.
     this.ctx.setBuckets(0, this.head);
     const out = await this.ctx.claim(0, limit);
     this.paused = out.paused;
-    this.readyLeft = 0;
-    void this.layout;
+    if (out.wheel) {
+      this.head = out.wheel.head;
+      this.readyLeft = out.wheel.readyLeft;
+      // Due buckets were left because this call did not pass them: claim again at once, with them.
+      if (out.wheel.dueLeft) out.nextAt = out.now;
+    }
     return out;
   }
 

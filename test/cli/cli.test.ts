@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Queue, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { claim } from '../../src/operations/claim.js';
+import { registerHolder } from '../../src/operations/worker-register.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { freePort } from '../support/redis-server.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
@@ -73,7 +74,7 @@ describe('delayq add / show / ls / stats', () => {
 
     const r = inspector(redis.url());
     const now = await serverNow(r);
-    const score = Number(await r.zscore(queueKeys(q).schedule, 'w1'));
+    const score = Number(await r.zscore(queueKeys(q).waiting, 'w1'));
     await r.quit();
     expect(score - now).toBeGreaterThan(3_590_000);
     expect(score - now).toBeLessThanOrEqual(3_600_000);
@@ -106,7 +107,7 @@ describe('delayq add / show / ls / stats', () => {
     expect(stats.code).toBe(0);
     expect(json(stats.stdout)).toMatchObject({
       queue: q,
-      counts: { scheduled: 1, due: 0, active: 0, dead: 0 },
+      counts: { scheduled: 1, due: 0, active: 0, dead: 0, completed: 0, cancelled: 0 },
       nextDue: score,
       strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
     });
@@ -116,9 +117,10 @@ describe('delayq add / show / ls / stats', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 1, dead: 0 });
     const allText = await cli(['stats']);
-    // Every queue's row shows its strategy and lateness too ('-': no attempt running).
+    // Every queue's row shows completed and cancelled, its strategy and lateness ('-': nothing
+    // claimed in the last minute) too.
     expect(allText.stdout).toMatch(
-      new RegExp(`^${q} +1 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
+      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
     );
   });
 
@@ -131,7 +133,7 @@ describe('delayq add / show / ls / stats', () => {
     const page = await cli(['--json', 'ls', q, '--limit', '2', '--offset', '2']);
     expect(json(page.stdout)).toMatchObject({ total: 5, offset: 2, jobs: [{ id: 'j2' }, { id: 'j3' }] });
     const text = await cli(['ls', q, '--limit', '2']);
-    expect(text.stdout.split('\n')[0]).toMatch(/^id +due +attempts +payload$/);
+    expect(text.stdout.split('\n')[0]).toMatch(/^id +due +priority +attempts +payload$/);
     expect(text.stdout).toContain('1-2 of 5 scheduled');
   });
 });
@@ -202,10 +204,14 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     expect(moved.code).toBe(0);
     const r = inspector(redis.url());
     const now = await serverNow(r);
-    expect(Number(await r.zscore(queueKeys(q).schedule, 'a')) - now).toBeGreaterThan(7_190_000);
+    expect(Number(await r.zscore(queueKeys(q).waiting, 'a')) - now).toBeGreaterThan(7_190_000);
     expect((await cli(['cancel', q, 'a'])).stdout).toBe('cancelled a\n');
-    expect(await r.zscore(queueKeys(q).schedule, 'a')).toBeNull();
-    expect(await r.hexists(queueKeys(q).jobs, 'a')).toBe(0);
+    expect(await r.zscore(queueKeys(q).waiting, 'a')).toBeNull();
+    // The cancelled record (3 bytes, no payload) stays while the cancelled set keeps the id.
+    expect(await r.hgetBuffer(queueKeys(q).records, 'a')).toEqual(Buffer.from([0x01, 0x80, 0x10]));
+    expect(await r.zscore(queueKeys(q).cancelled, 'a')).not.toBeNull();
+    const listed = await cli(['--json', 'ls', q, '--state', 'cancelled']);
+    expect(json(listed.stdout)).toMatchObject({ total: 1, jobs: [{ id: 'a', state: 'cancelled' }] });
     await r.quit();
     const twice = await cli(['cancel', q, 'a']);
     expect(twice.code).toBe(1);
@@ -226,12 +232,12 @@ describe('delayq cancel / reschedule / retry / remove', () => {
         strategy: 'zpopmin',
         limit: 1,
         leaseMs: 60_000,
-        holder: 1,
-        zmscore: true,
+        holder: await registerHolder(r, queueKeys(q), 'holder'),
         deadMaxCount: 100,
         deadMaxAgeMs: 0,
         rate: { max: 0, perMs: 0 },
         eventsCap: 100,
+        zmscore: true,
         layout: ZSET_LAYOUT,
       })
     ).jobs;
@@ -239,8 +245,7 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     const done = await cli(['--json', 'cancel', q, 'busy']);
     expect(done.code).toBe(0);
     expect(json(done.stdout)).toEqual({ queue: q, id: 'busy', cancelled: true });
-    expect(await r.zscore(queueKeys(q).active, 'busy')).toBeNull();
-    expect(await r.hget(queueKeys(q).leases, 'busy')).toBeNull();
+    expect(await r.zscore(queueKeys(q).leases, held!.member)).toBeNull();
     const shown = await cli(['--json', 'show', q, 'busy']);
     expect(shown.code).toBe(0);
     expect(json(shown.stdout)).toMatchObject({ id: 'busy', state: 'cancelled' });
@@ -255,7 +260,7 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     const later = new Date(at.getTime() + 60_000);
     expect((await cli(['reschedule', q, 'r', '--run-at', String(later.getTime())])).code).toBe(0);
     const r = inspector(redis.url());
-    expect(Number(await r.zscore(queueKeys(q).schedule, 'r'))).toBe(later.getTime());
+    expect(Number(await r.zscore(queueKeys(q).waiting, 'r'))).toBe(later.getTime());
     await r.quit();
     for (const args of [
       ['add', q, '2', '--at', at.toISOString()],
@@ -312,14 +317,14 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     const keys = queueKeys(q);
     expect(await r.zrange(keys.dead, 0, -1)).toEqual(expect.arrayContaining(['d2', 'd3']));
     expect(await r.zcard(keys.dead)).toBe(2);
-    expect(await r.zscore(keys.schedule, 'd1')).not.toBeNull();
+    expect(await r.zscore(keys.waiting, 'd1')).not.toBeNull();
     expect((await cli(['retry', q, 'd1'])).code).toBe(1);
     expect((await cli(['retry', q])).code).toBe(2);
 
     const all = await cli(['--json', 'retry', q, '--all']);
     expect(json(all.stdout)).toEqual({ queue: q, retried: 2 });
     expect(await r.zcard(keys.dead)).toBe(0);
-    expect(await r.zcard(keys.schedule)).toBe(3);
+    expect(await r.zcard(keys.waiting)).toBe(3);
 
     const q2 = uniqueQueue('cli');
     await makeDead(q2, ['p1', 'p2']);
@@ -340,7 +345,7 @@ describe('delayq cancel / reschedule / retry / remove', () => {
     expect((await cli(['remove', q2, 'p1'])).code).toBe(1);
     const removed = await cli(['--json', 'remove', q2, '--all']);
     expect(json(removed.stdout)).toEqual({ queue: q2, removed: 1 });
-    expect(await r.exists(k2.dead, k2.jobs, k2.meta, k2.errors)).toBe(0);
+    expect(await r.exists(k2.dead, k2.records, k2.errors)).toBe(0);
     await r.quit();
   });
 });
@@ -404,15 +409,15 @@ describe('delayq add --file', () => {
     expect(json(res.stdout)).toEqual({ queue: q, added: 1_203, existed: 0 });
     expect(res.stderr).toBe('');
     const r = inspector(redis.url());
-    expect(await r.zcard(queueKeys(q).schedule)).toBe(1_203);
+    expect(await r.zcard(queueKeys(q).waiting)).toBe(1_203);
     const now = await serverNow(r);
-    expect(Number(await r.zscore(queueKeys(q).schedule, 'first')) - now).toBeGreaterThan(7_100_000);
+    expect(Number(await r.zscore(queueKeys(q).waiting, 'first')) - now).toBeGreaterThan(7_100_000);
     await r.quit();
 
     await writeFile(file, `${JSON.stringify({ payload: 1, id: 'dated', runAt: 4_102_444_800_000 })}\n`);
     expect((await cli(['add', q, '--file', file])).code).toBe(0);
     const r2 = inspector(redis.url());
-    expect(Number(await r2.zscore(queueKeys(q).schedule, 'dated'))).toBe(4_102_444_800_000);
+    expect(Number(await r2.zscore(queueKeys(q).waiting, 'dated'))).toBe(4_102_444_800_000);
     await r2.quit();
     await writeFile(file, `${JSON.stringify({ payload: 1, at: 4_102_444_800_000 })}\n`);
     const oldField = await cli(['add', q, '--file', file]);
@@ -495,7 +500,7 @@ describe('delayq worker <module>', () => {
     await writeFile(
       mod,
       `import { appendFileSync } from 'node:fs';
-export const options = { concurrency: 2 };
+export const options = { concurrency: 2, keepResults: true };
 export const handlers = {
   ${JSON.stringify(q)}: async (job) => {
     appendFileSync(${JSON.stringify(started)}, job.id + '\\n');
@@ -523,11 +528,18 @@ export const handlers = {
     await waitFor(() => events().some((e) => e['event'] === 'dead' && e['id'] === 'bad'), {
       what: 'bad dead',
     });
+    // A completed job shows its kept result (not a payload), and lists among the completed.
+    const shown = await cli(['show', q, 'quick']);
+    expect(shown.stdout).toMatch(/^state +completed$/m);
+    expect(shown.stdout).toMatch(/^result\n {2}"ok"$/m);
+    expect(shown.stdout).not.toContain('payload');
+    const done = json((await cli(['--json', 'ls', q, '--state', 'completed'])).stdout);
+    expect(done).toMatchObject({ total: 1, jobs: [{ id: 'quick', state: 'completed', result: 'ok' }] });
 
     // A long job is running when SIGTERM comes: the drain lets it finish before exiting 0.
     await queue.add({ ms: 1_500 }, { id: 'slow' });
     const r = inspector(redis.url());
-    await waitFor(async () => (await r.zscore(queueKeys(q).active, 'slow')) !== null, {
+    await waitFor(async () => (await newQueue(q).get('slow'))?.state === 'active', {
       what: 'slow claimed',
     });
     proc.child.kill('SIGTERM');
@@ -535,8 +547,9 @@ export const handlers = {
     expect(res.code).toBe(0);
     const names = events().map((e) => [e['event'], e['id']].filter((x) => typeof x === 'string').join(':'));
     expect(names.slice(-3)).toEqual(['draining', 'completed:slow', 'stopped']);
-    expect(await r.zcard(queueKeys(q).active)).toBe(0);
-    expect(await r.zcard(queueKeys(q).schedule)).toBe(0);
+    expect(await r.zcard(queueKeys(q).leases)).toBe(0);
+    expect(await r.zcard(queueKeys(q).waiting)).toBe(0);
+    expect(await r.zscore(queueKeys(q).completed, 'slow')).not.toBeNull();
     await r.quit();
   });
 

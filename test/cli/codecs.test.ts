@@ -23,8 +23,8 @@ const open: Array<{ close(): Promise<void> }> = [];
 const CODEC_SOURCE = `
 export default {
   name: 'b64json',
-  encode: (envelope) => Buffer.from(Buffer.from(JSON.stringify(envelope)).toString('base64')),
-  decode: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'base64').toString()),
+  encodePayload: (payload) => Buffer.from(Buffer.from(JSON.stringify(payload)).toString('base64')),
+  decodePayload: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'base64').toString()),
 };
 `;
 
@@ -68,8 +68,10 @@ describe('the recorded codec', () => {
     // The bytes stored are msgpack, not JSON.
     const r = inspector(redis.url());
     open.push({ close: async () => void (await r.quit()) });
-    const stored = (await r.hgetBuffer(queueKeys(q).jobs, 'm1'))!;
-    expect(() => JSON.parse(stored.toString()) as unknown).toThrow();
+    const stored = (await r.hgetBuffer(queueKeys(q).records, 'm1'))!;
+    // After the record's header (2 bytes for a job with default options), msgpack, not JSON.
+    expect(stored.subarray(0, 2)).toEqual(Buffer.from([0x01, 0x00]));
+    expect(() => JSON.parse(stored.subarray(2).toString()) as unknown).toThrow();
 
     expect((await cli(['reschedule', q, 'm1', '--delay', '0'])).code).toBe(0);
     const payloads: unknown[] = [];
@@ -183,7 +185,9 @@ describe('stats for every strategy and partitions', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 0, nextDue: null, strategy: 'wheel (1000 ms buckets)' });
     const text = await cli(['stats']);
-    expect(text.stdout).toMatch(new RegExp(`^${q} +0 +0 +0 +0 +- +wheel \\(1000 ms buckets\\) +-$`, 'm'));
+    expect(text.stdout).toMatch(
+      new RegExp(`^${q} +0 +0 +0 +0 +0 +0 +- +wheel \\(1000 ms buckets\\) +-$`, 'm'),
+    );
     const unknown = uniqueQueue('typo');
     const ls = await cli(['ls', unknown]);
     expect(ls.code).toBe(1);

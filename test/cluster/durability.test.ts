@@ -87,7 +87,7 @@ describe('cluster: replicated durability', () => {
         expect(kept.replicated).toBe(1);
 
         const cluster = redis.cluster();
-        const { master } = await cluster.shardOf(queueKeys(name).schedule);
+        const { master } = await cluster.shardOf(queueKeys(name).waiting);
         await cluster.cutReplication(master);
         // Acknowledged by the master, which now holds it alone.
         expect(await queue.add('plain', { id: 'plain' })).toMatchObject({ created: true });
@@ -101,7 +101,7 @@ describe('cluster: replicated durability', () => {
         // WAIT goes to the master that ran the add, not to any node: a queue on another master
         // still gets its replica, the cut one never does (a misrouted WAIT would count one).
         let otherName = uniqueQueue('other');
-        while ((await cluster.shardOf(queueKeys(otherName).schedule)).master.id === master.id) {
+        while ((await cluster.shardOf(queueKeys(otherName).waiting)).master.id === master.id) {
           otherName = uniqueQueue('other');
         }
         const other = new Queue<string>(otherName, { connection: redis.connection() });

@@ -19,10 +19,10 @@ describe('cluster: master failover', () => {
     async () => {
       const cluster = redis.cluster();
       const name = uniqueQueue('failover');
-      const { master } = await cluster.shardOf(queueKeys(name).schedule);
+      const { master } = await cluster.shardOf(queueKeys(name).waiting);
       // A second queue on the same master, with a worker asleep on a 1 h timer.
       let idleName = uniqueQueue('idle');
-      while ((await cluster.shardOf(queueKeys(idleName).schedule)).master.id !== master.id)
+      while ((await cluster.shardOf(queueKeys(idleName).waiting)).master.id !== master.id)
         idleName = uniqueQueue('idle');
       const woken: Array<{ runAt: number; claimedAt: number }> = [];
       const idle = new Worker<string>(

@@ -24,7 +24,7 @@ async function spreadQueue(prefix: string): Promise<{ name: string; masterOf: nu
   for (let attempt = 0; attempt < 50; attempt++) {
     const name = uniqueQueue(prefix);
     const masterOf = await Promise.all(
-      partitionKeys(name, P).map(async (keys) => (await redis.cluster().shardOf(keys.schedule)).master.port),
+      partitionKeys(name, P).map(async (keys) => (await redis.cluster().shardOf(keys.waiting)).master.port),
     );
     if (new Set(masterOf).size === 3) return { name, masterOf };
   }
@@ -43,7 +43,7 @@ describe('cluster: partitions', () => {
     for (const [p, keys] of partitionKeys(name, P).entries()) {
       const node = new Redis(masterOf[p]!, '127.0.0.1');
       try {
-        const held = await node.zcard(keys.schedule);
+        const held = await node.zcard(keys.waiting);
         expect(held).toBe(added.filter((a) => partitionOf(a.id, P) === p).length);
         byMaster.set(masterOf[p]!, (byMaster.get(masterOf[p]!) ?? 0) + held);
       } finally {
@@ -52,7 +52,14 @@ describe('cluster: partitions', () => {
     }
     expect(byMaster.size).toBe(3);
     for (const held of byMaster.values()) expect(held).toBeGreaterThan(0);
-    expect(await q.counts()).toEqual({ scheduled: 120, due: 0, active: 0, dead: 0 });
+    expect(await q.counts()).toEqual({
+      scheduled: 120,
+      due: 0,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 0,
+    });
   });
 
   it('every job runs once and never early, with workers claiming from all masters', async () => {

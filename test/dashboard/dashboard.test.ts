@@ -4,8 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Codec } from '../../src/index.js';
 import { createDashboard } from '../../src/dashboard/handler.js';
 import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
+import { jsonCodec } from '../../src/codec/json.js';
+import { COMPLETED_RECORD, completedRecordWithResult } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
-import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { freePort } from '../support/redis-server.js';
 
 const redis = useRedis();
@@ -95,7 +97,14 @@ describe('dashboard over HTTP', () => {
       counts: Record<string, number>;
       due: { counts: number[]; bucketMs: number };
     };
-    expect(overview.counts).toEqual({ scheduled: 25, due: 0, active: 0, dead: 1 });
+    expect(overview.counts).toEqual({
+      scheduled: 25,
+      due: 0,
+      active: 0,
+      dead: 1,
+      completed: 0,
+      cancelled: 0,
+    });
     // Due 60..84 s from now: the second and (for the last ones) the first minute slices of the hour.
     expect(overview.due.counts).toHaveLength(60);
     expect(overview.due.counts.reduce((a, b) => a + b, 0)).toBe(25);
@@ -208,7 +217,7 @@ describe('dashboard over HTTP', () => {
     });
     expect(ok.status).toBe(200);
     expect(await r.zrange(keys.dead, 0, -1)).toEqual(['y2']);
-    expect(await r.zscore(keys.schedule, 'y1')).not.toBeNull();
+    expect(await r.zscore(keys.waiting, 'y1')).not.toBeNull();
     // A script with the bearer token needs no CSRF token (no ambient credentials to abuse).
     const del = await fetch(`${d.url}api/queues/${name}/jobs/y2/remove`, {
       method: 'POST',
@@ -216,7 +225,7 @@ describe('dashboard over HTTP', () => {
     });
     expect(del.status).toBe(200);
     expect(await r.exists(keys.dead)).toBe(0);
-    expect(await r.hexists(keys.jobs, 'y2')).toBe(0);
+    expect(await r.hexists(keys.records, 'y2')).toBe(0);
     const again = await fetch(`${d.url}api/queues/${name}/jobs/y2/retry`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -274,6 +283,65 @@ describe('dashboard over HTTP', () => {
       headers: auth,
     });
     expect(again.status).toBe(409);
+    const list = (await (
+      await fetch(`${d.url}api/queues/${name}/jobs?state=cancelled`, { headers: auth })
+    ).json()) as { total: number; items: Array<{ id: string; cancelledAt: number | null }> };
+    expect(list.total).toBe(1);
+    expect(list.items).toEqual([
+      expect.objectContaining({ id: 'run1', cancelledAt: expect.any(Number) as unknown }),
+    ]);
+  });
+
+  it('lists completed jobs with their kept result, and shows a job’s priority', async () => {
+    const name = uniqueQueue('ddone');
+    const queue = new Queue<{ n: number }>(name, { connection: redis.url() });
+    open.push(queue);
+    await queue.add({ n: 1 }, { id: 'urgent', delay: '1h', priority: -3 });
+    await queue.add({ n: 2 }, { id: 'plain', delay: '2h' });
+    // Two completed records as an ack writes them: one with the handler's result (keepResults),
+    // one without.
+    const r = inspector(redis.url());
+    const keys = queueKeys(name);
+    const now = await serverNow(r);
+    await r
+      .multi()
+      .hset(keys.records, 'with', completedRecordWithResult(jsonCodec.encodePayload({ sent: true })))
+      .hset(keys.records, 'without', COMPLETED_RECORD)
+      .zadd(keys.completed, now - 2_000, 'with', now - 1_000, 'without')
+      .exec();
+    await r.quit();
+    const d = await dashboard();
+    const get = async <T>(path: string): Promise<T> =>
+      (await (await fetch(`${d.url}api/${path}`)).json()) as T;
+
+    const overview = await get<{ counts: Record<string, number> }>(`queues/${name}`);
+    expect(overview.counts).toMatchObject({ scheduled: 2, completed: 2, cancelled: 0 });
+    const done = await get<{ total: number; items: Array<Record<string, unknown>> }>(
+      `queues/${name}/jobs?state=completed`,
+    );
+    expect(done.total).toBe(2);
+    // Most recent first; the result is the preview of the one that kept it.
+    expect(done.items.map((j) => [j.id, j['hasResult'], j['preview']])).toEqual([
+      ['without', false, ''],
+      ['with', true, '{"sent":true}'],
+    ]);
+    expect(await get(`queues/${name}/jobs/with`)).toMatchObject({
+      id: 'with',
+      state: 'completed',
+      result: { sent: true },
+      completedAt: expect.any(String) as unknown,
+    });
+    const waiting = await get<{ items: Array<{ id: string; priority: number }> }>(
+      `queues/${name}/jobs?state=scheduled`,
+    );
+    expect(waiting.items.map((j) => [j.id, j.priority])).toEqual([
+      ['urgent', -3],
+      ['plain', 0],
+    ]);
+    expect(await get(`queues/${name}/jobs/urgent`)).toMatchObject({ priority: -3, payload: { n: 1 } });
+    const html = await (await fetch(`${d.url}queues/${name}`)).text();
+    expect(html).toContain('id="table-completed"');
+    expect(html).toContain('id="table-cancelled"');
   });
 
   it('pauses and resumes a queue from its page: the button, the paused badge, and paused in the data', async () => {

@@ -133,6 +133,8 @@ describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {
       due: 0,
       active: 0,
       dead: 0,
+      completed: 0,
+      cancelled: 0,
     });
 
     expect((await fetch(`${at}/api/queues/${name}`)).status).toBe(401);
@@ -162,15 +164,15 @@ describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {
 
     const r = inspector(redis.url());
     try {
-      expect(await r.zscore(queueKeys(name).schedule, 'j1')).not.toBeNull();
+      expect(await r.zscore(queueKeys(name).waiting, 'j1')).not.toBeNull();
       const ok = await fetch(cancel, {
         method: 'POST',
         headers: { ...json, cookie, 'x-csrf-token': csrf, origin, 'sec-fetch-site': 'same-origin' },
         body: '{}',
       });
       expect(ok.status).toBe(200);
-      expect(await r.zscore(queueKeys(name).schedule, 'j1')).toBeNull();
-      expect(await r.zscore(queueKeys(name).schedule, 'j2')).not.toBeNull();
+      expect(await r.zscore(queueKeys(name).waiting, 'j1')).toBeNull();
+      expect(await r.zscore(queueKeys(name).waiting, 'j2')).not.toBeNull();
     } finally {
       await r.quit();
     }

@@ -14,12 +14,13 @@ import {
   PartitionMismatchError,
   Queue,
   UnknownQueueError,
+  UnsupportedLayoutError,
   Worker,
   type QueueOptions,
   type WorkerOptions,
 } from '../../src/index.js';
 import { Inspector } from '../../src/inspect/inspector.js';
-import { configKey, partitionCountKey, partitionKeys, queueKeys } from '../../src/redis/keys.js';
+import { configKey, legacyKeys, partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -82,15 +83,15 @@ describe('the config record', () => {
     const name = uniqueQueue('def');
     await queue(name, { codec: 'msgpack', version: 2 }).add({ a: 1 }, { delay: '1h' });
     expect(await client().hgetall(configKey(name))).toEqual({
-      format: '1',
+      format: '2',
       layout: 'zset',
       partitions: '1',
       codec: 'msgpack',
       events: '-10000',
       version: '2',
     });
-    // No legacy keys any more.
-    expect(await client().exists(queueKeys(name).layout, partitionCountKey(name))).toBe(0);
+    // No layout-1 keys: the record holds the layout and the partition count.
+    expect(await client().exists(legacyKeys(name).layout, legacyKeys(name).partitions)).toBe(0);
   });
 
   it('a client that leaves settings out adopts the recorded ones: a msgpack, wheel queue', async () => {
@@ -140,7 +141,7 @@ describe('ConfigMismatchError: a client that disagrees names both values and wri
     expect(err.message).toMatch(/partitions: 2 but this client uses partitions: 3/);
     expect(await dump(name)).toEqual(before);
     // Nothing in the keys of a third partition.
-    expect(await client().exists(partitionKeys(name, 3)[2]!.schedule)).toBe(0);
+    expect(await client().exists(partitionKeys(name, 3)[2]!.waiting)).toBe(0);
   });
 
   it('strategy (the layout it writes)', async () => {
@@ -173,71 +174,88 @@ describe('ConfigMismatchError: a client that disagrees names both values and wri
   it('a data layout format this version cannot read', async () => {
     const name = uniqueQueue('def');
     await client().hset(configKey(name), {
-      format: '2',
+      format: '3',
       layout: 'zset',
       partitions: '1',
       codec: 'json',
       events: '0',
     });
     const err = await mismatch(queue(name).add(1));
-    expect(err).toMatchObject({ field: 'format', stored: '2', wanted: 1 });
-    expect(await client().exists(queueKeys(name).jobs)).toBe(0);
+    expect(err).toMatchObject({ field: 'format', stored: '3', wanted: 2 });
+    expect(await client().exists(queueKeys(name).records)).toBe(0);
   });
 });
 
-describe('queues from before the config record', () => {
-  it('a queue with only the old layout and partitions keys works, and gets its record from them', async () => {
+describe('layout-1 queues (delayq 0.1) are refused until `delayq migrate` converts them', () => {
+  /** `call`'s rejection, which must be an UnsupportedLayoutError naming the queue and the command. */
+  async function unsupported(call: Promise<unknown>, name: string): Promise<void> {
+    const err = await call.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UnsupportedLayoutError);
+    expect((err as Error).message).toContain(`run \`delayq migrate ${name}\``);
+  }
+
+  it('a format-1 record: Queue, Worker and views alike, and nothing is written', async () => {
     const name = uniqueQueue('old');
-    // Written as 0.1 did: jobs, then the old keys, and no config record.
-    const seed = queue<number>(name, { partitions: 2 });
-    await seed.addBulk([1, 2, 3].map((n) => ({ payload: n, opts: { id: `j${n}` } })));
     const c = client();
-    await c.del(configKey(name));
-    await c.set(partitionCountKey(name), '2');
-    for (const keys of partitionKeys(name, 2)) await c.set(keys.layout, 'zset');
-    const ran: number[] = [];
-    const w = worker<number>(name, (n) => void ran.push(n), { partitions: 2 });
-    await waitFor(() => ran.length === 3, { timeoutMs: 5_000 });
-    expect(ran.sort()).toEqual([1, 2, 3]);
-    expect(await c.hgetall(configKey(name))).toMatchObject({
+    await c.hset(configKey(name), {
+      format: '1',
       layout: 'zset',
-      partitions: '2',
+      partitions: '1',
       codec: 'json',
+      events: '10000',
     });
-    // The old count still holds: another count is refused.
-    await expect(queue(name, { partitions: 1 }).add(4)).rejects.toBeInstanceOf(PartitionMismatchError);
-    await w.close();
+    await c.zadd(legacyKeys(name).schedule, Date.now() + 60_000, 'a');
+    const before = await dump(name);
+    await unsupported(queue(name).add(1), name);
+    await unsupported(worker(name, () => {}).waitUntilReady(), name);
+    await unsupported(Inspector.open(c, name), name);
+    expect(await dump(name)).toEqual(before);
   });
 
-  it('an old wheel queue is adopted with its granularity; a zset client is refused', async () => {
-    const name = uniqueQueue('old');
-    const seed = queue<number>(name, { strategy: 'wheel', wheel: { granularityMs: 200 } });
-    await seed.add(1, { id: 'w', delay: '1h' });
+  it('no record but the keys 0.1 wrote before it had one: the layout or partitions key, or jobs', async () => {
     const c = client();
-    await c.del(configKey(name));
-    await c.set(queueKeys(name).layout, 'wheel:200');
-    const plain = queue<number>(name);
-    expect(await plain.counts()).toMatchObject({ scheduled: 1 });
-    expect((await plain.get('w'))?.state).toBe('scheduled');
-    expect(await c.hget(configKey(name), 'layout')).toBe('wheel:200');
-    await expect(queue(name, { strategy: 'range' }).add(2)).rejects.toBeInstanceOf(LayoutMismatchError);
+    const byLayout = uniqueQueue('old');
+    await c.set(legacyKeys(byLayout).layout, 'zset');
+    const byPartitions = uniqueQueue('old');
+    await c.set(legacyKeys(byPartitions).partitions, '2');
+    const byJobs = uniqueQueue('old');
+    await c.zadd(legacyKeys(byJobs).dead, Date.now(), 'x');
+    for (const name of [byLayout, byPartitions, byJobs]) {
+      const before = await dump(name);
+      await unsupported(queue(name).add(1), name);
+      expect(await dump(name)).toEqual(before);
+    }
+  });
+
+  it('while migrating: the refusal says since when and by whom', async () => {
+    const name = uniqueQueue('old');
+    const c = client();
+    const since = Date.UTC(2026, 10, 30, 18, 0, 0);
+    await c.hset(configKey(name), {
+      format: '1',
+      layout: 'zset',
+      partitions: '1',
+      migrating: `${since}|ops on host-1`,
+    });
+    const err = await queue(name)
+      .add(1)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(UnsupportedLayoutError);
+    expect((err as Error).message).toBe(
+      `queue '${name}' is in layout 1 (delayq 0.1) and being migrated since 2026-11-30T18:00:00.000Z by ops on host-1; wait for \`delayq migrate ${name}\` to finish, or if it stopped, run \`delayq migrate ${name} --resume\``,
+    );
   });
 });
 
 describe('views (the Inspector of the CLI and dashboard) never write the record', () => {
-  it('reads an old queue as it is, shows an unknown one empty or refuses it, and records nothing', async () => {
-    const name = uniqueQueue('view');
-    await queue<number>(name).add(1, { id: 'a', delay: '1h' });
+  it('shows an unknown queue empty or refuses it, and records nothing', async () => {
     const c = client();
-    await c.del(configKey(name));
-    await c.set(queueKeys(name).layout, 'zset');
-    const before = await dump(name);
-    const old = await Inspector.open(c, name);
-    closers.push(() => old.close());
-    expect(await old.counts()).toMatchObject({ scheduled: 1 });
-    expect((await old.list('scheduled', {})).map((j) => j.id)).toEqual(['a']);
-    expect(await dump(name)).toEqual(before);
-
     const unknown = uniqueQueue('view');
     await expect(Inspector.open(c, unknown)).rejects.toBeInstanceOf(UnknownQueueError);
     const empty = await Inspector.open(c, unknown, { unknown: 'empty' });

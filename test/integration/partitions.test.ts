@@ -41,7 +41,9 @@ describe('partitions: keys', () => {
     closeAfter(() => q.close());
     await q.add(1, { id: 'a' });
     const c = client();
-    expect(await c.keys(`dq:{${name}*`)).toEqual(expect.arrayContaining([queueKeys(name).schedule]));
+    expect(await c.keys(`dq:{${name}*`)).toEqual(
+      expect.arrayContaining([queueKeys(name).waiting, queueKeys(name).records]),
+    );
     expect(await c.exists(partitionCountKey(name))).toBe(0);
     expect(await c.hget(configKey(name), 'partitions')).toBe('1');
   });
@@ -49,17 +51,20 @@ describe('partitions: keys', () => {
   it('partition i has the tag {name#i}; the count is recorded in the queue’s own config', async () => {
     const name = uniqueQueue('tags');
     const keys = partitionKeys(name, P);
-    expect(keys.map((k) => k.schedule)).toEqual([0, 1, 2, 3].map((i) => `dq:{${name}#${i}}:schedule`));
+    expect(keys.map((k) => k.waiting)).toEqual([0, 1, 2, 3].map((i) => `dq:{${name}#${i}}:s`));
+    expect(keys.map((k) => k.records)).toEqual([0, 1, 2, 3].map((i) => `dq:{${name}#${i}}:j`));
     const q = queue<number>(name);
     await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: i, opts: { delay: '1h' } })));
     const c = client();
     expect(await c.hget(configKey(name), 'partitions')).toBe(String(P));
-    const sizes = await Promise.all(keys.map((k) => c.zcard(k.schedule)));
+    const sizes = await Promise.all(keys.map((k) => c.zcard(k.waiting)));
+    // Each job's record is in the same partition as its waiting entry.
+    expect(await Promise.all(keys.map((k) => c.hlen(k.records)))).toEqual(sizes);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(200);
     // Random ids spread: every partition got a fair share (expected 50 each).
     for (const size of sizes) expect(size).toBeGreaterThan(20);
     // Nothing lands in the unpartitioned keys.
-    expect(await c.exists(queueKeys(name).schedule, queueKeys(name).jobs)).toBe(0);
+    expect(await c.exists(queueKeys(name).waiting, queueKeys(name).records)).toBe(0);
   });
 });
 
@@ -115,12 +120,19 @@ describe('partitions: jobs', () => {
     const ids = [0, 1, 2, 3].map((p) => idIn(p, P, 'job-'));
     await q.addBulk(ids.map((id, i) => ({ payload: id, opts: { id, delay: 60_000 * (4 - i) } })));
     for (const [p, id] of ids.entries()) {
-      expect(await c.zscore(keys[p]!.schedule, id)).not.toBeNull();
+      expect(await c.zscore(keys[p]!.waiting, id)).not.toBeNull();
       for (const other of keys.filter((_, j) => j !== p))
-        expect(await c.zscore(other.schedule, id)).toBeNull();
+        expect(await c.zscore(other.waiting, id)).toBeNull();
     }
     expect((await q.get(ids[2]!))?.payload).toBe(ids[2]);
-    expect(await q.counts()).toEqual({ scheduled: 4, due: 0, active: 0, dead: 0 });
+    expect(await q.counts()).toEqual({
+      scheduled: 4,
+      due: 0,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 0,
+    });
     // Merged by due time across partitions: the last added is due first.
     expect((await q.list('scheduled')).map((j) => j.id)).toEqual([...ids].reverse());
     expect((await q.list('scheduled', { offset: 1, limit: 2 })).map((j) => j.id)).toEqual([ids[2], ids[1]]);
@@ -129,8 +141,15 @@ describe('partitions: jobs', () => {
     expect((await q.get(ids[0]!))?.state).toBe('cancelled');
     expect(await c.zscore(keys[0]!.cancelled, ids[0]!)).not.toBeNull();
     expect(await q.reschedule(ids[1]!, { delay: 0 })).toBe(true);
-    expect(await c.zscore(keys[1]!.schedule, ids[1]!)).not.toBeNull();
-    expect(await q.counts()).toEqual({ scheduled: 3, due: 1, active: 0, dead: 0 });
+    expect(await c.zscore(keys[1]!.waiting, ids[1]!)).not.toBeNull();
+    expect(await q.counts()).toEqual({
+      scheduled: 3,
+      due: 1,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 1,
+    });
 
     // A job that fails for good lands in its partition's dead set; retry and remove find it there.
     const w = worker<string>(name, () => Promise.reject(new Error('boom')));
@@ -141,7 +160,14 @@ describe('partitions: jobs', () => {
     expect(await q.dead.retry(ids[1]!)).toBe(1);
     expect((await q.get(ids[1]!))?.state).toBe('scheduled');
     expect(await q.cancel(ids[1]!)).toBe(true);
-    expect(await q.counts()).toEqual({ scheduled: 2, due: 0, active: 0, dead: 0 });
+    expect(await q.counts()).toEqual({
+      scheduled: 2,
+      due: 0,
+      active: 0,
+      dead: 0,
+      completed: 0,
+      cancelled: 2,
+    });
   });
 
   it('replace (debounce) reaches the id’s partition: one run per id, the last payload, at the new time', async () => {
@@ -157,7 +183,7 @@ describe('partitions: jobs', () => {
     const keys = partitionKeys(name, P);
     const c = client();
     for (const [p, id] of ids.entries()) {
-      expect(await c.zscore(keys[p]!.schedule, id)).toBe(String(replaced[p]!.runAt.getTime()));
+      expect(await c.zscore(keys[p]!.waiting, id)).toBe(String(replaced[p]!.runAt.getTime()));
     }
     const runs: Array<{ id: string; payload: string; runAt: number; claimedAt: number }> = [];
     worker<string>(name, async (job) => {
@@ -184,8 +210,9 @@ describe('partitions: jobs', () => {
     const q = queue<string>(name);
     const c = client();
     const keys = partitionKeys(name, P);
-    // One job in each of two partitions: each partition counts its own tokens (`<n>.<claimed-at ms>`),
-    // so two claimed in the same ms hold the same token; the worker tells them apart by lease member.
+    // One job in each of two partitions: a token is `<claims>.<claimed-at ms>`, so two jobs claimed
+    // for the first time in the same ms hold the same token; the worker tells them apart by lease
+    // member (`<token>|<id>`) and partition.
     const [a, b] = [idIn(0, P, 'run-'), idIn(2, P, 'run-')] as [string, string];
     const reasons = new Map<string, unknown>();
     const completed: string[] = [];
@@ -207,7 +234,11 @@ describe('partitions: jobs', () => {
     expect(await q.cancel(a)).toBe(true);
     await waitFor(() => reasons.has(a), { what: "the cancelled job's signal" });
     expect((reasons.get(a) as Error).name).toBe('CancelledError');
-    expect(await c.zscore(keys[0]!.active, a)).toBeNull();
+    // a's lease member is gone from its partition; b's is still held in its own.
+    expect(await c.zcard(keys[0]!.leases)).toBe(0);
+    expect(await c.zrange(keys[2]!.leases, 0, -1)).toEqual([
+      expect.stringMatching(new RegExp(`^1\\.\\d+\\|${b}$`)),
+    ]);
     expect(await c.zscore(keys[0]!.cancelled, a)).not.toBeNull();
     release();
     await waitFor(() => completed.includes(b), { what: 'the other job to complete' });
@@ -314,11 +345,13 @@ describe('partitions: agreement and limits', () => {
     const q = queue<number>(name);
     const id = idIn(3, P, 'ev-');
     await q.add(1, { id, delay: '1h' });
+    // A failure event (always written; 'added' is a routine one, written only with events 'all').
+    expect(await q.cancel(id)).toBe(true);
     await expect(q.events({ from: '0' }).next()).rejects.toThrow(/partition: 0 to 3/);
     const events = q.events({ from: '0', partition: 3 });
     const first = await events.next();
     await events.return(undefined);
-    expect(first.value).toMatchObject({ type: 'added', jobId: id });
+    expect(first.value).toMatchObject({ type: 'cancelled', jobId: id });
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { Queue, Worker, type Job } from '../../src/index.js';
+import { CANCELLED_RECORD, COMPLETED_RECORD } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { phase, useWorkerProcesses, type LedgerEntry, type WorkerProcess } from '../support/processes.js';
@@ -97,24 +98,51 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Every key of the queue is empty: no job data, meta, lease, schedule or dead entry left behind. */
-async function expectNothingLeft(name: string): Promise<void> {
+/**
+ * Nothing waits, runs or lies dead, and no error or progress is left behind: every record left in
+ * the queue is the final record of a job listed in `completed` (01 80 08, no result kept) or
+ * `cancelled` (01 80 10), each in its set (c, x).
+ */
+async function expectOnlyFinished(
+  name: string,
+  finished: { completed: readonly string[]; cancelled?: readonly string[] },
+): Promise<void> {
   const client = inspector(redis.url());
   try {
     const k = queueKeys(name);
     const sizes = {
-      schedule: await client.zcard(k.schedule),
-      jobs: await client.hlen(k.jobs),
-      meta: await client.hlen(k.meta),
-      active: await client.zcard(k.active),
-      leases: await client.hlen(k.leases),
+      waiting: await client.zcard(k.waiting),
+      prioWaiting: await client.zcard(k.prioWaiting),
+      prioReady: await client.zcard(k.prioReady),
+      leases: await client.zcard(k.leases),
       dead: await client.zcard(k.dead),
       errors: await client.hlen(k.errors),
+      progress: await client.hlen(k.progress),
     };
-    expect(sizes).toEqual({ schedule: 0, jobs: 0, meta: 0, active: 0, leases: 0, dead: 0, errors: 0 });
+    expect(sizes).toEqual({
+      waiting: 0,
+      prioWaiting: 0,
+      prioReady: 0,
+      leases: 0,
+      dead: 0,
+      errors: 0,
+      progress: 0,
+    });
+    const cancelled = finished.cancelled ?? [];
+    expect((await client.zrange(k.completed, 0, -1)).sort()).toEqual([...finished.completed].sort());
+    expect((await client.zrange(k.cancelled, 0, -1)).sort()).toEqual([...cancelled].sort());
+    expect(await client.hgetallBuffer(k.records)).toEqual({
+      ...Object.fromEntries(finished.completed.map((id) => [id, COMPLETED_RECORD])),
+      ...Object.fromEntries(cancelled.map((id) => [id, CANCELLED_RECORD])),
+    });
   } finally {
     await client.quit();
   }
+}
+
+/** queue.counts() of a queue where nothing waits, runs or lies dead. */
+function finishedCounts(completed: number, cancelled = 0) {
+  return { scheduled: 0, due: 0, active: 0, dead: 0, completed, cancelled };
 }
 
 /** The lease deadline (server ms) of an active job, and who holds it. */
@@ -228,9 +256,9 @@ describe('worker processes against one redis-server', () => {
       ),
     ).toEqual([]);
 
-    // Nothing lost or left behind.
-    expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
-    await expectNothingLeft(name);
+    // Nothing lost or left behind: each job kept as completed, nothing else.
+    expect(await queue.counts()).toEqual(finishedCounts(N));
+    await expectOnlyFinished(name, { completed: [...dueById.keys()] });
   });
 
   test('SIGKILL mid-job: the job runs again (attempt 2) only after the dead worker’s lease expired, and completes once', async () => {
@@ -276,10 +304,10 @@ describe('worker processes against one redis-server', () => {
       secondLedger.filter((e) => e.phase === 'error' || e.phase === 'failed' || e.phase === 'dead'),
     ).toEqual([]);
 
-    expect(await queue.get(id)).toBeNull();
+    expect((await queue.get(id))?.state).toBe('completed');
     expect(await queue.dead.list()).toEqual([]);
-    expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
-    await expectNothingLeft(name);
+    expect(await queue.counts()).toEqual(finishedCounts(1));
+    await expectOnlyFinished(name, { completed: [id] });
   });
 
   test('SIGKILL mid-job, then cancel: the reaper never runs the cancelled job again', async () => {
@@ -314,8 +342,8 @@ describe('worker processes against one redis-server', () => {
     });
     expect(ofJob(phase(second.ledger(), 'start'), id), describeLedger(second)).toEqual([]);
     expect((await queue.get(id))?.state).toBe('cancelled');
-    expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
-    await expectNothingLeft(name);
+    expect(await queue.counts()).toEqual(finishedCounts(1, 1));
+    await expectOnlyFinished(name, { completed: [after], cancelled: [id] });
   });
 
   test('SIGSTOP past the lease: another worker completes the job, the frozen worker’s late ack is refused', async () => {
@@ -346,7 +374,7 @@ describe('worker processes against one redis-server', () => {
     expect(rescuer.runs.map((r) => r.attempt)).toEqual([2]);
     expect(rescuer.runs[0]!.claimedAt).toBeGreaterThanOrEqual(held.deadline);
     expect(rescuer.errors).toEqual([]);
-    expect(await queue.get(id), 'completed by the rescuer').toBeNull();
+    expect((await queue.get(id))?.state, 'completed by the rescuer').toBe('completed');
 
     frozen.signal('SIGCONT');
     const refused = await waitFor(
@@ -370,11 +398,11 @@ describe('worker processes against one redis-server', () => {
     expect(ledger.filter((e) => e.phase === 'failed' || e.phase === 'dead')).toEqual([]);
     expect(rescuer.runs).toHaveLength(1);
 
-    // Completed exactly once in Redis terms: gone, not dead, not rescheduled by the refused ack.
-    expect(await queue.get(id)).toBeNull();
+    // Completed exactly once in Redis terms: completed, not dead, not rescheduled by the refused ack.
+    expect((await queue.get(id))?.state).toBe('completed');
     expect(await queue.dead.list()).toEqual([]);
-    expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
-    await expectNothingLeft(name);
+    expect(await queue.counts()).toEqual(finishedCounts(1));
+    await expectOnlyFinished(name, { completed: [id] });
   });
 
   // The worker's wall clock is 5 minutes off; the producer's and the server's are right. The
@@ -433,8 +461,8 @@ describe('worker processes against one redis-server', () => {
         describeLedger(skewed),
       ).toEqual([]);
 
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
-      await expectNothingLeft(name);
+      expect(await queue.counts()).toEqual(finishedCounts(N));
+      await expectOnlyFinished(name, { completed: [...dueById.keys()] });
     },
   );
 });

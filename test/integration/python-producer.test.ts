@@ -77,7 +77,7 @@ it('jobs from a Python producer written from PROTOCOL.md run once each, none ear
 
   const runs = new Map<
     string,
-    Array<{ payload: unknown; attempt: number; runAt: number; claimedAt: number }>
+    Array<{ payload: unknown; attempt: number; maxAttempts: number; runAt: number; claimedAt: number }>
   >();
   const worker = new Worker(
     name,
@@ -86,6 +86,7 @@ it('jobs from a Python producer written from PROTOCOL.md run once each, none ear
       seen.push({
         payload: job.payload,
         attempt: job.attempt,
+        maxAttempts: job.maxAttempts,
         runAt: job.runAt.getTime(),
         claimedAt: job.claimedAt.getTime(),
       });
@@ -123,22 +124,24 @@ it('jobs from a Python producer written from PROTOCOL.md run once each, none ear
   const adds = stdout
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as { id: string; created: number; runAt: number });
+    .map((line) => JSON.parse(line) as { id: string; code: string; runAt: number });
   expect(adds).toHaveLength(JOBS + 1);
-  expect(adds.slice(0, JOBS).every((a) => a.created === 1)).toBe(true);
+  expect(adds.slice(0, JOBS).every((a) => a.code === 'c')).toBe(true);
   // The first id added again: nothing written, the existing job's due time returned.
-  expect(adds[JOBS]).toEqual({ id: 'py-0', created: 0, runAt: adds[0]!.runAt });
+  expect(adds[JOBS]).toEqual({ id: 'py-0', code: 'k', runAt: adds[0]!.runAt });
 
   await waitFor(async () => runs.size === JOBS && (await queue.counts()).active === 0, {
     what: `${JOBS} jobs run and acked`,
   });
-  expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+  expect(await queue.counts()).toMatchObject({ scheduled: 0, due: 0, active: 0, dead: 0 });
   for (let i = 0; i < JOBS; i++) {
     const id = `py-${i}`;
     const seen = runs.get(id);
     expect(seen, id).toHaveLength(1);
     const [only] = seen!;
     expect(only!.attempt).toBe(1);
+    // The header's M field, written by the producer for every fifth job; absent means 3.
+    expect(only!.maxAttempts).toBe(i % 5 === 0 ? 5 : 3);
     expect(only!.runAt).toBe(adds[i]!.runAt);
     expect(only!.claimedAt, `${id} started before its due time`).toBeGreaterThanOrEqual(only!.runAt);
     expect(only!.payload, id).toEqual(expected(i));
@@ -166,5 +169,5 @@ it('the Python producer reads the config record and refuses a queue whose codec 
   expect(result?.code).toBe(1);
   expect(result?.stderr).toContain("has codec 'msgpack'; this producer writes only 'json'");
   // Nothing was written: the producer stopped before its first add.
-  expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+  expect(await queue.counts()).toMatchObject({ scheduled: 0, due: 0, active: 0, dead: 0 });
 });

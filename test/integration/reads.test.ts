@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Codec } from '../../src/codec/codec.js';
 import { dueSlices } from '../../src/operations/due.js';
 import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
-import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
+import { ZSET_LAYOUT, type Layout } from '../../src/operations/wheel.js';
+import { ServerClock } from '../../src/clock.js';
+import { Queue } from '../../src/queue.js';
+import { Worker } from '../../src/worker.js';
 import { toInfo } from '../../src/queue/info.js';
 import {
   CANCELLED_RECORD,
@@ -17,8 +20,8 @@ import {
   encodeRecord,
   NEW_JOB_HEADER,
 } from '../../src/record/index.js';
-import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
-import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
+import { queueKeys, wheelBucketKey, type QueueKeys } from '../../src/redis/keys.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
 let client: Redis;
@@ -216,6 +219,118 @@ describe('list.lua', () => {
     expect(await ids(keys, 'cancelled')).toEqual(['gone']);
     const [died] = await listJobs(client, keys, 'dead', { offset: 0, limit: 10 }, ZSET_LAYOUT);
     expect(died).toMatchObject({ id: 'died', lastError: { message: 'boom' } });
+  });
+});
+
+describe('the wheel strategy', () => {
+  it('get, counts and list find a waiting job in ready or in a bucket, with its due time', async () => {
+    const keys = queueKeys(uniqueQueue('reads'));
+    const layout: Layout = { kind: 'wheel', granularityMs: 1_000, clock: new ServerClock() };
+    const now = await serverNow(client);
+    const start = Math.floor((now + 60_000) / 1_000) * 1_000;
+    const plain = (payload: string): Buffer => encodeRecord(NEW_JOB_HEADER, Buffer.from(payload));
+    // As wheel.lua's wheel_place leaves them: due ids in ready (due stored negated), later ones in
+    // their bucket, the index scoring each bucket by its end.
+    await client
+      .multi()
+      .hset(keys.records, 'now', plain('n'), 'later', plain('l'))
+      .rpush(keys.ready, 'now')
+      .rpush(wheelBucketKey(keys, start), 'later')
+      .zadd(keys.wheel, start + 1_000, String(start))
+      .hset(keys.wheelCount, 'now', String(-(now - 5)), 'later', String(start + 10))
+      .exec();
+
+    expect(await getJob(client, keys, 'now', layout)).toMatchObject({ state: 'scheduled', score: now - 5 });
+    expect(await getJob(client, keys, 'later', layout)).toMatchObject({
+      state: 'scheduled',
+      score: start + 10,
+    });
+    expect(await counts(client, keys, layout)).toMatchObject({
+      scheduled: 2,
+      due: 1,
+      nextDue: expect.any(Number) as unknown,
+    });
+    const page = await listJobs(client, keys, 'scheduled', { offset: 0, limit: 10 }, layout);
+    expect(page.map((j) => [j.id, j.score])).toEqual([
+      ['now', now - 5],
+      ['later', start + 10],
+    ]);
+    const second = await listJobs(client, keys, 'scheduled', { offset: 1, limit: 10 }, layout);
+    expect(second.map((j) => j.id)).toEqual(['later']);
+  });
+});
+
+describe('through a Queue', () => {
+  it('reads back what add, cancel and reschedule wrote: states, priorities, order and counts', async () => {
+    const queue = new Queue<{ n: number }>(uniqueQueue('reads'), { connection: redis.url() });
+    try {
+      await queue.add({ n: 1 }, { id: 'plain', delay: '1h' });
+      await queue.add({ n: 2 }, { id: 'urgent', delay: '2h', priority: -7 });
+      await queue.add({ n: 3 }, { id: 'due-low', priority: 9 });
+      await queue.add({ n: 4 }, { id: 'gone', delay: '3h' });
+      expect(await queue.cancel('gone')).toBe(true);
+
+      expect(await queue.get('urgent')).toMatchObject({
+        state: 'scheduled',
+        priority: -7,
+        payload: { n: 2 },
+        attempts: 0,
+        maxAttempts: 3,
+      });
+      expect(await queue.get('gone')).toMatchObject({ state: 'cancelled', payload: undefined });
+      expect((await queue.list('scheduled')).map((j) => [j.id, j.priority])).toEqual([
+        ['due-low', 9],
+        ['plain', 0],
+        ['urgent', -7],
+      ]);
+      expect((await queue.list('cancelled')).map((j) => j.id)).toEqual(['gone']);
+      expect(await queue.counts()).toEqual({
+        scheduled: 3,
+        due: 1,
+        active: 0,
+        dead: 0,
+        completed: 0,
+        cancelled: 1,
+      });
+      const before = (await queue.get('urgent'))!.runAt.getTime();
+      expect(await queue.reschedule('urgent', { delay: '30m' })).toBe(true);
+      const after = await queue.get('urgent');
+      expect(after).toMatchObject({ state: 'scheduled', priority: -7 });
+      expect(after!.runAt.getTime()).toBeLessThan(before);
+      expect((await queue.list('scheduled')).map((j) => j.id)).toEqual(['due-low', 'urgent', 'plain']);
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
+describe('completed jobs and their results', () => {
+  it('get and list show a completed job, with the handler’s result when its worker keeps results', async () => {
+    const name = uniqueQueue('reads');
+    const queue = new Queue<{ n: number }>(name, { connection: redis.url() });
+    await queue.add({ n: 21 }, { id: 'kept' });
+    const kept = new Worker<{ n: number }>(name, async (job) => ({ doubled: job.payload.n * 2 }), {
+      connection: redis.url(),
+      keepResults: true,
+    });
+    try {
+      await waitFor(async () => (await queue.get('kept'))?.state === 'completed', { what: "'kept' done" });
+      await kept.close();
+      const plain = new Worker<{ n: number }>(name, async () => 'not kept', { connection: redis.url() });
+      await queue.add({ n: 1 }, { id: 'plain' });
+      await waitFor(async () => (await queue.get('plain'))?.state === 'completed', { what: "'plain' done" });
+      await plain.close();
+
+      const info = await queue.get('kept');
+      expect(info).toMatchObject({ state: 'completed', result: { doubled: 42 }, payload: undefined });
+      expect(info?.completedAt).toBeInstanceOf(Date);
+      expect('result' in (await queue.get('plain'))!).toBe(false);
+      expect((await queue.list('completed')).map((j) => j.id)).toEqual(['plain', 'kept']);
+      expect(await queue.counts()).toMatchObject({ completed: 2, scheduled: 0, active: 0 });
+    } finally {
+      await kept.close();
+      await queue.close();
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 /**
- * OpenTelemetry (issue 6, item 3): the W3C trace context travels in the envelope, add runs in a
- * producer span and the handler in a consumer span that continues the producer's trace, so user
- * spans in a handler land in the trace of the request that scheduled the job.
+ * OpenTelemetry (issue 6, item 3): the W3C trace context travels in the job's record (header
+ * field R), add runs in a producer span and the handler in a consumer span that continues the
+ * producer's trace, so user spans in a handler land in the trace of the request that scheduled the
+ * job.
  *
  * The first test runs before any tracer provider is registered: the API is installed but does
  * nothing, and no traceparent is written.
@@ -88,7 +89,7 @@ describe('tracing with @opentelemetry/api', () => {
 
     const { id, stored } = await app.startActiveSpan('request', async (request) => {
       const added = await queue.add('hello', { delay: 300 });
-      // Read while it waits: the worker deletes the job once it has run.
+      // Read while it waits: once it has run, only its completed record (no header fields) is left.
       const tp = await storedTraceparent(name, added.id);
       request.end();
       return { id: added.id, stored: tp };

@@ -93,6 +93,36 @@ describe('cancel', () => {
     });
   });
 
+  it('cancels a waiting job for a user whose lease and progress keys are read-only', async () => {
+    const name = uniqueQueue('cancel-acl');
+    const keys = queueKeys(name);
+    await c.hset(keys.records, 'w2', record({}));
+    await c.zadd(keys.waiting, 1_767_225_600_000, 'w2');
+    const tag = `dq:{${name}}`;
+    await c.call(
+      'ACL',
+      'SETUSER',
+      name,
+      'on',
+      '>secret',
+      'resetchannels',
+      `&${tag}:w`,
+      '+time',
+      '+publish',
+      `(~${tag}:* +evalsha +eval)`,
+      `(~${tag}:s ~${tag}:p ~${tag}:r ~${tag}:j ~${tag}:x ~${tag}:e ~${tag}:n ~${tag}:ev +hget +hset +hdel +zscore +zrange +zadd +zrem +hincrby +xadd)`,
+      `(%R~${tag}:a %R~${tag}:pg +zscore)`,
+    );
+    const producer = new Redis(redis.url(), { username: name, password: 'secret', enableReadyCheck: false });
+    try {
+      expect(await cancel(producer, keys, { id: 'w2', ...opts })).toBe('waiting');
+    } finally {
+      producer.disconnect();
+      await c.call('ACL', 'DELUSER', name);
+    }
+    expect(await storedRecord(c, keys, 'w2')).toEqual(CANCELLED);
+  });
+
   it('leaves unknown, dead, completed and cancelled jobs alone and writes nothing', async () => {
     const keys = queueKeys(uniqueQueue('cancel-none'));
     await c.hset(keys.records, 'dead', record({ hasError: true }), 'done', COMPLETED, 'gone', CANCELLED);

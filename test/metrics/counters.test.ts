@@ -7,10 +7,10 @@ import {
   readTotals,
   RING_SECONDS,
 } from '../../src/operations/stats.js';
-import { queueKeys } from '../../src/redis/keys.js';
+import { partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
 import { runScript, script } from '../../src/redis/scripts.js';
-import { CounterFlusher } from '../../src/worker/counters.js';
+import { CounterFlusher, counterFlusherFor } from '../../src/worker/counters.js';
 import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -155,17 +155,21 @@ describe('CounterFlusher', () => {
     expect(sent).toEqual([{ completed: 3 }]);
   });
 
-  it('reaches Redis through flushCounts', async () => {
+  it('counterFlusherFor() sends each partition’s counts to that partition’s counters', async () => {
     const c = client();
-    const keys = queueKeys(uniqueQueue('n'));
-    const flusher = new CounterFlusher(
-      (_p, deltas) => flushCounts(c, keys, deltas),
-      () => {},
-      60_000,
-    );
+    const partitions = partitionKeys(uniqueQueue('n'), 2);
+    const flusher = counterFlusherFor(c, partitions, () => {}, 60_000);
     flusher.count('claimed');
     flusher.lateness(0);
+    flusher.count('completed', 2, 1);
     await flusher.close();
-    expect(await readTotals(c, keys)).toMatchObject({ claimed: 1, 'lat:1': 1, 'lat:+Inf': 1, 'lat:sum': 0 });
+    expect(await readTotals(c, partitions[0]!)).toMatchObject({
+      claimed: 1,
+      completed: 0,
+      'lat:1': 1,
+      'lat:+Inf': 1,
+      'lat:sum': 0,
+    });
+    expect(await readTotals(c, partitions[1]!)).toMatchObject({ claimed: 0, completed: 2, 'lat:+Inf': 0 });
   });
 });

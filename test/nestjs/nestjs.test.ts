@@ -100,7 +100,14 @@ describe('delayq/nestjs', () => {
     ]);
     expect(outbox.attempts).toContain('bob@example.com#1');
     await waitFor(async () => (await signup.queue.counts()).active === 0, { what: 'acks' });
-    expect(await signup.queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+    expect(await signup.queue.counts()).toEqual({
+      scheduled: 0,
+      due: 0,
+      active: 0,
+      dead: 0,
+      completed: 3,
+      cancelled: 0,
+    });
   });
 
   it('close() lets a running job finish, then closes every connection it opened', async () => {
@@ -115,7 +122,7 @@ describe('delayq/nestjs', () => {
 
     await signup.welcome('slow@example.com');
     await waitFor(() => outbox.attempts.length === 1, { what: 'the job to start' });
-    expect(await r.zcard(queueKeys(name).active)).toBe(1);
+    expect(await r.zcard(queueKeys(name).leases)).toBe(1);
 
     let closed = false;
     const closing = app.close().then(() => (closed = true));
@@ -125,8 +132,10 @@ describe('delayq/nestjs', () => {
     release();
     await closing;
     expect(outbox.sent).toEqual([{ to: 'slow@example.com', attempt: 1 }]);
-    expect(await r.zcard(queueKeys(name).active)).toBe(0);
-    expect(await r.hlen(queueKeys(name).jobs)).toBe(0);
+    expect(await r.zcard(queueKeys(name).leases)).toBe(0);
+    // The job completed: only its completed record (01 80 08) is left, listed in the completed set.
+    expect(await r.zcard(queueKeys(name).completed)).toBe(1);
+    expect(await r.hvalsBuffer(queueKeys(name).records)).toEqual([Buffer.from([0x01, 0x80, 0x08])]);
     // Nothing the app opened is left connected: only this inspector remains.
     await waitFor(
       async () => {

@@ -49,8 +49,8 @@ export interface KindPayload {
 
 /**
  * A handler that gives each job the fate its kind names: 'ok' completes, 'flaky' fails its first
- * attempt, 'doomed' always fails, 'long' extends its lease and then runs until the worker closes
- * (and releases it). `seen` lists `id#attempt` of every run.
+ * attempt, 'doomed' always fails, 'long' extends its lease, reports progress `{ step: 1 }` and then
+ * runs until the worker closes (and releases it). `seen` lists `id#attempt` of every run.
  */
 export function everyFate(): {
   handler: (job: Job<KindPayload>) => Promise<void>;
@@ -68,6 +68,7 @@ export function everyFate(): {
       if (job.payload.kind === 'doomed') throw new Error('always fails');
       if (job.payload.kind === 'long') {
         await job.extendLease(10_000);
+        await job.progress({ step: 1 });
         longStarted = true;
         await new Promise((resolve) => setTimeout(resolve, 60_000));
       }

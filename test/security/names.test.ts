@@ -109,10 +109,10 @@ describe('queue names', () => {
         const keys = Object.values(queueKeys(name));
         for (const key of keys) expect(key.startsWith(`dq:{${name}}:`), key).toBe(true);
         expect((await queues[i]!.get('same-id'))?.payload).toBe(i);
-        expect(await r.zcard(queueKeys(name).schedule)).toBe(1);
+        expect(await r.zcard(queueKeys(name).waiting)).toBe(1);
       }
-      const all = (await r.keys('dq:*')).filter((k) => k.endsWith(':schedule')).sort();
-      expect(all).toEqual(names.map((n) => `dq:{${n}}:schedule`).sort());
+      const all = (await r.keys('dq:*')).filter((k) => k.endsWith('}:s')).sort();
+      expect(all).toEqual(names.map((n) => `dq:{${n}}:s`).sort());
     } finally {
       await Promise.all(queues.map((q) => q.close()));
       await r.quit();
@@ -121,15 +121,16 @@ describe('queue names', () => {
 });
 
 describe('job ids', () => {
-  test('a generated id is 22 letters and digits (131 random bits), every character equally likely', () => {
+  test('a generated id is 14 letters and digits (83 random bits), every character equally likely', () => {
     const ids = Array.from({ length: 20_000 }, () => resolveAddOptions({}, { attempts: 1 }).id);
-    for (const id of ids) expect(id).toMatch(/^[0-9A-Za-z]{22}$/);
+    for (const id of ids) expect(id).toMatch(/^[0-9A-Za-z]{14}$/);
     expect(new Set(ids).size).toBe(ids.length);
-    // 440,000 characters over 62 symbols: each near 7,097; a biased draw would be off by far more.
+    // 280,000 characters over 62 symbols: each near 4,516 (standard deviation about 67); a biased
+    // draw would be off by far more.
     const counts = new Map<string, number>();
     for (const c of ids.join('')) counts.set(c, (counts.get(c) ?? 0) + 1);
     expect(counts.size).toBe(62);
-    for (const n of counts.values()) expect(Math.abs(n - 440_000 / 62)).toBeLessThan(500);
+    for (const n of counts.values()) expect(Math.abs(n - 280_000 / 62)).toBeLessThan(500);
   });
 
   test('must be a non-empty string of at most 512 characters', () => {
@@ -167,7 +168,14 @@ describe('job ids', () => {
           { payload: 2, opts: { id: 'x\ud800' } },
         ]),
       ).rejects.toThrow(/job 1: .*lone surrogate/);
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual({
+        scheduled: 0,
+        due: 0,
+        active: 0,
+        dead: 0,
+        completed: 0,
+        cancelled: 0,
+      });
       // The ids that pass are stored exactly.
       await queue.add(3, { id: '{x}|é:1' });
       expect((await queue.get('{x}|é:1'))?.payload).toBe(3);

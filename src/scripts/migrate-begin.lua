@@ -1,0 +1,49 @@
+-- migrate-begin: mark a layout-1 queue (delayq 0.1) as being converted to layout 2 by
+-- `delayq migrate` (docs/design/HOT-PATH.md §10). From this mark on, every layout-2 client is
+-- refused (config.lua: DELAYQ_MIGRATING) until migrate-end.lua records format 2.
+--
+-- KEYS[1] config  HASH the queue's config record, in the queue's own tag
+-- ARGV[1] who: host and process of the migrating command, shown by the refusal other clients get
+-- ARGV[2] resume: '1' takes over a migration that stopped (its mark is still set), '0' refuses it
+-- ARGV[3] layout, ARGV[4] partitions, ARGV[5] codec, ARGV[6] events: recorded only where the
+--         record lacks them (a queue from before the config record: the caller read its legacy
+--         layout and partitions keys)
+-- Returns: { 'begun', now, mark } or { 'resumed', now, mark } (mark = "<since ms>|<who>", what
+--          migrate-end must be given); { 'done', now } when the queue is in layout 2 already
+--          (nothing written).
+--          Errors, nothing written: 'DELAYQ_MIGRATING <since>|<who>' when a migration is marked
+--          and resume is not '1'; 'DELAYQ_CONFIG_MISMATCH format <f>' for a format neither 1 nor 2.
+-- Guarantee: at most one migration holds the mark; taking it and reading the format are one step.
+
+--!include prelude.lua
+
+local config = KEYS[1]
+local who, resume = ARGV[1], ARGV[2] == '1'
+local now = now_ms()
+local record = {}
+local flat = redis.call('HGETALL', config)
+for i = 1, #flat, 2 do record[flat[i]] = flat[i + 1] end
+
+if record.format == '2' and not record.migrating then return { 'done', now } end
+if record.format and record.format ~= '1' and record.format ~= '2' then
+  return redis.error_reply('DELAYQ_CONFIG_MISMATCH format ' .. record.format)
+end
+local status = 'begun'
+if record.migrating then
+  if not resume then return redis.error_reply('DELAYQ_MIGRATING ' .. record.migrating) end
+  status = 'resumed'
+end
+
+-- The original start stays: the refusal tells how long the queue has been out of service.
+local since = record.migrating and string.match(record.migrating, '^(%d+)|') or tostring(now)
+local mark = since .. '|' .. who
+local writes = { 'migrating', mark }
+local defaults = { format = '1', layout = ARGV[3], partitions = ARGV[4], codec = ARGV[5], events = ARGV[6] }
+for field, value in pairs(defaults) do
+  if not record[field] then
+    writes[#writes + 1] = field
+    writes[#writes + 1] = value
+  end
+end
+redis.call('HSET', config, unpack(writes))
+return { status, now, mark }

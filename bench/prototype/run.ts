@@ -1,6 +1,6 @@
 /**
  * Prototype of the layout-2 hot path (docs/design/HOT-PATH.md): the core add, claim and ack cost of
- * the proposed scripts against today's, inside one private redis-server (never the shared one on
+ * the proposed scripts against the shipped ones, inside one private redis-server (never the shared one on
  * 6379), started on a free port and stopped by pid.
  *
  * Per variant and claim batch size B it adds the jobs (immediate, tiny payload), then one client
@@ -9,9 +9,9 @@
  * adds jobs delayed an hour with a 100-byte JSON payload and prints MEMORY USAGE per job of each
  * key and the used_memory growth per job.
  *
- * - today: src/scripts as shipped (add.lua, claim-zpopmin.lua, ack.lua through src/operations),
- *   with the defaults (every event, `rememberCompleted` 100,000 ids / 5 min), and with
- *   `events: { only: 'failures' }`. Claim and ack are two calls per batch, as the worker sends them.
+ * - shipped: src/scripts as shipped (layout 2 since the implementation session: add.lua and
+ *   claim.lua through src/operations), with every event and with failures only. The figures of
+ *   the design note's "shipped" rows came from layout 1, which this file no longer runs.
  * - new: bench/prototype/add.lua and claim.lua; one call acks the last batch and claims the next.
  * - new, priorities: the same with priorities -50..49 (one in a hundred at the default 0).
  * - new, groups: the same with every job in one of 100 groups, group concurrency 1.
@@ -25,11 +25,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
-import { encodeEnvelope } from '../../src/codec/envelope.js';
 import { jsonCodec } from '../../src/codec/json.js';
-import { ackMany } from '../../src/operations/ack.js';
-import { add as addToday, type AddInput } from '../../src/operations/add.js';
-import { claim as claimToday } from '../../src/operations/claim.js';
+import type { AckItem } from '../../src/operations/claim.js';
+import { encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
+import { add as addShipped, type AddInput } from '../../src/operations/add.js';
+import { claim as claimShipped } from '../../src/operations/claim.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
 import { script, type Reply } from '../../src/redis/scripts.js';
@@ -52,7 +52,7 @@ const GROUP_MAX = 1;
 const GROUPS = 100;
 const HOUR_MS = 3_600_000;
 
-/** A random id of `length` characters: 22 as delayq generates them today, 14 proposed (§3.3). */
+/** A random id of `length` characters: 22 as delayq generates them shipped, 14 proposed (§3.3). */
 const newId = (length = 22): string => randomBytes(length).toString('base64url').slice(0, length);
 
 /** A JSON payload of exactly 100 bytes (W5's size). */
@@ -330,14 +330,14 @@ function between(a: Snapshot, b: Snapshot, jobs: number): PhaseFigures {
 }
 
 type Variant =
-  | 'today, events all'
-  | "today, events 'failures'"
+  | 'shipped, events all'
+  | "shipped, events 'failures'"
   | 'new'
   | 'new, 100 priorities'
   | 'new, 100 groups (1 running each)';
 const VARIANTS: Variant[] = [
-  'today, events all',
-  "today, events 'failures'",
+  'shipped, events all',
+  "shipped, events 'failures'",
   'new',
   'new, 100 priorities',
   'new, 100 groups (1 running each)',
@@ -360,8 +360,8 @@ async function runVariant(
 ): Promise<Row> {
   await control.flushall();
   const q = 'proto';
-  const today = variant.startsWith('today');
-  const eventsCap = variant === 'today, events all' ? 10_000 : -10_000;
+  const shipped = variant.startsWith('shipped');
+  const eventsCap = variant === 'shipped, events all' ? 10_000 : -10_000;
   const oldKeys: QueueKeys = queueKeys(q);
   const keys = newKeys(q);
   const addSha = (await load(client, readFileSync(new URL('./add.lua', import.meta.url), 'utf8'))).sha;
@@ -372,18 +372,19 @@ async function runVariant(
   const before = await snapshot(control);
   for (let first = 0; first < n; first += ADD_CHUNK) {
     const count = Math.min(ADD_CHUNK, n - first);
-    if (today) {
+    if (shipped) {
       const jobs: AddInput[] = [];
       for (let i = first; i < first + count; i++) {
         const id = newId();
         jobs.push({
           id,
           when: { delay: 0 },
-          envelope: encodeEnvelope(jsonCodec, { id, version: 1, payload: { n: i } }, 1 << 20),
-          meta: { m: 3 },
+          record: encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload({ n: i })),
+          priority: 0,
+          mode: 'new',
         });
       }
-      await addToday(client, oldKeys, jobs, eventsCap, ZSET_LAYOUT);
+      await addShipped(client, oldKeys, jobs, eventsCap, ZSET_LAYOUT);
     } else {
       const jobs: NewJob[] = [];
       for (let i = first; i < first + count; i++) {
@@ -409,27 +410,31 @@ async function runVariant(
   let overGroupLimit = 0;
   let outOfOrder = 0;
   const lastDue = new Map<string, number>();
-  if (today) {
+  if (shipped) {
+    // As the worker sends them: each call acks the previous batch and claims the next.
+    let acks: AckItem[] = [];
     for (;;) {
-      const out = await claimToday(client, oldKeys, {
+      const out = await claimShipped(client, oldKeys, {
         layout: ZSET_LAYOUT,
         strategy: 'zpopmin',
         limit: batch,
         leaseMs: LEASE_MS,
-        workerId: 'proto:1',
+        holder: 1,
         deadMaxCount: 100_000,
         deadMaxAgeMs: 0,
         rate: { max: 0, perMs: 0 },
         eventsCap,
+        zmscore: true,
+        acks,
       });
+      if (out.acks.some((o) => o.status !== 'ok')) throw new Error('shipped: an ack was refused');
       if (out.jobs.length === 0) break;
-      const outcomes = await ackMany(client, oldKeys, {
-        jobs: out.jobs.map((j) => ({ id: j.id, token: j.token, knownDeadline: j.deadline })),
-        keepCompleted: { count: 0, ageMs: 0 },
-        rememberCompleted: { count: 100_000, ageMs: 300_000 },
-        eventsCap,
-      });
-      if (outcomes.some((o) => o.status !== 'ok')) throw new Error('today: an ack was refused');
+      acks = out.jobs.map((j) => ({
+        member: j.member,
+        knownDeadline: j.deadline,
+        hadError: false,
+        progressed: false,
+      }));
       processed += out.jobs.length;
     }
   } else {
@@ -468,18 +473,18 @@ async function runVariant(
       (await control.zcard(keys.gr));
     if (leftover !== 0) throw new Error(`${variant} B=${batch}: group state left behind (${leftover})`);
   }
-  // Today an ack deletes the job; the new ack leaves a completed record (visible, trimmed by count
+  // Shipped an ack deletes the job; the new ack leaves a completed record (visible, trimmed by count
   // and age) in j and the id in c.
-  const left = today
-    ? (await control.hlen(oldKeys.jobs)) + (await control.zcard(oldKeys.active))
+  const left = shipped
+    ? (await control.zcard(oldKeys.waiting)) + (await control.zcard(oldKeys.leases))
     : (await control.zcard(keys.s)) + (await control.zcard(keys.r)) + (await control.zcard(keys.a));
   if (left !== 0) throw new Error(`${variant} B=${batch}: ${left} jobs or leases left behind`);
-  if (!today && (await control.zcard(keys.c)) !== n)
+  if (!shipped && (await control.zcard(keys.c)) !== n)
     throw new Error(`${variant} B=${batch}: completed set incomplete`);
   return { variant, batch, jobs: n, add: between(before, added, n), process: between(added, done, n) };
 }
 
-type MemoryLayout = 'today' | 'new, 22-char ids' | 'new';
+type MemoryLayout = 'shipped' | 'new, 22-char ids' | 'new';
 interface MemoryRow {
   layout: MemoryLayout;
   perKey: Array<[string, number]>;
@@ -496,18 +501,19 @@ async function runMemory(client: Redis, control: Redis, layout: MemoryLayout, n:
   const usedBefore = await usedMemory(control);
   for (let first = 0; first < n; first += ADD_CHUNK) {
     const count = Math.min(ADD_CHUNK, n - first);
-    if (layout === 'today') {
+    if (layout === 'shipped') {
       const jobs: AddInput[] = [];
       for (let i = first; i < first + count; i++) {
         const id = newId();
         jobs.push({
           id,
           when: { delay: HOUR_MS },
-          envelope: encodeEnvelope(jsonCodec, { id, version: 1, payload: payload100(i) }, 1 << 20),
-          meta: { m: 3 },
+          record: encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload(payload100(i))),
+          priority: 0,
+          mode: 'new',
         });
       }
-      await addToday(client, oldKeys, jobs, 10_000, ZSET_LAYOUT);
+      await addShipped(client, oldKeys, jobs, 10_000, ZSET_LAYOUT);
     } else {
       const jobs: NewJob[] = [];
       for (let i = first; i < first + count; i++) {
@@ -519,12 +525,11 @@ async function runMemory(client: Redis, control: Redis, layout: MemoryLayout, n:
   }
   const usedAfter = await usedMemory(control);
   const names =
-    layout === 'today'
+    layout === 'shipped'
       ? ([
-          ['jobs', oldKeys.jobs],
-          ['schedule', oldKeys.schedule],
-          ['meta', oldKeys.meta],
-          ['events', oldKeys.events],
+          ['j', oldKeys.records],
+          ['s', oldKeys.waiting],
+          ['ev', oldKeys.events],
         ] as const)
       : ([
           ['j', keys.j],
@@ -570,7 +575,7 @@ async function main(): Promise<void> {
     }
     console.log('\n| layout | MEMORY USAGE per job, by key | used_memory growth per job |');
     console.log('| --- | --- | ---: |');
-    for (const layout of ['today', 'new, 22-char ids', 'new'] as const) {
+    for (const layout of ['shipped', 'new, 22-char ids', 'new'] as const) {
       const row = await runMemory(client, control, layout, MEMORY_JOBS);
       const keysText = row.perKey.map(([k, b]) => `${k} ${f(b, 1)}`).join(', ');
       console.log(`| ${row.layout} | ${keysText} | ${f(row.usedPerJob, 1)} |`);

@@ -5,7 +5,8 @@
  *
  * - The lease token of every run. The public Job does not expose it, so the worker is given its
  *   own ioredis client and every script reply is read on the way back (claims, extends, and the
- *   outcome of every ack, fail and release, with the token it was sent with). Nothing is changed.
+ *   outcome of every ack, fail and release, with the lease member it was sent with, whose token
+ *   "<claims>.<claimed at>" names the run). Nothing is changed.
  * - Handlers driven by the payload (ChaosPayload): sleep, fail, crash the process, block the loop.
  *
  * Every line goes to the ledger with appendFileSync, so a SIGKILL loses nothing already written.
@@ -16,7 +17,7 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
-import { ACK_ARGS_BEFORE_JOBS } from '../../src/operations/ack.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
 
@@ -65,47 +66,35 @@ function outcomeOf(err: unknown): CallOutcome | null {
   return lost ? `refused: ${lost[1] ?? ''}` : `error: ${message.slice(0, 200)}`;
 }
 
+/** "<claims>.<claimed at>|<id>" -> id and token (a token has no '|'; an id may). */
+function splitMember(member: string): { id: string; token: string } {
+  const bar = member.indexOf('|');
+  return { token: member.slice(0, bar), id: member.slice(bar + 1) };
+}
+
+// claim.lua's ARGV (src/operations/claim.ts): limit, lease ms, holder, 3 group settings, rate max
+// and per, dead count and age, flags, events cap, then M, then 4 per ack (member, known deadline,
+// flags, result). Its reply: now, next_at, paused, M ack outcomes, n, then 4 per job (member,
+// token, record, due).
+const CLAIM_LEASE_MS = 1;
+const CLAIM_ACK_COUNT = 12;
+const CLAIM_FIELDS_PER_ACK = 4;
+const CLAIM_FIELDS_PER_JOB = 4;
+
 function observe(name: string, argv: string[], reply: unknown, err: unknown, resent: boolean): void {
   const at = Date.now();
-  if (name === 'claim-zpopmin' || name === 'claim-range') {
-    if (err !== undefined || !Array.isArray(reply)) return;
-    const r = reply as unknown[];
-    const count = Number(text(r[2]));
-    const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
-    for (let i = 0; i < count; i++) {
-      const base = 3 + i * 5;
-      const id = text(r[base]);
-      const token = text(r[base + 1]);
-      const meta = JSON.parse(text(r[base + 3])) as { a: number };
-      jobs.push({ id, token, attempt: meta.a, runAt: Number(text(r[base + 4])) });
-      latestToken.set(id, token);
-    }
-    if (jobs.length > 0) {
-      record({ phase: 'claim', pid, at, now: Number(text(r[0])), leaseMs: Number(argv[1]), jobs });
-    }
-    return;
-  }
-  if (name === 'extend') {
-    if (err !== undefined || !Array.isArray(reply)) return;
-    const r = reply as unknown[];
-    const leases: Array<{ id: string; token: string; deadline: number }> = [];
-    for (let i = 1; i + 1 < argv.length; i += 2) {
-      leases.push({ id: argv[i]!, token: argv[i + 1]!, deadline: Number(text(r[(i + 1) / 2])) });
-    }
-    record({ phase: 'extend', pid, at, now: Number(text(r[0])), leases });
-    return;
-  }
-  // ack.lua takes a batch: ARGV = its settings, then id, token, known deadline per job; the reply
-  // has one status per job ('OK', 'ALREADY', 'LOST <why>').
-  if (name === 'ack') {
+  if (name === 'claim') {
+    // The acks a claim carries: one outcome each ('OK', 'ALREADY', 'LOST <why>').
+    const ackCount = Number(argv[CLAIM_ACK_COUNT]);
     const failed = err === undefined ? null : outcomeOf(err);
     if (err !== undefined && failed === null) return;
-    for (let i = ACK_ARGS_BEFORE_JOBS, n = 0; i + 2 < argv.length; i += 3, n++) {
+    for (let n = 0; n < ackCount; n++) {
+      const { id, token } = splitMember(argv[CLAIM_ACK_COUNT + 1 + n * CLAIM_FIELDS_PER_ACK]!);
       let outcome: CallOutcome;
       if (failed !== null) {
         outcome = failed;
       } else {
-        const status = text((reply as unknown[])[n]);
+        const status = text((reply as unknown[])[3 + n]);
         outcome =
           status === 'OK'
             ? 'ok'
@@ -113,11 +102,53 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
               ? 'already'
               : `refused: ${status.replace(/^LOST /, '')}`;
       }
-      record({ phase: 'ack', pid, id: argv[i]!, token: argv[i + 1]!, outcome, at, resent });
+      record({ phase: 'ack', pid, id, token, outcome, at, resent });
+    }
+    if (err !== undefined || !Array.isArray(reply)) return;
+    const r = reply as unknown[];
+    const countAt = 3 + ackCount;
+    const count = Number(text(r[countAt]));
+    const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
+    for (let i = 0; i < count; i++) {
+      const base = countAt + 1 + i * CLAIM_FIELDS_PER_JOB;
+      const { id } = splitMember(text(r[base]));
+      const token = text(r[base + 1]);
+      // The record as leased: its claim block holds this attempt's number.
+      const raw = r[base + 2];
+      let attempt = 0;
+      try {
+        attempt = decodeRecord(Buffer.isBuffer(raw) ? raw : Buffer.from(text(raw))).header.attempts;
+      } catch {
+        // An unreadable record: the worker buries it; attempt 0 says the ledger could not tell.
+      }
+      jobs.push({ id, token, attempt, runAt: Number(text(r[base + 3])) });
+      latestToken.set(id, token);
+    }
+    if (jobs.length > 0) {
+      record({
+        phase: 'claim',
+        pid,
+        at,
+        now: Number(text(r[0])),
+        leaseMs: Number(argv[CLAIM_LEASE_MS]),
+        jobs,
+      });
     }
     return;
   }
+  if (name === 'extend') {
+    // ARGV: lease ms, flags, then members; reply: now, then the new deadline (0: lost) per member.
+    if (err !== undefined || !Array.isArray(reply)) return;
+    const r = reply as unknown[];
+    const leases = argv.slice(2).map((member, i) => ({
+      ...splitMember(member),
+      deadline: Number(text(r[i + 1])),
+    }));
+    record({ phase: 'extend', pid, at, now: Number(text(r[0])), leases });
+    return;
+  }
   if (name === 'fail' || name === 'release') {
+    // ARGV[1] is the lease member for both.
     let outcome: CallOutcome | null;
     if (err !== undefined) {
       outcome = outcomeOf(err);
@@ -127,7 +158,7 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
     } else {
       outcome = reply === 1 ? 'released' : 'not-released';
     }
-    if (outcome !== null) record({ phase: name, pid, id: argv[0]!, token: argv[1]!, outcome, at, resent });
+    if (outcome !== null) record({ phase: name, pid, ...splitMember(argv[0]!), outcome, at, resent });
   }
 }
 
@@ -202,6 +233,8 @@ const worker = new Worker<ChaosPayload>(
     concurrency: config.concurrency,
     leaseMs: config.leaseMs,
     backoff: { type: 'fixed', delay: 50 },
+    // Completed records are the checker's proof of each completion: none is trimmed during a run.
+    rememberCompleted: { count: 10_000_000, age: '7d' },
     ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
     ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
   },

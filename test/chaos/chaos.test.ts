@@ -216,6 +216,41 @@ describe('the chaos checker', () => {
     const notKilled = check({ entries: history('a', 1, '1', 10_000, null) });
     expect(notKilled.counts.lost).toBe(1);
   });
+
+  test('with the completed set, Redis says which jobs completed: an applied ack must have left a record', () => {
+    const kept = check({ entries: history('a', 1, '1.10000', 10_000), completed: new Set(['a']) });
+    expect(kept.violations).toEqual([]);
+    expect(kept.counts).toMatchObject({ completed: 1, completedReplyLost: 0, lost: 0 });
+    // Acked in the ledger, but Redis has no completed record: the completion was lost.
+    const forgotten = check({ entries: history('a', 1, '1.10000', 10_000), completed: new Set() });
+    expect(forgotten.counts.lost).toBe(1);
+    expect(forgotten.violations.join('\n')).toMatch(
+      /lost.*a \(normal\) was acked but has no completed record/,
+    );
+    // The ack's reply never came (refused on resend, or no reply at all): the record proves it applied.
+    for (const settle of [{ outcome: 'refused: not held' as const }, null]) {
+      const proven = check({
+        entries: history('a', 1, '1.10000', 10_000, settle),
+        completed: new Set(['a']),
+      });
+      expect(proven.violations).toEqual([]);
+      expect(proven.counts).toMatchObject({ completed: 1, completedReplyLost: 1, lost: 0 });
+    }
+    // No record and no applied ack: lost, even where the ledger alone would guess a lost reply.
+    const guessed = check({
+      entries: history('a', 1, '1.10000', 10_000, null),
+      faults: [fault('kill', 1, 10_150)],
+      completed: new Set(),
+    });
+    expect(guessed.counts).toMatchObject({ completed: 0, lost: 1 });
+    // Completed and dead at once is caught either way.
+    const both = check({
+      entries: history('a', 1, '1.10000', 10_000, null),
+      completed: new Set(['a']),
+      dead: new Map([['a', 'boom']]),
+    });
+    expect(both.violations.join('\n')).toMatch(/a is both completed and dead/);
+  });
 });
 
 // --- 2 and 3. Real runs ---------------------------------------------------------------------------

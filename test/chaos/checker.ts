@@ -2,7 +2,10 @@
  * The chaos checker: from what the producer had accepted, the workers' ledgers, the faults that
  * were injected and the final Redis state, prove DESIGN section 2 or say exactly where it broke.
  *
- * - Nothing lost: every accepted job completed (an ack applied) or is dead with a reason.
+ * - Nothing lost: every accepted job completed (an ack applied) or is dead with a reason. Given the
+ *   completed set at the end (layout 2 keeps a completed record per job), Redis itself says which
+ *   jobs completed: an applied ack must have left one, and a completion whose ack reply never came
+ *   back is proven by it rather than inferred.
  * - One holder: by the Redis clock, no claim of a job came before the previous holder's lease
  *   (as last confirmed to it) ran out, unless that holder had handed it back (fail, release).
  * - Fencing: at most one ack per job is applied; every other ack is refused. A second applied ack
@@ -44,6 +47,11 @@ export interface CheckInput {
   dead: ReadonlyMap<string, string>;
   /** Ids still scheduled or active at the end (a drained queue has none). */
   unfinished: readonly string[];
+  /**
+   * Ids with a completed record at the end (the `c` set), when the run kept every one (no
+   * retention trim). Absent: completions are inferred from the ledgers alone.
+   */
+  completed?: ReadonlySet<string>;
   /** How long after a fault its effects may still show (reconnects, resent commands). */
   lingerMs: number;
 }
@@ -172,7 +180,7 @@ export function checkChaos(input: CheckInput): ChaosReport {
     list.push(run);
     byJob.set(run.id, list);
   }
-  // Tokens are "<counter>" or "<counter>.<claim time>": the counter orders them.
+  // Tokens are "<claims>.<claim time>": the job's claim count orders its runs.
   const counter = (token: string): number => Number.parseInt(token, 10);
   const tokenOrder = (a: Run, b: Run): number =>
     counter(a.token) - counter(b.token) || a.token.localeCompare(b.token);
@@ -252,7 +260,20 @@ export function checkChaos(input: CheckInput): ChaosReport {
   const lost: string[] = [];
   const unexpectedDead: string[] = [];
   const deadWithoutReason: string[] = [];
+  const recorded = input.completed;
   for (const [id, kind] of input.accepted) {
+    if (recorded !== undefined) {
+      if (completing.has(id) && !recorded.has(id) && !input.dead.has(id)) {
+        lost.push(`${id} (${kind}) was acked but has no completed record`);
+        continue;
+      }
+      if (recorded.has(id)) {
+        completed++;
+        if (!completing.has(id)) completedReplyLost++;
+        if (input.dead.has(id)) lost.push(`${id} is both completed and dead`);
+        continue;
+      }
+    }
     if (completing.has(id)) {
       completed++;
       if (input.dead.has(id)) lost.push(`${id} is both completed and dead`);
@@ -266,6 +287,10 @@ export function checkChaos(input: CheckInput): ChaosReport {
       continue;
     }
     if (unfinished.has(id)) continue;
+    if (recorded !== undefined) {
+      lost.push(`${id} (${kind}, ${(byJob.get(id) ?? []).filter((r) => r.start !== undefined).length} runs)`);
+      continue;
+    }
     // Gone from Redis with no applied ack in any ledger. Two cases are not a loss: an ack applied
     // whose reply was lost (ioredis resent it and the second copy was refused), and an ack sent
     // by a process killed before the reply came (its handler ended; nothing settled it after).

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
+import { COMPLETED_RECORD } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';
 import { checkChaos, type ChaosReport, type FaultKind, type FaultRecord, type JobKind } from './checker.js';
@@ -313,8 +314,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const drainDeadline = Date.now() + options.drainTimeoutMs;
     let left = Infinity;
     while (Date.now() < drainDeadline) {
-      const [scheduled, active] = await Promise.all([admin.zcard(keys.schedule), admin.zcard(keys.active)]);
-      left = scheduled + active;
+      const sizes = await Promise.all(
+        [keys.waiting, keys.prioWaiting, keys.prioReady, keys.leases].map((key) => admin.zcard(key)),
+      );
+      left = sizes.reduce((a, b) => a + b, 0);
       if (left === 0) break;
       await sleep(250);
     }
@@ -335,10 +338,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       const pid = slot.worker?.pid;
       if (pid !== undefined && !exits.has(pid)) exits.set(pid, Date.now());
     }
+    // Waiting ids (s; "<prio>:<id>" in p and r) and running ones (lease members "<token>|<id>").
     const unfinished = [
-      ...(await admin.zrange(keys.schedule, 0, -1)),
-      ...(await admin.zrange(keys.active, 0, -1)),
+      ...(await admin.zrange(keys.waiting, 0, -1)),
+      ...[
+        ...(await admin.zrange(keys.prioWaiting, 0, -1)),
+        ...(await admin.zrange(keys.prioReady, 0, -1)),
+      ].map((member) => member.slice(member.indexOf(':') + 1)),
+      ...(await admin.zrange(keys.leases, 0, -1)).map((member) => member.slice(member.indexOf('|') + 1)),
     ];
+    // Completed records: the workers keep every one for the run (rememberCompleted in chaos-worker).
+    const completedIds = await admin.zrange(keys.completed, 0, -1);
+    const completedRecords =
+      completedIds.length > 0 ? await admin.hmgetBuffer(keys.records, ...completedIds) : [];
+    const completed = new Set(
+      completedIds.filter((_, i) => completedRecords[i]?.equals(COMPLETED_RECORD) === true),
+    );
     const deadIds = await admin.zrange(keys.dead, 0, -1);
     const reasons = deadIds.length > 0 ? await admin.hmget(keys.errors, ...deadIds) : [];
     const dead = new Map(
@@ -365,6 +380,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       exits,
       dead,
       unfinished,
+      completed,
       lingerMs: 2 * options.leaseMs + 2_000,
     });
     const faultsByKind = Object.fromEntries(
@@ -384,6 +400,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           exits: [...exits],
           dead: [...dead],
           unfinished,
+          completed: [...completed],
           report,
         }),
       );

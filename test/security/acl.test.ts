@@ -73,7 +73,7 @@ async function claimAs(client: Redis, workerId: string, queueKeysOf = keys) {
 /** The selector docs/SECURITY.md gives a role that must cancel running jobs. */
 function cancelSelector(): string {
   const doc = readFileSync(fileURLToPath(new URL('../../docs/SECURITY.md', import.meta.url)), 'utf8');
-  const selector = /cancel running jobs one more selector, `(\([^`]+\))`/.exec(doc)?.[1];
+  const selector = /cancel running jobs\s+one more selector, `(\([^`]+\))`/.exec(doc)?.[1];
   if (!selector) throw new Error('docs/SECURITY.md names no selector for cancelling running jobs');
   return selector;
 }

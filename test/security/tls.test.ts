@@ -166,7 +166,14 @@ describe('TLS with verification on', () => {
       await waitFor(() => ran.length > 0, { what: 'the job run over TLS' });
       expect(ran).toEqual(['over tls']);
       await waitFor(async () => (await queue.counts()).active === 0, { what: 'the ack' });
-      expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+      expect(await queue.counts()).toEqual({
+        scheduled: 0,
+        due: 0,
+        active: 0,
+        dead: 0,
+        completed: 1,
+        cancelled: 0,
+      });
     } finally {
       await worker.close();
       await queue.close();

@@ -69,7 +69,15 @@ export async function expectEachRunsOnce<T>(
   await waitFor(async () => (await queue.counts()).active === 0, { what: 'the last acks' });
   expect([...runs.values()].every((n) => n === 1)).toBe(true);
   expect(early).toBe(0);
-  expect(await queue.counts()).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+  // Every job is kept as completed (the default retention), none cancelled.
+  expect(await queue.counts()).toEqual({
+    scheduled: 0,
+    due: 0,
+    active: 0,
+    dead: 0,
+    completed: added.length,
+    cancelled: 0,
+  });
 }
 
 /** An id with `prefix` that hashes to `partition` of `partitions`. */

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecodeError, EncodeError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Envelope } from './codec.js';
-import { escapeKey, fromTagged, jsonCodec, toTagged, unescapeKey } from './json.js';
+import { escapeKey, fromTagged, jsonCodec, jsonEnvelopeCodec, toTagged, unescapeKey } from './json.js';
 
 function envelope(payload: unknown, extra: Partial<Envelope> = {}): Envelope {
   return { v: ENVELOPE_FORMAT, id: 'job-1', version: 1, createdAt: 1767225600000, payload, ...extra };
 }
 
 function roundTrip<T>(payload: T): T {
-  return jsonCodec.decode(jsonCodec.encode(envelope(payload))).payload as T;
+  return jsonCodec.decodePayload(jsonCodec.encodePayload(payload)) as T;
 }
 
 /** Bytes of an envelope whose payload is the given raw JSON text. */
@@ -18,7 +18,7 @@ function withPayload(payloadJson: string): Buffer {
 
 function encodeError(payload: unknown): EncodeError {
   try {
-    jsonCodec.encode(envelope(payload));
+    jsonEnvelopeCodec.encode(envelope(payload));
   } catch (e) {
     expect(e).toBeInstanceOf(EncodeError);
     return e as EncodeError;
@@ -28,7 +28,7 @@ function encodeError(payload: unknown): EncodeError {
 
 function decodeError(bytes: Buffer | string): DecodeError {
   try {
-    jsonCodec.decode(typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
+    jsonEnvelopeCodec.decode(typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
   } catch (e) {
     expect(e).toBeInstanceOf(DecodeError);
     return e as DecodeError;
@@ -53,14 +53,14 @@ describe('jsonCodec envelope', () => {
   it('round-trips every envelope field, with and without traceparent', () => {
     const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const withTrace = envelope({ a: 1 }, { traceparent: tp, version: 3, id: 'x:y' });
-    expect(jsonCodec.decode(jsonCodec.encode(withTrace))).toEqual(withTrace);
-    const decoded = jsonCodec.decode(jsonCodec.encode(envelope({ a: 1 })));
+    expect(jsonEnvelopeCodec.decode(jsonEnvelopeCodec.encode(withTrace))).toEqual(withTrace);
+    const decoded = jsonEnvelopeCodec.decode(jsonEnvelopeCodec.encode(envelope({ a: 1 })));
     expect(decoded).toEqual(envelope({ a: 1 }));
     expect('traceparent' in decoded).toBe(false);
   });
 
   it('writes the documented wire format', () => {
-    const bytes = jsonCodec.encode(
+    const bytes = jsonEnvelopeCodec.encode(
       envelope(
         {
           d: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
@@ -94,14 +94,14 @@ describe('jsonCodec envelope', () => {
 
   it('writes plain payloads exactly as JSON.stringify would', () => {
     const payload = { a: [1, 'two', { three: null, four: true }], b: 1.5, 'c d': '\u2028é' };
-    const text = jsonCodec.encode(envelope(payload)).toString('utf8');
+    const text = jsonEnvelopeCodec.encode(envelope(payload)).toString('utf8');
     expect(JSON.parse(text)).toEqual({ ...envelope(payload), payload });
     expect(text).toContain(JSON.stringify(payload));
   });
 
   it('accepts a Uint8Array that is not a Buffer', () => {
-    const bytes = jsonCodec.encode(envelope({ a: 1 }));
-    expect(jsonCodec.decode(new Uint8Array(bytes) as Buffer).payload).toEqual({ a: 1 });
+    const bytes = jsonEnvelopeCodec.encode(envelope({ a: 1 }));
+    expect(jsonEnvelopeCodec.decode(new Uint8Array(bytes) as Buffer).payload).toEqual({ a: 1 });
   });
 });
 
@@ -205,7 +205,7 @@ describe('jsonCodec round trips', () => {
   });
 
   it('round-trips a payload that is itself undefined, a Date or a primitive', () => {
-    const decoded = jsonCodec.decode(jsonCodec.encode(envelope(undefined)));
+    const decoded = jsonEnvelopeCodec.decode(jsonEnvelopeCodec.encode(envelope(undefined)));
     expect(Object.hasOwn(decoded, 'payload')).toBe(true);
     expect(decoded.payload).toBeUndefined();
     expect(roundTrip(new Date(3))).toEqual(new Date(3));
@@ -244,16 +244,16 @@ describe('jsonCodec round trips', () => {
   it('does not modify the payload it encodes', () => {
     const payload = { d: new Date(1), list: [1, undefined, { '~k': 2n }], m: new Map([['a', [NaN]]]) };
     const snapshot = { d: new Date(1), list: [1, undefined, { '~k': 2n }], m: new Map([['a', [NaN]]]) };
-    jsonCodec.encode(envelope(payload));
+    jsonEnvelopeCodec.encode(envelope(payload));
     expect(payload).toEqual(snapshot);
     expect(Object.keys(payload.list[2] as object)).toEqual(['~k']);
   });
 
   it('returns independent objects on each decode of the same bytes', () => {
-    const bytes = jsonCodec.encode(envelope({ a: { b: 1 } }));
-    const first = jsonCodec.decode(bytes).payload as { a: { b: number } };
+    const bytes = jsonEnvelopeCodec.encode(envelope({ a: { b: 1 } }));
+    const first = jsonEnvelopeCodec.decode(bytes).payload as { a: { b: number } };
     first.a.b = 2;
-    expect(jsonCodec.decode(bytes).payload).toEqual({ a: { b: 1 } });
+    expect(jsonEnvelopeCodec.decode(bytes).payload).toEqual({ a: { b: 1 } });
   });
 });
 
@@ -279,7 +279,9 @@ describe('jsonCodec key escaping', () => {
       list: [{ '~t': 'BigInt', v: '1' }],
       map: new Map([['~t', { '~t': 'Map', v: [] }]]),
     };
-    const wire = JSON.parse(jsonCodec.encode(envelope(payload)).toString('utf8')) as { payload: object };
+    const wire = JSON.parse(jsonEnvelopeCodec.encode(envelope(payload)).toString('utf8')) as {
+      payload: object;
+    };
     expect(Object.keys(wire.payload)).toEqual(['~~t', 'v', '~~~x', '~~', 'inner', 'list', 'map']);
     const back = roundTrip(payload);
     expect(back).toEqual(payload);
@@ -288,7 +290,7 @@ describe('jsonCodec key escaping', () => {
   });
 
   it('escapes only the key, never string values that start with ~', () => {
-    const text = jsonCodec.encode(envelope({ a: '~t', b: ['~~x'] })).toString('utf8');
+    const text = jsonEnvelopeCodec.encode(envelope({ a: '~t', b: ['~~x'] })).toString('utf8');
     expect(text).toContain('"payload":{"a":"~t","b":["~~x"]}');
     expect(roundTrip({ a: '~t', b: ['~~x'] })).toEqual({ a: '~t', b: ['~~x'] });
   });
@@ -412,14 +414,16 @@ describe('jsonCodec encode refusals', () => {
   });
 
   it('refuses envelopes it could not decode again', () => {
-    expect(() => jsonCodec.encode({ ...envelope(1), v: 2 })).toThrow(/envelope\.v is 2/);
-    expect(() => jsonCodec.encode({ ...envelope(1), version: 0 })).toThrow(
+    expect(() => jsonEnvelopeCodec.encode({ ...envelope(1), v: 2 })).toThrow(/envelope\.v is 2/);
+    expect(() => jsonEnvelopeCodec.encode({ ...envelope(1), version: 0 })).toThrow(
       /envelope\.version must be an integer >= 1/,
     );
-    expect(() => jsonCodec.encode({ ...envelope(1), createdAt: NaN })).toThrow(
+    expect(() => jsonEnvelopeCodec.encode({ ...envelope(1), createdAt: NaN })).toThrow(
       /envelope\.createdAt must be a whole number of epoch ms/,
     );
-    expect(() => jsonCodec.encode({ ...envelope(1), id: 5 as unknown as string })).toThrow(EncodeError);
+    expect(() => jsonEnvelopeCodec.encode({ ...envelope(1), id: 5 as unknown as string })).toThrow(
+      EncodeError,
+    );
   });
 
   it('toTagged names paths under the given root', () => {
@@ -460,7 +464,7 @@ describe('jsonCodec decode never pollutes prototypes', () => {
   it('keeps constructor.prototype as plain data', () => {
     const attack =
       '{"constructor":{"prototype":{"polluted":1}},"~~constructor":{"prototype":{"polluted":2}}}';
-    const back = jsonCodec.decode(withPayload(attack)).payload as Record<string, unknown>;
+    const back = jsonEnvelopeCodec.decode(withPayload(attack)).payload as Record<string, unknown>;
     expect(polluted()).toBeUndefined();
     expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
     expect(Object.hasOwn(back, 'constructor')).toBe(true);
@@ -658,7 +662,7 @@ describe('jsonCodec decode rejects malformed bytes', () => {
   }
 
   it('refuses input that is not bytes', () => {
-    expect(() => jsonCodec.decode('{}' as unknown as Buffer)).toThrow(DecodeError);
+    expect(() => jsonEnvelopeCodec.decode('{}' as unknown as Buffer)).toThrow(DecodeError);
   });
 
   it('names the job id in payload errors', () => {
@@ -673,7 +677,7 @@ describe('integers beyond ±(2^53 - 1)', () => {
     const bytes = withPayload(
       '[9007199254740991,-9007199254740991,1e300,1.5e20,12345678901234567890.5,"12345678901234567890"]',
     );
-    expect(jsonCodec.decode(bytes).payload).toEqual([
+    expect(jsonEnvelopeCodec.decode(bytes).payload).toEqual([
       9007199254740991,
       -9007199254740991,
       1e300,
@@ -685,22 +689,22 @@ describe('integers beyond ±(2^53 - 1)', () => {
 
   it('does not mistake digits inside strings, escaped quotes included, for numbers', () => {
     const bytes = withPayload('{"a\\"99999999999999999":"\\"99999999999999999"}');
-    expect(jsonCodec.decode(bytes).payload).toEqual({ 'a"99999999999999999': '"99999999999999999' });
+    expect(jsonEnvelopeCodec.decode(bytes).payload).toEqual({ 'a"99999999999999999': '"99999999999999999' });
   });
 
   it('writes numbers JSON.stringify would print as unsafe integer literals as number tags, and reads them back', () => {
     for (const n of [2 ** 53, -(2 ** 60), 1e20, 9.99e20]) {
-      const text = jsonCodec.encode(envelope({ n })).toString();
+      const text = jsonEnvelopeCodec.encode(envelope({ n })).toString();
       expect(text).toContain(`{"n":{"~t":"number","v":"${String(n)}"}}`);
       expect(roundTrip(n)).toBe(n);
     }
     // From 1e21 on JSON.stringify writes an exponent, a double by its form.
-    expect(jsonCodec.encode(envelope(1e21)).toString()).toContain('"payload":1e+21');
+    expect(jsonEnvelopeCodec.encode(envelope(1e21)).toString()).toContain('"payload":1e+21');
     expect(roundTrip(1e21)).toBe(1e21);
   });
 
   it('keeps BigInt tags exact where the raw literal would round', () => {
     const bytes = withPayload('{"~t":"BigInt","v":"9007199254740993"}');
-    expect(jsonCodec.decode(bytes).payload).toBe(9007199254740993n);
+    expect(jsonEnvelopeCodec.decode(bytes).payload).toBe(9007199254740993n);
   });
 });

@@ -2,14 +2,21 @@ import { Packr, Unpackr, pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecodeError, EncodeError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Envelope } from './codec.js';
-import { MSGPACK_EXT, MSGPACK_MAX_DEPTH, bigintFromBytes, bigintToBytes, msgpackCodec } from './msgpack.js';
+import {
+  MSGPACK_EXT,
+  MSGPACK_MAX_DEPTH,
+  bigintFromBytes,
+  bigintToBytes,
+  msgpackCodec,
+  msgpackEnvelopeCodec,
+} from './msgpack.js';
 
 function envelope(payload: unknown, extra: Partial<Envelope> = {}): Envelope {
   return { v: ENVELOPE_FORMAT, id: 'job-1', version: 1, createdAt: 5, payload, ...extra };
 }
 
 function roundTrip<T>(payload: T): T {
-  return msgpackCodec.decode(msgpackCodec.encode(envelope(payload))).payload as T;
+  return msgpackCodec.decodePayload(msgpackCodec.encodePayload(payload)) as T;
 }
 
 /** A short MessagePack str, as hex. */
@@ -29,7 +36,7 @@ function withPayload(payloadHex: string): Buffer {
 
 function encodeError(payload: unknown, extra: Partial<Envelope> = {}): EncodeError {
   try {
-    msgpackCodec.encode(envelope(payload, extra));
+    msgpackEnvelopeCodec.encode(envelope(payload, extra));
   } catch (e) {
     expect(e).toBeInstanceOf(EncodeError);
     return e as EncodeError;
@@ -39,7 +46,7 @@ function encodeError(payload: unknown, extra: Partial<Envelope> = {}): EncodeErr
 
 function decodeError(bytes: Buffer): DecodeError {
   try {
-    msgpackCodec.decode(bytes);
+    msgpackEnvelopeCodec.decode(bytes);
   } catch (e) {
     expect(e).toBeInstanceOf(DecodeError);
     return e as DecodeError;
@@ -63,14 +70,14 @@ describe('msgpackCodec envelope', () => {
       { a: 1 },
       { traceparent: tp, version: 3, id: 'x:y', createdAt: 1767225600000 },
     );
-    expect(msgpackCodec.decode(msgpackCodec.encode(withTrace))).toStrictEqual(withTrace);
-    const decoded = msgpackCodec.decode(msgpackCodec.encode(envelope({ a: 1 })));
+    expect(msgpackEnvelopeCodec.decode(msgpackEnvelopeCodec.encode(withTrace))).toStrictEqual(withTrace);
+    const decoded = msgpackEnvelopeCodec.decode(msgpackEnvelopeCodec.encode(envelope({ a: 1 })));
     expect(decoded).toStrictEqual(envelope({ a: 1 }));
     expect('traceparent' in decoded).toBe(false);
   });
 
   it('writes the documented wire format', () => {
-    const bytes = msgpackCodec.encode(
+    const bytes = msgpackEnvelopeCodec.encode(
       envelope({
         d: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
         n: -129n,
@@ -99,21 +106,21 @@ describe('msgpackCodec envelope', () => {
 
   it('writes plain payloads as plain MessagePack that any reader understands', () => {
     const payload = { to: 'a@b.c', n: [1, -1, 2 ** 40, 0.5], ok: true, none: null, nested: { deep: [] } };
-    const bytes = msgpackCodec.encode(envelope(payload));
+    const bytes = msgpackEnvelopeCodec.encode(envelope(payload));
     expect(unpack(bytes)).toStrictEqual(envelope(payload));
   });
 
   it('reads float 64 -0.0 and int 64 within the safe range written by other encoders', () => {
-    expect(Object.is(msgpackCodec.decode(withPayload('cb8000000000000000')).payload, -0)).toBe(true);
-    expect(msgpackCodec.decode(withPayload('d3ffe0000000000001')).payload).toBe(-(2 ** 53) + 1);
-    expect(msgpackCodec.decode(withPayload('cf001fffffffffffff')).payload).toBe(2 ** 53 - 1);
-    expect(msgpackCodec.decode(withPayload('ca3fc00000')).payload).toBe(1.5);
+    expect(Object.is(msgpackEnvelopeCodec.decode(withPayload('cb8000000000000000')).payload, -0)).toBe(true);
+    expect(msgpackEnvelopeCodec.decode(withPayload('d3ffe0000000000001')).payload).toBe(-(2 ** 53) + 1);
+    expect(msgpackEnvelopeCodec.decode(withPayload('cf001fffffffffffff')).payload).toBe(2 ** 53 - 1);
+    expect(msgpackEnvelopeCodec.decode(withPayload('ca3fc00000')).payload).toBe(1.5);
   });
 
   it('accepts a Uint8Array that is not a Buffer and does not touch the input', () => {
-    const bytes = msgpackCodec.encode(envelope({ a: 1 }));
+    const bytes = msgpackEnvelopeCodec.encode(envelope({ a: 1 }));
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    expect(msgpackCodec.decode(view as Buffer).payload).toStrictEqual({ a: 1 });
+    expect(msgpackEnvelopeCodec.decode(view as Buffer).payload).toStrictEqual({ a: 1 });
     expect(Object.keys(bytes)).toStrictEqual(Object.keys(Buffer.from(bytes)));
   });
 });
@@ -233,7 +240,7 @@ describe('msgpackCodec round trips', () => {
 
   it('does not modify the payload it encodes', () => {
     const payload = { m: new Map([[1n, -0]]), list: [new Set([Buffer.from([1])])] };
-    msgpackCodec.encode(envelope(payload));
+    msgpackEnvelopeCodec.encode(envelope(payload));
     expect(payload).toStrictEqual({ m: new Map([[1n, -0]]), list: [new Set([Buffer.from([1])])] });
   });
 
@@ -244,7 +251,7 @@ describe('msgpackCodec round trips', () => {
   });
 
   it('leaves other msgpackr users in the process unaffected by its extensions', () => {
-    msgpackCodec.encode(envelope({ m: new Map([[1, 2]]), n: 1n }));
+    msgpackEnvelopeCodec.encode(envelope({ m: new Map([[1, 2]]), n: 1n }));
     expect(unpack(pack(new Map([[1, 2]])))).toStrictEqual({ 1: 2 });
     expect(unpack(new Packr({ useRecords: false }).pack([1n, Buffer.from([1])]))).toStrictEqual([
       1n,
@@ -450,7 +457,7 @@ describe('msgpackCodec decode never pollutes prototypes', () => {
   });
 
   it('keeps constructor.prototype as plain data', () => {
-    const decoded = msgpackCodec.decode(
+    const decoded = msgpackEnvelopeCodec.decode(
       withPayload(`81${str('constructor')}81${str('prototype')}81${str('polluted')}c3`),
     ).payload as { constructor: { prototype: { polluted: boolean } } };
     expect(decoded.constructor.prototype.polluted).toBe(true);
@@ -474,7 +481,7 @@ describe('msgpackr’s process-wide extension registry', () => {
       createdAt: 0,
       payload: [1n, new Map([[1, 2]]), new Set([1]), Buffer.from([1]), -0],
     };
-    expect(msgpackCodec.decode(msgpackCodec.encode(env))).toStrictEqual(env);
+    expect(msgpackEnvelopeCodec.decode(msgpackEnvelopeCodec.encode(env))).toStrictEqual(env);
     for (const type of Object.values(MSGPACK_EXT)) {
       const bytes = Buffer.from([0xd4, type, 0]);
       expect(() => void new Unpackr().unpack(bytes)).toThrow(`Unknown extension ${type}`);

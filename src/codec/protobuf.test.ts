@@ -43,7 +43,7 @@ const valid = (w: BinaryWriter): BinaryWriter =>
 
 function encodeError(payload: unknown, extra: Partial<Envelope> = {}): EncodeError {
   try {
-    codec.encode(envelope(payload, extra));
+    codec.envelope.encode(envelope(payload, extra));
   } catch (e) {
     expect(e).toBeInstanceOf(EncodeError);
     return e as EncodeError;
@@ -53,7 +53,7 @@ function encodeError(payload: unknown, extra: Partial<Envelope> = {}): EncodeErr
 
 function decodeError(bytes: Buffer): DecodeError {
   try {
-    codec.decode(bytes);
+    codec.envelope.decode(bytes);
   } catch (e) {
     expect(e).toBeInstanceOf(DecodeError);
     return e as DecodeError;
@@ -92,21 +92,21 @@ describe('protobufCodec envelope', () => {
           ...(env.traceparent === undefined ? {} : { traceparent: env.traceparent }),
         }),
       );
-      expect(codec.encode(env).toString('hex')).toBe(Buffer.from(generated).toString('hex'));
+      expect(codec.envelope.encode(env).toString('hex')).toBe(Buffer.from(generated).toString('hex'));
     }
   });
 
   it('writes the payload field even when the message serializes to nothing', () => {
-    const bytes = codec.encode(envelope(email(), { id: '', createdAt: 0 }));
+    const bytes = codec.envelope.encode(envelope(email(), { id: '', createdAt: 0 }));
     expect(bytes.toString('hex')).toBe('080118013200');
-    expect(codec.decode(bytes)).toStrictEqual(envelope(email(), { id: '', createdAt: 0 }));
+    expect(codec.envelope.decode(bytes)).toStrictEqual(envelope(email(), { id: '', createdAt: 0 }));
   });
 
   it('round-trips every envelope field, with and without traceparent', () => {
     const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const withTrace = envelope(email({ to: 'a' }), { traceparent: tp, version: 3, id: 'x:y' });
-    expect(codec.decode(codec.encode(withTrace))).toStrictEqual(withTrace);
-    const decoded = codec.decode(codec.encode(envelope(email(), { createdAt: -5 })));
+    expect(codec.envelope.decode(codec.envelope.encode(withTrace))).toStrictEqual(withTrace);
+    const decoded = codec.envelope.decode(codec.envelope.encode(envelope(email(), { createdAt: -5 })));
     expect(decoded).toStrictEqual(envelope(email(), { createdAt: -5 }));
     expect('traceparent' in decoded).toBe(false);
   });
@@ -131,14 +131,14 @@ describe('protobufCodec envelope', () => {
       aliases: { boss: { name: 'B' } },
       target: { case: 'single', value: { address: 's@t' } },
     });
-    const decoded = codec.decode(codec.encode(envelope(payload))).payload as Email;
+    const decoded = codec.envelope.decode(codec.envelope.encode(envelope(payload))).payload as Email;
     expect(decoded).toStrictEqual(payload);
     expect(Object.is(decoded.score, -0)).toBe(true);
   });
 
   it('returns bytes fields as Uint8Arrays of their own, not views of the stored bytes', () => {
-    const stored = codec.encode(envelope(email({ attachment: new Uint8Array([1, 2, 3]) })));
-    const decoded = codec.decode(stored).payload as Email;
+    const stored = codec.envelope.encode(envelope(email({ attachment: new Uint8Array([1, 2, 3]) })));
+    const decoded = codec.envelope.decode(stored).payload as Email;
     expect(Object.getPrototypeOf(decoded.attachment)).toBe(Uint8Array.prototype);
     stored.fill(0);
     expect([...decoded.attachment]).toStrictEqual([1, 2, 3]);
@@ -149,15 +149,15 @@ describe('protobufCodec envelope', () => {
       w.tag(1, WireType.LengthDelimited).string('to').tag(99, WireType.Varint).uint32(7),
     );
     const bytes = bytesOf((w) => valid(w).tag(6, WireType.LengthDelimited).bytes(newer));
-    const decoded = codec.decode(bytes);
+    const decoded = codec.envelope.decode(bytes);
     expect((decoded.payload as Email).to).toBe('to');
-    const reencoded = codec.encode({ ...decoded, createdAt: 0 });
+    const reencoded = codec.envelope.encode({ ...decoded, createdAt: 0 });
     expect(reencoded.toString('hex')).toBe(bytes.toString('hex'));
   });
 
   it('nests up to PROTOBUF_MAX_DEPTH messages, the payload counting as one', () => {
     const deepest = email({ cc: [chain(PROTOBUF_MAX_DEPTH - 1)] });
-    expect(codec.decode(codec.encode(envelope(deepest))).payload).toStrictEqual(deepest);
+    expect(codec.envelope.decode(codec.envelope.encode(envelope(deepest))).payload).toStrictEqual(deepest);
   });
 
   it('refuses a schema that is not a message descriptor', () => {
@@ -292,7 +292,7 @@ describe('protobufCodec decode rejects malformed bytes', () => {
       bytesOf((w) => w.tag(2, WireType.LengthDelimited).bytes(new Uint8Array([0xc3, 0x28]))),
       'field 2 (id) is not valid UTF-8',
     ],
-    ['truncated bytes', codec.encode(envelope(email({ to: 'x' }))).subarray(0, -1), 'premature EOF'],
+    ['truncated bytes', codec.envelope.encode(envelope(email({ to: 'x' }))).subarray(0, -1), 'premature EOF'],
     ['JSON text', Buffer.from('{"v":1}'), 'has the unknown field number 15'],
     [
       'a payload that is not a message of the schema',
@@ -345,8 +345,9 @@ describe('protobufCodec decode never pollutes prototypes', () => {
         .tag(9, WireType.LengthDelimited)
         .bytes(entry('constructor', 'y')),
     );
-    const decoded = codec.decode(bytesOf((w) => valid(w).tag(6, WireType.LengthDelimited).bytes(payload)))
-      .payload as Email;
+    const decoded = codec.envelope.decode(
+      bytesOf((w) => valid(w).tag(6, WireType.LengthDelimited).bytes(payload)),
+    ).payload as Email;
     expect(Object.keys(decoded.headers)).toStrictEqual(['__proto__', 'constructor']);
     expect(Object.getPrototypeOf(decoded.headers)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -362,8 +363,9 @@ describe('protobufCodec decode never pollutes prototypes', () => {
         .bytes(recipient),
     );
     const payload = bytesOf((w) => w.tag(16, WireType.LengthDelimited).bytes(entry));
-    const decoded = codec.decode(bytesOf((w) => valid(w).tag(6, WireType.LengthDelimited).bytes(payload)))
-      .payload as Email;
+    const decoded = codec.envelope.decode(
+      bytesOf((w) => valid(w).tag(6, WireType.LengthDelimited).bytes(payload)),
+    ).payload as Email;
     expect(Object.getOwnPropertyDescriptor(decoded.aliases, '__proto__')?.value).toMatchObject({
       address: 'polluted',
     });

@@ -181,7 +181,9 @@ export async function migrateQueue(
           : await writeChunk(client, keys, conversions);
         conversions.forEach((conversion, i) => {
           if (written[i]) {
-            if (!taken[i]!.hasRecord) {
+            // Counted once: not an id converted already (a kept completed job's done entry, an
+            // id HSCAN returned twice), whose write only removed what was left of it.
+            if (!taken[i]!.hasRecord && conversion.target !== '') {
               count(conversion, jobs, problems);
               done++;
             }

@@ -52,8 +52,11 @@ describe.each<[string, Codec, unknown]>([
   });
 
   it('converts a schedule template, stored under the id <name>@template', () => {
-    const template = encodeEnvelope(codec, { id: 'daily@template', version: 1, payload, createdAt: 0 });
-    expect(templateConverter(envelopes, payloads)(template, 'daily')).toEqual(codec.encodePayload(payload));
+    const template = encodeEnvelope(codec, { id: 'daily@template', version: 4, payload, createdAt: 0 });
+    expect(templateConverter(envelopes, payloads)(template, 'daily')).toEqual({
+      template: codec.encodePayload(payload),
+      version: 4,
+    });
   });
 
   it('refuses an envelope of another job, and bytes that are no envelope, naming the job', () => {

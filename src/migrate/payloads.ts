@@ -35,8 +35,10 @@ export function payloadConverter(envelopes: EnvelopeReader, payloads: PayloadWri
 
 /** Converts schedule templates (envelopes of id `<name>@template` in 0.1) the same way. */
 export function templateConverter(envelopes: EnvelopeReader, payloads: PayloadWriter): TemplateConverter {
-  return (bytes: Buffer, name: string): Buffer =>
-    payloads.encodePayload(readEnvelope(envelopes, bytes, `${name}@template`).payload);
+  return (bytes: Buffer, name: string) => {
+    const envelope = readEnvelope(envelopes, bytes, `${name}@template`);
+    return { template: payloads.encodePayload(envelope.payload), version: envelope.version };
+  };
 }
 
 /** The envelope `bytes` of job `id`; a DecodeError naming the job and the codec when it is not one. */

@@ -6,11 +6,15 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { withRev, type StoredDefinition } from '../schedule/definition.js';
+import { DEFINITION_FORMAT, withRev, type StoredDefinition } from '../schedule/definition.js';
 import { writeTemplates, type TemplateConversion } from './scripts.js';
 
-/** Re-encodes schedule `name`'s v1 template envelope as layout 2 stores templates; throws when it cannot. */
-export type TemplateConverter = (template: Buffer, name: string) => Buffer;
+/**
+ * Re-encodes schedule `name`'s v1 template envelope as layout 2 stores templates (the payload
+ * bytes), with the envelope's payload version, which layout 2 keeps in the definition; throws when
+ * it cannot.
+ */
+export type TemplateConverter = (template: Buffer, name: string) => { template: Buffer; version: number };
 
 /** What became of the schedules. */
 export interface TemplatesReport {
@@ -41,12 +45,12 @@ export async function migrateTemplates(
       const oldTemplate = templates[name];
       if (oldTemplate === undefined) continue;
       try {
-        const template = convert(oldTemplate, name);
+        const { template, version } = convert(oldTemplate, name);
         conversions.push({
           name,
           oldDefinition,
           oldTemplate,
-          definition: revised(oldDefinition, template),
+          definition: revised(oldDefinition, version, template),
           template,
         });
       } catch (err) {
@@ -64,9 +68,23 @@ export async function migrateTemplates(
   );
 }
 
-/** `definition` (stored JSON) with its rev computed over `template`, the rest unchanged. */
-function revised(definition: string, template: Buffer): string {
-  const stored = JSON.parse(definition) as Partial<StoredDefinition>;
-  delete stored.rev;
-  return JSON.stringify(withRev(stored as Omit<StoredDefinition, 'rev'>, template));
+/**
+ * 0.1's stored `definition` (JSON, format 1) as layout 2 stores it: format DEFINITION_FORMAT, the
+ * template's payload `version`, its rev computed over the new `template`. The keys are in the order
+ * resolveScheduleOptions() writes them, so declaring the same schedule again finds the same rev and
+ * changes nothing.
+ */
+function revised(definition: string, version: number, template: Buffer): string {
+  const old = JSON.parse(definition) as Omit<StoredDefinition, 'v' | 'version'>;
+  const next: Omit<StoredDefinition, 'rev'> = {
+    v: DEFINITION_FORMAT,
+    spec: old.spec,
+    missed: old.missed,
+    grace: old.grace,
+    m: old.m,
+    version,
+  };
+  if (old.b !== undefined) next.b = old.b;
+  if (old.o !== undefined) next.o = old.o;
+  return JSON.stringify(withRev(next, template));
 }

@@ -3,7 +3,6 @@
  * Queue methods delegate here), so a schedule's jobs are encoded exactly as the queue's own adds.
  */
 import type { BackoffSpec } from '../backoff.js';
-import { encodeEnvelope } from '../codec/legacy-envelope.js';
 import type { Producer } from '../queue/producer.js';
 import { validatePayload } from '../schema.js';
 import {
@@ -14,7 +13,7 @@ import {
   type MissedPolicy,
   type ScheduleOptions,
 } from './definition.js';
-import { decodeTemplate, encodeTemplate, occurrenceId } from './occurrence.js';
+import { decodeTemplate, encodeTemplate } from './occurrence.js';
 import { readSchedules } from './read.js';
 import { removeSchedule } from './remove.js';
 import { resolveSpec, timetableOf, type ResolvedSpec, type ScheduleSpec } from './spec.js';
@@ -52,9 +51,6 @@ export interface ScheduleInfo<T> {
   next: Date | null;
 }
 
-/** Largest due time an id can carry, for checking the size of an occurrence's job up front. */
-const WIDEST_DUE = 9_999_999_999_999;
-
 /**
  * Create or replace the repeating schedule `name` of `queue`, and add its first occurrence's job.
  * Declaring the same schedule again (same spec, payload and options) changes nothing, so every
@@ -73,13 +69,16 @@ export async function schedule<T>(
   const where = `schedule '${name}'`;
   const resolved = resolveSpec(spec, where);
   const queue = producer.context;
-  const version = queue.definition.version;
-  const definition = resolveScheduleOptions(resolved, opts, producer.jobDefaults, where);
+  const definition = resolveScheduleOptions(
+    resolved,
+    opts,
+    { ...producer.jobDefaults, version: queue.definition.version },
+    where,
+  );
   if (producer.schema) await validatePayload(producer.schema, payload);
   const { codec, layout } = await queue.settle();
-  const template = encodeTemplate(codec, name, version, payload);
-  // Fail now, not at every occurrence, when the jobs would be over the size limit.
-  encodeEnvelope(codec, { id: occurrenceId(name, WIDEST_DUE), version, payload }, producer.maxPayloadBytes);
+  // Over the size limit fails now, not at every occurrence: each job's payload is these bytes.
+  const template = encodeTemplate(codec, name, payload, producer.maxPayloadBytes);
   const stored = withRev(definition, template);
   const upserted = await upsertSchedule(queue.client, queue.keys, {
     queue: queue.name,
@@ -89,7 +88,7 @@ export async function schedule<T>(
     layout,
   });
   // Add the first occurrence now rather than at some scheduler's next round.
-  const context: TickContext = { queue, maxPayloadBytes: producer.maxPayloadBytes, templates: new Map() };
+  const context: TickContext = { queue, records: new Map() };
   let read = await readSchedules(queue.client, queue.keys, { mode: 'one', name });
   let entry = read.entries[0];
   if (entry && entry.last <= read.now) {
@@ -128,7 +127,7 @@ export async function schedules<T>(producer: Producer<T>): Promise<Array<Schedul
     let payload: T | undefined;
     let decodeError: string | undefined;
     try {
-      payload = decodeTemplate(codec, entry.name, entry.template).payload as T;
+      payload = decodeTemplate(codec, entry.name, entry.template) as T;
     } catch (err) {
       decodeError = err instanceof Error ? err.message : String(err);
     }

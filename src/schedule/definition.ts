@@ -31,10 +31,16 @@ export interface ScheduleOptions {
   grace?: Duration;
 }
 
+/**
+ * Format of the stored definition. 2: the payload template is the payload's bytes alone (layout 2)
+ * and the definition carries its `version`; 1 (layout 1) had the template in an envelope.
+ */
+export const DEFINITION_FORMAT = 2;
+
 /** The stored definition (JSON in the `schedules` hash). */
 export interface StoredDefinition {
-  /** Layout of this record. */
-  v: 1;
+  /** Format of this record: DEFINITION_FORMAT. */
+  v: typeof DEFINITION_FORMAT;
   /** Digest of everything below and of the encoded payload. */
   rev: string;
   spec: ResolvedSpec;
@@ -47,6 +53,8 @@ export interface StoredDefinition {
   b?: ResolvedBackoff;
   /** Timeout of each attempt of each job, ms. */
   o?: number;
+  /** Payload schema version of the template (the queue's `version` when it was declared). */
+  version: number;
 }
 
 /** Default grace: room for a scheduler's pause (GC, event loop, failover) before an occurrence counts as missed. */
@@ -71,7 +79,7 @@ export function assertScheduleName(name: unknown): asserts name is string {
 export function resolveScheduleOptions(
   spec: ResolvedSpec,
   opts: ScheduleOptions | undefined,
-  defaults: { attempts: number; backoff?: ResolvedBackoff },
+  defaults: { attempts: number; backoff?: ResolvedBackoff; version: number },
   where: string,
 ): Omit<StoredDefinition, 'rev'> {
   const o: ScheduleOptions = opts ?? {};
@@ -105,7 +113,14 @@ export function resolveScheduleOptions(
     o.backoff === undefined
       ? defaults.backoff
       : validateBackoffSpec(o.backoff, `${where}: backoff`, 'backoff');
-  const definition: Omit<StoredDefinition, 'rev'> = { v: 1, spec, missed, grace, m: attempts };
+  const definition: Omit<StoredDefinition, 'rev'> = {
+    v: DEFINITION_FORMAT,
+    spec,
+    missed,
+    grace,
+    m: attempts,
+    version: defaults.version,
+  };
   if (backoff !== undefined) definition.b = backoff;
   if (o.timeoutMs !== undefined) {
     const timeoutMs = parseMs(o.timeoutMs, `${where}: timeoutMs`, 'timeoutMs');
@@ -133,17 +148,23 @@ export function parseDefinition(json: string, name: string): StoredDefinition {
   } catch {
     throw new Error(`schedule '${name}': stored definition is not JSON: ${json.slice(0, 200)}`);
   }
-  const d = value as Partial<StoredDefinition> | null;
+  const d = value as (Omit<Partial<StoredDefinition>, 'v'> & { v?: unknown }) | null;
+  if (typeof d === 'object' && d !== null && d.v === 1) {
+    throw new Error(
+      `schedule '${name}' was stored by a delayq before layout 2 (its payload template is an envelope); run \`delayq migrate\` on the queue`,
+    );
+  }
   if (
     typeof d !== 'object' ||
     d === null ||
-    d.v !== 1 ||
+    d.v !== DEFINITION_FORMAT ||
     typeof d.rev !== 'string' ||
     typeof d.spec !== 'object' ||
     d.spec === null ||
     (d.missed !== 'skip' && d.missed !== 'runOnce') ||
     typeof d.grace !== 'number' ||
-    typeof d.m !== 'number'
+    typeof d.m !== 'number' ||
+    typeof d.version !== 'number'
   ) {
     throw new Error(`schedule '${name}': malformed stored definition ${json.slice(0, 200)}`);
   }

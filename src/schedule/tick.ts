@@ -1,19 +1,20 @@
 /**
  * The `schedule-tick` operation, and the one step every scheduler (and queue.schedule) takes for a
  * schedule whose last occurrence is due: compute the candidate occurrences after its high-water
- * mark with the schedule's timetable, encode their jobs, and let the script add those that are
- * neither missed nor already added. The script decides by the server clock and a
- * compare-and-set on the mark, so racing callers cannot add an occurrence twice.
+ * mark with the schedule's timetable, and let the script add those that are neither missed nor
+ * already added, each as the schedule's one occurrence record (occurrence.ts). The script decides
+ * by the server clock and a compare-and-set on the mark, so racing callers cannot add an
+ * occurrence twice.
  */
-import type { Codec, Envelope } from '../codec/codec.js';
 import type { QueueContext } from '../definition/context.js';
 import { configKey } from '../redis/keys.js';
 import { asArray, num, str } from '../operations/reply.js';
 import { layoutRefusal } from '../operations/config.js';
+import { waitingKeys } from '../operations/waiting-keys.js';
 import { guessAt, runWheelAware } from '../operations/wheel.js';
 import { producerOf } from '../queue/producer.js';
 import { parseDefinition, type StoredDefinition } from './definition.js';
-import { decodeTemplate, encodeOccurrence, occurrenceId } from './occurrence.js';
+import { occurrenceId, occurrenceRecord } from './occurrence.js';
 import type { ScheduleEntry } from './read.js';
 import { timetableOf, type Timetable } from './spec.js';
 
@@ -45,13 +46,12 @@ export interface AdvanceResult {
   added: AddedOccurrence[];
 }
 
-/** What advancing needs: where, and how to encode jobs like the queue does. */
+/** What advancing needs: where the occurrences go. */
 export interface TickContext {
-  /** The queue: its keys, and once settled its codec, events cap and layout (occurrences go there too). */
+  /** The queue: its keys, and once settled its events cap and layout (occurrences go there too). */
   queue: QueueContext;
-  maxPayloadBytes: number;
-  /** Decoded templates by schedule name and rev, so a template is decoded once per definition. */
-  templates: Map<string, { rev: string; envelope: Envelope }>;
+  /** Occurrence records by schedule name and rev, so a record is built once per definition. */
+  records: Map<string, { rev: string; record: Buffer }>;
 }
 
 /**
@@ -64,8 +64,7 @@ export async function advanceSchedule(
   now: number,
 ): Promise<AdvanceResult> {
   const definition = parseDefinition(entry.definitionJson, entry.name);
-  const { codec } = await ctx.queue.settle();
-  const template = templateOf(ctx, codec, entry, definition);
+  const record = recordOf(ctx, entry, definition);
   const timetable = timetableOf(definition.spec);
   const added: AddedOccurrence[] = [];
   let last = entry.last;
@@ -77,14 +76,7 @@ export async function advanceSchedule(
         `schedule '${entry.name}': its timetable has no occurrence after ${new Date(last).toISOString()}`,
       );
     }
-    const missedOnly = due[0]! < at - definition.grace;
-    const envelopes = due.map((t, i) =>
-      // Under 'skip' a missed occurrence is never added: its job need not be encoded.
-      i === 0 && missedOnly && definition.missed === 'skip'
-        ? Buffer.alloc(0)
-        : encodeOccurrence(codec, template, occurrenceId(entry.name, t), ctx.maxPayloadBytes),
-    );
-    const out = await tick(ctx, { name: entry.name, definition, expectedLast: last, due, envelopes });
+    const out = await tick(ctx, { name: entry.name, definition, expectedLast: last, due, record });
     added.push(...out.added);
     if (out.status !== 'more') return { outcome: out.status, last: out.last, added };
     last = out.last;
@@ -113,17 +105,12 @@ export function candidates(timetable: Timetable, last: number, now: number, grac
   return out;
 }
 
-function templateOf(
-  ctx: TickContext,
-  codec: Codec,
-  entry: ScheduleEntry,
-  definition: StoredDefinition,
-): Envelope {
-  const cached = ctx.templates.get(entry.name);
-  if (cached?.rev === definition.rev) return cached.envelope;
-  const envelope = decodeTemplate(codec, entry.name, entry.template);
-  ctx.templates.set(entry.name, { rev: definition.rev, envelope });
-  return envelope;
+function recordOf(ctx: TickContext, entry: ScheduleEntry, definition: StoredDefinition): Buffer {
+  const cached = ctx.records.get(entry.name);
+  if (cached?.rev === definition.rev) return cached.record;
+  const record = occurrenceRecord(definition, entry.template);
+  ctx.records.set(entry.name, { rev: definition.rev, record });
+  return record;
 }
 
 interface TickInput {
@@ -131,7 +118,7 @@ interface TickInput {
   definition: StoredDefinition;
   expectedLast: number;
   due: readonly number[];
-  envelopes: readonly Buffer[];
+  record: Buffer;
 }
 
 interface TickOutput {
@@ -144,38 +131,32 @@ interface TickOutput {
 /** One schedule-tick call. */
 async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
   const { definition } = input;
-  const meta = JSON.stringify({
-    a: 0,
-    m: definition.m,
-    ...(definition.b !== undefined && { b: definition.b }),
-    ...(definition.o !== undefined && { o: definition.o }),
-  });
+  const { eventsCap, layout } = await ctx.queue.settle();
   const args: Array<string | number | Buffer> = [
     input.name,
     definition.rev,
     input.expectedLast,
     definition.grace,
     definition.missed,
-    meta,
+    eventsCap,
+    input.record,
     input.due.length,
+    ...input.due,
   ];
-  input.due.forEach((t, i) => args.push(t, input.envelopes[i]!));
-  const { eventsCap, layout } = await ctx.queue.settle();
-  args.push(eventsCap);
   const guess = layout.kind === 'wheel' ? input.due.flatMap((t) => guessAt(layout, t)) : [];
   const keys = ctx.queue.keys;
   const reply = asArray(
     await runWheelAware(ctx.queue.client, 'schedule-tick', keys, layout, guess, {
       keys: [
+        ...waitingKeys(keys),
+        keys.records,
+        keys.wake,
+        keys.counters,
+        keys.events,
         keys.schedules,
         keys.scheduleLast,
-        keys.schedule,
-        keys.jobs,
-        keys.meta,
-        keys.wake,
         keys.scheduleWake,
         configKey(ctx.queue.name),
-        keys.events,
       ],
       args,
     }).catch((err: unknown) => {
@@ -202,8 +183,7 @@ async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
   };
 }
 
-/** What advancing a schedule of `queue` (a Queue) needs, with a fresh template cache. */
+/** What advancing a schedule of `queue` (a Queue) needs, with a fresh record cache. */
 export function tickContextOf(queue: object): TickContext {
-  const producer = producerOf(queue);
-  return { queue: producer.context, maxPayloadBytes: producer.maxPayloadBytes, templates: new Map() };
+  return { queue: producerOf(queue).context, records: new Map() };
 }

@@ -500,7 +500,7 @@ describe('delayq worker <module>', () => {
     await writeFile(
       mod,
       `import { appendFileSync } from 'node:fs';
-export const options = { concurrency: 2 };
+export const options = { concurrency: 2, keepResults: true };
 export const handlers = {
   ${JSON.stringify(q)}: async (job) => {
     appendFileSync(${JSON.stringify(started)}, job.id + '\\n');
@@ -528,6 +528,13 @@ export const handlers = {
     await waitFor(() => events().some((e) => e['event'] === 'dead' && e['id'] === 'bad'), {
       what: 'bad dead',
     });
+    // A completed job shows its kept result (not a payload), and lists among the completed.
+    const shown = await cli(['show', q, 'quick']);
+    expect(shown.stdout).toMatch(/^state +completed$/m);
+    expect(shown.stdout).toMatch(/^result\n {2}"ok"$/m);
+    expect(shown.stdout).not.toContain('payload');
+    const done = json((await cli(['--json', 'ls', q, '--state', 'completed'])).stdout);
+    expect(done).toMatchObject({ total: 1, jobs: [{ id: 'quick', state: 'completed', result: 'ok' }] });
 
     // A long job is running when SIGTERM comes: the drain lets it finish before exiting 0.
     await queue.add({ ms: 1_500 }, { id: 'slow' });

@@ -23,8 +23,8 @@ const open: Array<{ close(): Promise<void> }> = [];
 const CODEC_SOURCE = `
 export default {
   name: 'b64json',
-  encode: (envelope) => Buffer.from(Buffer.from(JSON.stringify(envelope)).toString('base64')),
-  decode: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'base64').toString()),
+  encodePayload: (payload) => Buffer.from(Buffer.from(JSON.stringify(payload)).toString('base64')),
+  decodePayload: (bytes) => JSON.parse(Buffer.from(bytes.toString(), 'base64').toString()),
 };
 `;
 
@@ -185,7 +185,9 @@ describe('stats for every strategy and partitions', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 0, nextDue: null, strategy: 'wheel (1000 ms buckets)' });
     const text = await cli(['stats']);
-    expect(text.stdout).toMatch(new RegExp(`^${q} +0 +0 +0 +0 +- +wheel \\(1000 ms buckets\\) +-$`, 'm'));
+    expect(text.stdout).toMatch(
+      new RegExp(`^${q} +0 +0 +0 +0 +0 +0 +- +wheel \\(1000 ms buckets\\) +-$`, 'm'),
+    );
     const unknown = uniqueQueue('typo');
     const ls = await cli(['ls', unknown]);
     expect(ls.code).toBe(1);

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Codec, Envelope } from '../../src/codec/codec.js';
 import { jsonCodec } from '../../src/codec/json.js';
+import { envelopeCodecFor } from '../../src/codec/legacy-envelope.js';
 import { msgpackCodec } from '../../src/codec/msgpack.js';
 import { protobufCodec } from '../../src/codec/protobuf.js';
 import { DecodeError } from '../../src/errors.js';
@@ -59,7 +60,7 @@ function expectOnlyBuiltInPrototypes(value: unknown): void {
 /** Decodes, and checks that the only possible failure is a DecodeError. */
 function tryDecode(codec: Codec, bytes: Buffer): Envelope | DecodeError {
   try {
-    return codec.decode(bytes);
+    return envelopeCodecFor(codec).decode(bytes);
   } catch (e) {
     expect(e).toBeInstanceOf(DecodeError);
     return e as DecodeError;
@@ -179,13 +180,49 @@ describe('decoding never pollutes prototypes', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Malformed bytes, every codec.
+// Malformed payload bytes (layout 2 stores the payload alone after the record header), every codec.
+
+/** Decodes a payload, and checks that the only possible failure is a DecodeError. */
+function tryDecodePayload(codec: Codec, bytes: Buffer): void {
+  try {
+    codec.decodePayload(bytes);
+  } catch (e) {
+    expect(e).toBeInstanceOf(DecodeError);
+  }
+}
+
+describe.each(codecs)('%s codec with malformed payload bytes', (_name, codec, envelopes) => {
+  it('decodes every truncation, corruption or random bytes to a value or a DecodeError, nothing else', () => {
+    fc.assert(
+      fc.property(
+        envelopes,
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+        fc.uint8Array({ maxLength: 64 }),
+        (env, edits, random) => {
+          const bytes = codec.encodePayload(env.payload);
+          for (let end = 0; end < bytes.length; end += Math.max(1, Math.floor(bytes.length / 16))) {
+            tryDecodePayload(codec, bytes.subarray(0, end));
+          }
+          const corrupted = Buffer.from(bytes);
+          for (const [at, value] of edits) if (corrupted.length > 0) corrupted[at % corrupted.length] = value;
+          tryDecodePayload(codec, corrupted);
+          tryDecodePayload(codec, Buffer.from(random));
+          expectPrototypesUntouched();
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Malformed envelope bytes (layout 1, read by delayq migrate), every codec.
 
 describe.each(codecs)('%s codec with malformed bytes', (_name, codec, envelopes) => {
   it('refuses every truncation of a valid envelope with a DecodeError', () => {
     fc.assert(
       fc.property(envelopes, (env) => {
-        const bytes = codec.encode(env);
+        const bytes = envelopeCodecFor(codec).encode(env);
         const step = Math.max(1, Math.floor(bytes.length / 64));
         for (let end = 0; end < bytes.length; end += step) decodeError(codec, bytes.subarray(0, end));
         decodeError(codec, bytes.subarray(0, bytes.length - 1));
@@ -200,7 +237,7 @@ describe.each(codecs)('%s codec with malformed bytes', (_name, codec, envelopes)
         envelopes,
         fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
         (env, edits) => {
-          const bytes = Buffer.from(codec.encode(env));
+          const bytes = Buffer.from(envelopeCodecFor(codec).encode(env));
           for (const [at, value] of edits) bytes[at % bytes.length] = value;
           tryDecode(codec, bytes);
           expectPrototypesUntouched();
@@ -225,7 +262,9 @@ describe.each(codecs)('%s codec with malformed bytes', (_name, codec, envelopes)
     for (const [, other] of codecs) {
       if (other === codec) continue;
       // json and msgpack would store the message as a plain object, so give them one.
-      const bytes = other.encode(other === protobuf ? env : { ...env, payload: { to: 'x' } });
+      const bytes = envelopeCodecFor(other).encode(
+        other === protobuf ? env : { ...env, payload: { to: 'x' } },
+      );
       decodeError(codec, bytes);
     }
   });

@@ -18,7 +18,7 @@ import {
   readMsgpack,
   writeMsgpack,
 } from '../../src/codec/msgpack-io.js';
-import { MSGPACK_EXT, msgpackCodec } from '../../src/codec/msgpack.js';
+import { MSGPACK_EXT, msgpackEnvelopeCodec } from '../../src/codec/msgpack.js';
 import { envelope, payload } from './arbitraries.js';
 
 const ZERO = Buffer.from([0]);
@@ -82,7 +82,7 @@ describe('delayq’s MessagePack writer and reader against msgpackr', () => {
   it('msgpackr reads our bytes as our reader does, and writes that tree back as our bytes', () => {
     fc.assert(
       fc.property(envelope(payload), (env) => {
-        const bytes = msgpackCodec.encode(env);
+        const bytes = msgpackEnvelopeCodec.encode(env);
         const ours = readMsgpack(bytes);
         expect(unpackr.unpack(Buffer.from(bytes))).toStrictEqual(ours);
         expect(packr.pack(asWritten(ours)).toString('hex')).toBe(bytes.toString('hex'));

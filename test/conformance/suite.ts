@@ -167,14 +167,16 @@ export function conformanceSuite(
       await r.zadd(keys.waiting, job.due, job.id);
       return;
     }
+    // The wheel keeps each waiting job's due time in wc (negative for one put straight into ready).
     if (job.due <= (await serverNow(r))) {
       await r.rpush(keys.ready, job.id);
+      await r.hset(keys.wheelCount, job.id, String(-job.due));
       return;
     }
     const start = bucketStart(job.due, granularityMs);
     await r.rpush(wheelBucketKey(keys, start), job.id);
     await r.zadd(keys.wheel, start + granularityMs, String(start));
-    await r.incr(keys.wheelCount);
+    await r.hset(keys.wheelCount, job.id, String(job.due));
   }
 
   /**

@@ -1,18 +1,28 @@
 /**
  * The wheel strategy: the conformance suite with its precision (one granularity), then what only the
- * wheel has: every path that puts a job back lands in the wheel (never the schedule ZSET, where no
- * wheel worker would look), the bucket protocol, the layout check, the BRPOPLPUSH fallback, and the
+ * wheel has: every path that puts a job back lands in the wheel (never the waiting ZSET, where no
+ * wheel worker would look), each waiting job's due time in `wc`, the order a bucket's jobs run in,
+ * the bucket protocol, the layout check, priorities refused, the BRPOPLPUSH fallback, and the
  * lateness it actually shows.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { LayoutMismatchError, Queue, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import {
+  LayoutMismatchError,
+  Queue,
+  ValidationError,
+  Worker,
+  type Job,
+  type WorkerOptions,
+} from '../../src/index.js';
 import { ServerClock } from '../../src/clock.js';
+import { jsonCodec } from '../../src/codec/json.js';
 import { add } from '../../src/operations/add.js';
-import { claim } from '../../src/operations/claim.js';
+import { claim, type ClaimInput } from '../../src/operations/claim.js';
 import { fail } from '../../src/operations/fail.js';
 import { reap } from '../../src/operations/reap.js';
 import { release } from '../../src/operations/release.js';
 import { bucketStart, type WheelLayout } from '../../src/operations/wheel.js';
+import { encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { queueKeys, wheelBucketKey } from '../../src/redis/keys.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { conformanceSuite } from './suite.js';
@@ -58,11 +68,11 @@ function wheelLayout(granularityMs = G): WheelLayout {
   return { kind: 'wheel', granularityMs, clock: new ServerClock() };
 }
 
-/** Where job `id` waits: 'ready', 'bucket <start>', 'schedule', or null. */
+/** Where job `id` waits: 'ready', 'bucket <start>', 'waiting set', or null. */
 async function whereIs(name: string, id: string): Promise<string | null> {
   const r = client();
   const keys = queueKeys(name);
-  if ((await r.zscore(keys.schedule, id)) !== null) return 'schedule';
+  if ((await r.zscore(keys.waiting, id)) !== null) return 'waiting set';
   if ((await r.lpos(keys.ready, id)) !== null) return 'ready';
   for (const start of await r.zrange(keys.wheel, 0, -1)) {
     if ((await r.lpos(wheelBucketKey(keys, Number(start)), id)) !== null) return `bucket ${start}`;
@@ -70,15 +80,16 @@ async function whereIs(name: string, id: string): Promise<string | null> {
   return null;
 }
 
-const claimInput = (leaseMs: number, workerId = 'test') => ({
-  strategy: 'wheel' as const,
+const claimInput = (leaseMs: number, holder = 1): ClaimInput => ({
+  strategy: 'wheel',
   limit: 10,
   leaseMs,
-  workerId,
+  holder,
   deadMaxCount: 1_000,
   deadMaxAgeMs: 0,
   rate: { max: 0, perMs: 0 },
   eventsCap: 1_000,
+  zmscore: true,
   layout: wheelLayout(),
 });
 
@@ -90,8 +101,7 @@ describe('wheel: every path that puts a job back puts it into the wheel, and the
     const r = client();
     const [job] = (await claim(r, queueKeys(name), claimInput(10_000))).jobs;
     const out = await fail(r, queueKeys(name), {
-      id: 'f',
-      token: job!.token,
+      member: job!.member,
       retryDelayMs: 1_500,
       error: { name: 'E', message: 'first' },
       deadMaxCount: 10,
@@ -102,13 +112,16 @@ describe('wheel: every path that puts a job back puts it into the wheel, and the
     expect(out.outcome).toBe('retry');
     const at = (out as { at: number }).at;
     expect(await whereIs(name, 'f')).toBe(`bucket ${bucketStart(at, G)}`);
-    expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+    expect(await queue.counts()).toMatchObject({ scheduled: 1, due: 0, active: 0, dead: 0 });
+    // Its due time is kept in wc, so get() shows it.
+    expect(await client().hget(queueKeys(name).wheelCount, 'f')).toBe(String(at));
+    expect((await queue.get('f'))?.runAt.getTime()).toBe(at);
     const runs: Array<{ attempt: number; claimedAt: number }> = [];
     workerOf(name, async (j) => void runs.push({ attempt: j.attempt, claimedAt: j.claimedAt.getTime() }));
     await waitFor(() => runs.length === 1, { what: 'the retry', timeoutMs: 5_000 });
     expect(runs[0]!.attempt).toBe(2);
     expect(runs[0]!.claimedAt).toBeGreaterThanOrEqual(bucketStart(at, G) + G);
-    await waitFor(async () => (await queue.get('f')) === null, { what: 'the ack' });
+    await waitFor(async () => (await queue.get('f'))?.state === 'completed', { what: 'the ack' });
   });
 
   it('reap of an expired lease: into ready, due now', async () => {
@@ -116,7 +129,7 @@ describe('wheel: every path that puts a job back puts it into the wheel, and the
     const queue = queueOf(name);
     await queue.add('x', { id: 'r', attempts: 3 });
     const r = client();
-    await claim(r, queueKeys(name), claimInput(100, 'crashed'));
+    await claim(r, queueKeys(name), claimInput(100, 7));
     await new Promise((res) => setTimeout(res, 150));
     const out = await reap(r, queueKeys(name), {
       limit: 10,
@@ -127,7 +140,7 @@ describe('wheel: every path that puts a job back puts it into the wheel, and the
     });
     expect(out).toMatchObject({ returned: 1, buried: 0 });
     expect(await whereIs(name, 'r')).toBe('ready');
-    expect(await queue.counts()).toEqual({ scheduled: 1, due: 1, active: 0, dead: 0 });
+    expect(await queue.counts()).toMatchObject({ scheduled: 1, due: 1, active: 0, dead: 0 });
     const attempts: number[] = [];
     workerOf(name, async (j) => void attempts.push(j.attempt));
     await waitFor(() => attempts.length === 1, { what: 'the re-run' });
@@ -144,12 +157,10 @@ describe('wheel: every path that puts a job back puts it into the wheel, and the
     const r = client();
     const keys = queueKeys(name);
     const { jobs } = await claim(r, keys, claimInput(10_000));
-    const token = (id: string) => jobs.find((j) => j.id === id)!.token;
+    const member = (id: string) => jobs.find((j) => j.id === id)!.member;
     const base = { eventsCap: 1_000, layout: wheelLayout() };
-    expect(await release(r, keys, { id: 'now', token: token('now'), delayMs: 0, ...base })).toBe(true);
-    expect(await release(r, keys, { id: 'later', token: token('later'), delayMs: 1_200, ...base })).toBe(
-      true,
-    );
+    expect(await release(r, keys, { member: member('now'), delayMs: 0, ...base })).toBe(true);
+    expect(await release(r, keys, { member: member('later'), delayMs: 1_200, ...base })).toBe(true);
     expect(await whereIs(name, 'now')).toBe('ready');
     expect(await whereIs(name, 'later')).toMatch(/^bucket /);
     const done: string[] = [];
@@ -197,6 +208,7 @@ describe('wheel: every path that puts a job back puts it into the wheel, and the
     expect(await queue.reschedule('m', { delay: 1_200 })).toBe(true);
     const info = await queue.get('m');
     expect(await whereIs(name, 'm')).toBe(`bucket ${bucketStart(info!.runAt.getTime(), G)}`);
+    expect(await client().hget(queueKeys(name).wheelCount, 'm')).toBe(String(info!.runAt.getTime()));
     failing = false;
     workerOf(name, async (j) => void done.push(j.id));
     await waitFor(() => done.length === 2, { what: 'both', timeoutMs: 5_000 });
@@ -211,10 +223,11 @@ describe('wheel: layout and protocol', () => {
     const keys = queueKeys(name);
     // A clock estimate that has never seen the server: every guess of "now + delay" is wrong.
     const layout = wheelLayout();
+    const record = encodeRecord(NEW_JOB_HEADER, Buffer.from('{}'));
     const [out] = await add(
       r,
       keys,
-      [{ id: 'w', when: { delay: 60_000 }, envelope: Buffer.from('{}'), meta: { m: 1 } }],
+      [{ id: 'w', when: { delay: 60_000 }, record, priority: 0, mode: 'keep' }],
       0,
       layout,
     );
@@ -222,7 +235,50 @@ describe('wheel: layout and protocol', () => {
     expect(await whereIs(name, 'w')).toBe(`bucket ${bucketStart(out!.runAt, G)}`);
     // The reply's clock is now known: the estimate is within a few ms of the server's.
     expect(Math.abs(layout.clock.now() - (await serverNow(r)))).toBeLessThan(200);
-    expect(await r.get(keys.wheelCount)).toBe('1');
+    expect(await r.hgetall(keys.wheelCount)).toEqual({ w: String(out!.runAt) });
+  });
+
+  it("a bucket's jobs run in due order once its end has passed, each with its own due time", async () => {
+    const name = uniqueQueue('wheel');
+    const queue = queueOf<string>(name);
+    const r = client();
+    const keys = queueKeys(name);
+    const start = bucketStart((await serverNow(r)) + 2 * G, G);
+    // Put in the reverse of their due order: the bucket list holds them as put.
+    for (const [id, offset] of [
+      ['c', 900],
+      ['a', 100],
+      ['b', 500],
+    ] as const) {
+      await queue.add(id, { id, runAt: start + offset });
+    }
+    expect(await r.lrange(wheelBucketKey(keys, start), 0, -1)).toEqual(['c', 'a', 'b']);
+    await waitFor(async () => (await serverNow(r)) >= start + G, {
+      what: 'the bucket end',
+      timeoutMs: 5_000,
+    });
+    // A claim that does not pass the due bucket leaves it, and says so and which to pass.
+    const blind = await claim(r, keys, claimInput(10_000));
+    expect(blind.jobs).toEqual([]);
+    expect(blind.wheel).toEqual({ readyLeft: 0, dueLeft: true, head: [start] });
+    const { jobs, wheel } = await claim(r, keys, { ...claimInput(10_000), buckets: blind.wheel!.head });
+    expect(jobs.map((j) => [j.id, j.runAt])).toEqual([
+      ['a', start + 100],
+      ['b', start + 500],
+      ['c', start + 900],
+    ]);
+    expect(jobs.map((j) => j.header.runDue)).toEqual([start + 100, start + 500, start + 900]);
+    expect(wheel).toEqual({ readyLeft: 0, dueLeft: false, head: [] });
+    expect(await r.exists(keys.ready, keys.wheel, keys.wheelCount, wheelBucketKey(keys, start))).toBe(0);
+  });
+
+  it('refuses a priority, naming it and the strategy, writing nothing', async () => {
+    const name = uniqueQueue('wheel');
+    const queue = queueOf<string>(name);
+    const refused = await queue.add('x', { priority: 5 }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).message).toMatch(/priority.*wheel strategy/);
+    expect(await queue.counts()).toMatchObject({ scheduled: 0 });
   });
 
   it('Queue and Worker of different layouts refuse each other, naming both', async () => {
@@ -244,7 +300,7 @@ describe('wheel: layout and protocol', () => {
     // A Queue with strategy 'auto' adopts the queue's layout and can read and change it.
     const auto = new Queue(name, { connection: redis.url() });
     closers.push(() => auto.close());
-    expect(await auto.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 0 });
+    expect(await auto.counts()).toMatchObject({ scheduled: 1, due: 0, active: 0, dead: 0 });
 
     // And the other way round: a zset queue refuses a wheel worker.
     const zname = uniqueQueue('zset');
@@ -257,7 +313,7 @@ describe('wheel: layout and protocol', () => {
     await expect(ww.waitUntilReady()).rejects.toThrow(/layout 'zset'.*uses 'wheel:1000'/);
   });
 
-  it('jobs written into the schedule ZSET by a producer that does not know the wheel are not stranded', async () => {
+  it('jobs written into the waiting ZSET by a producer that does not know the wheel are not stranded', async () => {
     const name = uniqueQueue('wheel');
     const ran: string[] = [];
     const w = workerOf(name, async (j) => void ran.push(j.id));
@@ -265,14 +321,8 @@ describe('wheel: layout and protocol', () => {
     const r = client();
     const keys = queueKeys(name);
     const now = await serverNow(r);
-    const { jsonCodec } = await import('../../src/codec/json.js');
-    await r.hset(
-      keys.jobs,
-      'stray',
-      jsonCodec.encode({ v: 1, id: 'stray', version: 1, payload: 1, createdAt: now }),
-    );
-    await r.hset(keys.meta, 'stray', JSON.stringify({ a: 0, m: 1, r: now + 100 }));
-    await r.zadd(keys.schedule, now + 100, 'stray');
+    await r.hset(keys.records, 'stray', encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload(1)));
+    await r.zadd(keys.waiting, now + 100, 'stray');
     await r.publish(keys.wake, String(now + 100));
     await waitFor(() => ran.includes('stray'), { what: 'the stray job', timeoutMs: 3_000 });
   });

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Locator } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { startDashboard } from '../../src/dashboard/server.js';
@@ -13,6 +13,18 @@ import { DelayqMetrics } from '../../src/metrics/metrics.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { CHROMIUM_PATH } from '../support/prerequisites.js';
+
+/**
+ * The box of `locator`. The page re-renders its tables every 2 s, so a row can be replaced between
+ * two reads (boundingBox() then answers null): ask again, a bounded number of times.
+ */
+async function boxOf(locator: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
+  for (let tries = 0; tries < 50; tries++) {
+    const box = await locator.boundingBox();
+    if (box) return box;
+  }
+  throw new Error('no bounding box after 50 tries');
+}
 
 const ARTIFACTS = fileURLToPath(new URL('../../.tmp/test-artifacts/', import.meta.url));
 const redis = useRedis();
@@ -107,6 +119,13 @@ describe('dashboard in a browser', () => {
     await page.locator('#c-scheduled', { hasText: '30' }).waitFor({ timeout: 15_000 });
     expect(await page.locator('#c-dead').textContent()).toBe('2');
     expect(await page.locator('#c-active').textContent()).toBe('0');
+    // The 10 that ran are kept as completed (a page of 10 rows); none was cancelled.
+    expect(await page.locator('#c-completed').textContent()).toBe('10');
+    expect(await page.locator('#c-cancelled').textContent()).toBe('0');
+    await page.locator('#table-completed tbody tr[data-id]').nth(9).waitFor();
+    await expect
+      .poll(() => page.locator('#table-cancelled tbody').textContent())
+      .toContain('no cancelled jobs');
     await page.locator('#table-dead tbody tr[data-id]').nth(1).waitFor();
     expect(await page.locator('#table-dead tbody tr[data-id]').count()).toBe(2);
     await expect
@@ -165,7 +184,7 @@ describe('dashboard in a browser', () => {
         const button = cancels.nth(index);
         await button.scrollIntoViewIfNeeded();
         expect(await button.isVisible()).toBe(true);
-        const box = (await button.boundingBox())!;
+        const box = await boxOf(button);
         expect(box.x + box.width, `Cancel ${index} at ${width} px`).toBeLessThanOrEqual(inspectorBox.x);
         // A trial click runs Playwright's checks (visible, stable, not covered) without clicking.
         await button.click({ trial: true, timeout: 5_000 });

@@ -145,6 +145,8 @@ describe('delayq migrate, key by key', () => {
     expect(template?.toString()).toBe('{"n":"tick"}');
     const definition = JSON.parse((await c.hget(q.schedules, 'tick'))!) as Record<string, unknown>;
     const { rev, ...rest } = definition;
+    // Layout 2's definition format: the template's payload version moves in from the envelope.
+    expect(rest).toEqual({ v: 2, spec: { every: 1_000 }, missed: 'skip', grace: 1_000, m: 3, version: 1 });
     expect(rev).toBe(
       createHash('sha1').update(JSON.stringify(rest)).update(template!).digest('hex').slice(0, 20),
     );

@@ -77,7 +77,7 @@ it('a running job’s progress is shown by queue.get(), and deleted when it comp
   expect(running.state).toBe('active');
   expect(running.progress).toEqual({ pct: 50, stage: 'resize' });
   release.open();
-  await waitFor(async () => (await queue.get(id)) === null, { what: 'the job to complete' });
+  await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job to complete' });
   expect(await client().exists(keys.progress)).toBe(0);
 });
 
@@ -98,7 +98,7 @@ it('100 reports in a tight loop: a few writes, and the last value is the one sto
   await waitFor(() => writes.count() >= 2, { what: 'the writes to be notified' });
   expect(writes.count()).toBeLessThanOrEqual(3);
   release.open();
-  await waitFor(async () => (await queue.get(id)) === null, { what: 'the job to complete' });
+  await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job to complete' });
 });
 
 it('values that are not JSON data or are over the cap are refused with typed errors; nothing is written', async () => {

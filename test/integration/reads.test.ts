@@ -11,6 +11,7 @@ import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
 import { ZSET_LAYOUT, type Layout } from '../../src/operations/wheel.js';
 import { ServerClock } from '../../src/clock.js';
 import { Queue } from '../../src/queue.js';
+import { Worker } from '../../src/worker.js';
 import { toInfo } from '../../src/queue/info.js';
 import {
   CANCELLED_RECORD,
@@ -20,7 +21,7 @@ import {
   NEW_JOB_HEADER,
 } from '../../src/record/index.js';
 import { queueKeys, wheelBucketKey, type QueueKeys } from '../../src/redis/keys.js';
-import { inspector, serverNow, uniqueQueue, useRedis } from '../support/fixtures.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
 let client: Redis;
@@ -298,6 +299,36 @@ describe('through a Queue', () => {
       expect(after!.runAt.getTime()).toBeLessThan(before);
       expect((await queue.list('scheduled')).map((j) => j.id)).toEqual(['due-low', 'urgent', 'plain']);
     } finally {
+      await queue.close();
+    }
+  });
+});
+
+describe('completed jobs and their results', () => {
+  it('get and list show a completed job, with the handler’s result when its worker keeps results', async () => {
+    const name = uniqueQueue('reads');
+    const queue = new Queue<{ n: number }>(name, { connection: redis.url() });
+    await queue.add({ n: 21 }, { id: 'kept' });
+    const kept = new Worker<{ n: number }>(name, async (job) => ({ doubled: job.payload.n * 2 }), {
+      connection: redis.url(),
+      keepResults: true,
+    });
+    try {
+      await waitFor(async () => (await queue.get('kept'))?.state === 'completed', { what: "'kept' done" });
+      await kept.close();
+      const plain = new Worker<{ n: number }>(name, async () => 'not kept', { connection: redis.url() });
+      await queue.add({ n: 1 }, { id: 'plain' });
+      await waitFor(async () => (await queue.get('plain'))?.state === 'completed', { what: "'plain' done" });
+      await plain.close();
+
+      const info = await queue.get('kept');
+      expect(info).toMatchObject({ state: 'completed', result: { doubled: 42 }, payload: undefined });
+      expect(info?.completedAt).toBeInstanceOf(Date);
+      expect('result' in (await queue.get('plain'))!).toBe(false);
+      expect((await queue.list('completed')).map((j) => j.id)).toEqual(['plain', 'kept']);
+      expect(await queue.counts()).toMatchObject({ completed: 2, scheduled: 0, active: 0 });
+    } finally {
+      await kept.close();
       await queue.close();
     }
   });

@@ -107,7 +107,7 @@ it('an UnrecoverableError thrown after the lease was lost is refused; the next h
       errors.some((e) => e instanceof LeaseLostError && e.jobId === id && /result refused/.test(e.message)),
     { what: 'the late UnrecoverableError to be refused' },
   );
-  await waitFor(async () => completions.length >= 1 && (await queue.get(id)) === null, {
+  await waitFor(async () => completions.length >= 1 && (await queue.get(id))?.state === 'completed', {
     what: 'attempt 2 to complete',
   });
   expect(completions).toEqual([2]);

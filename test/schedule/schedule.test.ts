@@ -14,8 +14,11 @@ import {
   Worker,
   type QueueOptions,
 } from '../../src/index.js';
+import { jsonCodec } from '../../src/codec/json.js';
+import { decodeRecord, encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { configKey, wheelBucketKey } from '../../src/redis/keys.js';
 import { runScript, script } from '../../src/redis/scripts.js';
+import { waitingKeys } from '../../src/operations/waiting-keys.js';
 import { Scheduler, type ScheduleSpec } from '../../src/schedule/index.js';
 import { advanceSchedule, tickContextOf } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
@@ -41,12 +44,23 @@ function newInspector(): Redis {
   return r;
 }
 
-/** The waiting jobs of `queue`: id -> due time. */
+/** The waiting jobs of `queue` (default class): id -> due time. */
 async function waiting(r: Redis, queue: Queue<unknown>): Promise<Record<string, number>> {
-  const flat = await r.zrange(queue.keys.schedule, 0, -1, 'WITHSCORES');
+  const flat = await r.zrange(queue.keys.waiting, 0, -1, 'WITHSCORES');
   const out: Record<string, number> = {};
   for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = Number(flat[i + 1]);
   return out;
+}
+
+/** The stored record of job `id`, decoded (the header and the payload bytes). */
+async function recordOf(
+  r: Redis,
+  queue: Queue<unknown>,
+  id: string,
+): Promise<ReturnType<typeof decodeRecord>> {
+  const stored = await r.hgetBuffer(queue.keys.records, id);
+  if (!stored) throw new Error(`no record of ${id}`);
+  return decodeRecord(stored);
 }
 
 /** Every schedule key of `queue` with its size, to assert what is stored. */
@@ -88,15 +102,18 @@ describe('queue.schedule', () => {
       maxAttempts: 5,
       payload: { to: 'ops', at: new Date(0) },
     });
-    expect(JSON.parse((await r.hget(queue.keys.meta, `digest@${due}`)) ?? '')).toEqual({
-      a: 0,
-      m: 5,
-      r: due,
-    });
+    // The record is a new job's: the schedule's attempts in the header, then the template's bytes.
+    expect(await r.hgetBuffer(queue.keys.records, `digest@${due}`)).toEqual(
+      encodeRecord(
+        { ...NEW_JOB_HEADER, maxAttempts: 5 },
+        jsonCodec.encodePayload({ to: 'ops', at: new Date(0) }),
+      ),
+    );
+    expect(await r.hget(queue.keys.counters, 'added')).toBe('1');
   });
 
-  it('each occurrence added is an added event in the queue stream, like any add', async () => {
-    const queue = newQueue<string>();
+  it("each occurrence added is an added event in the queue stream, like any add (events only: 'all')", async () => {
+    const queue = newQueue<string>({ events: { maxLen: 100, only: 'all' } });
     const r = newInspector();
     await queue.schedule('beat', { every: '1m' }, 'x');
     const [[id, due]] = Object.entries(await waiting(r, queue)) as [[string, number]];
@@ -118,11 +135,12 @@ describe('queue.schedule', () => {
       timeoutMs: 30_000,
     });
     const [id] = Object.keys(await waiting(r, queue));
-    expect(JSON.parse((await r.hget(queue.keys.meta, id!))!)).toMatchObject({
-      a: 0,
-      m: 2,
-      b: { type: 'fixed', delay: 5_000 },
-      o: 30_000,
+    expect((await recordOf(r, queue, id!)).header).toMatchObject({
+      attempts: 0,
+      claims: 0,
+      maxAttempts: 2,
+      backoff: { type: 'fixed', delay: 5_000 },
+      timeoutMs: 30_000,
     });
     expect(await queue.schedules()).toMatchObject([{ name: 'slow', attempts: 2, timeoutMs: 30_000 }]);
     await expect(queue.schedule('bad', { every: '1m' }, 'x', { timeoutMs: 0 })).rejects.toThrow(
@@ -221,7 +239,7 @@ describe('queue.schedule', () => {
     );
     expect(await scheduleKeys(r, queue)).toEqual({ schedules: 0, payloads: 0, last: 0 });
     expect(await scheduleKeys(r, small)).toEqual({ schedules: 0, payloads: 0, last: 0 });
-    expect(await r.zcard(queue.keys.schedule)).toBe(0);
+    expect(await r.zcard(queue.keys.waiting)).toBe(0);
   });
 
   it('validates the payload with the queue schema', async () => {
@@ -252,7 +270,7 @@ describe('queue layout', () => {
     await r.hset(configKey(queue.name), 'layout', 'zset');
     await queue.schedule('t', { every: 100 }, { n: 1 });
     await r.hset(configKey(queue.name), 'layout', 'wheel:1000');
-    const before = await r.zcard(queue.keys.schedule);
+    const before = await r.zcard(queue.keys.waiting);
     await new Promise((resolve) => setTimeout(resolve, 150));
     const scheduler = new Scheduler(queue);
     const errors: Error[] = [];
@@ -261,7 +279,7 @@ describe('queue layout', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(LayoutMismatchError);
     expect(errors[0]!.message).toMatch(/has layout 'wheel:1000' but this zpopmin\/range client uses 'zset'/);
-    expect(await r.zcard(queue.keys.schedule)).toBe(before);
+    expect(await r.zcard(queue.keys.waiting)).toBe(before);
     expect(scheduler.stats.added).toBe(0);
   });
 
@@ -276,7 +294,7 @@ describe('queue layout', () => {
     const first = await queue.schedule('beat', { every: '1m' }, { v: 1 });
     const firstId = `beat@${first.next.getTime()}`;
     // The waiting occurrence is in its bucket list, none in the schedule ZSET.
-    expect(await r.zcard(queue.keys.schedule)).toBe(0);
+    expect(await r.zcard(queue.keys.waiting)).toBe(0);
     const bucket = wheelBucketKey(queue.keys, first.next.getTime() - (first.next.getTime() % G));
     expect(await r.lrange(bucket, 0, -1)).toEqual([firstId]);
 
@@ -312,6 +330,27 @@ describe('queue layout', () => {
     expect(await queue.counts()).toMatchObject({ scheduled: 0, active: 0, dead: 0 });
     expect(await r.llen(queue.keys.ready)).toBe(0);
     expect(await r.zcard(queue.keys.wheel)).toBe(0);
+  });
+});
+
+describe('schedules stored before layout 2', () => {
+  it('are refused with the reason and what to run, never read as a payload', async () => {
+    const queue = newQueue<{ n: number }>();
+    const r = newInspector();
+    // Layout 1 kept the template as an envelope: its bytes would decode as a wrong payload.
+    const v1 = { v: 1, rev: 'old', spec: { every: 60_000 }, missed: 'skip', grace: 1_000, m: 3 };
+    await r.hset(queue.keys.schedules, 'old', JSON.stringify(v1));
+    await r.hset(queue.keys.schedulePayloads, 'old', '{"v":1,"id":"old@template","version":1,"payload":1}');
+    await r.zadd(queue.keys.scheduleLast, (await serverNow(r)) - MINUTE, 'old');
+    await expect(queue.schedules()).rejects.toThrow(
+      /'old' was stored by a delayq before layout 2.*delayq migrate/,
+    );
+    const scheduler = new Scheduler(queue);
+    const errors: Error[] = [];
+    scheduler.on('error', (err) => errors.push(err));
+    await scheduler.runOnce();
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/delayq migrate/)]);
+    expect(await r.zcard(queue.keys.waiting)).toBe(0);
   });
 });
 
@@ -392,7 +431,7 @@ describe('exactly once', () => {
     expect(read0.entries).toEqual([]);
     // Grace 0: occurrences missed while nothing ran are skipped, so only the next one is added.
     await queue.schedule('x', { every: 100 }, { n: 1 }, { grace: 0 });
-    // Let the first occurrence fall due, run it (ack deletes the job), and add the next.
+    // Let the first occurrence fall due, run it, and add the next.
     const first = Number(await r.zscore(queue.keys.scheduleLast, 'x'));
     const stale = (await readSchedules(queue.client, queue.keys, { mode: 'one', name: 'x' })).entries[0]!;
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -400,7 +439,10 @@ describe('exactly once', () => {
     // On a busy machine schedule() itself may outlast a period and add the one after too: then
     // `first` (the mark) is that later one, and both ran.
     expect(ran.completed.map((c) => c.id)).toContain(`x@${first}`);
-    expect(await r.hexists(queue.keys.jobs, `x@${first}`)).toBe(0);
+    // The completed record stays while it is kept; trimming it (as trim.lua would) must not let
+    // the occurrence be added again.
+    await r.hdel(queue.keys.records, `x@${first}`);
+    await r.zrem(queue.keys.completed, `x@${first}`);
     const scheduler = new Scheduler(queue);
     await scheduler.runOnce();
     const mark = Number(await r.zscore(queue.keys.scheduleLast, 'x'));
@@ -418,15 +460,15 @@ describe('exactly once', () => {
       queue.client,
       script('schedule-tick'),
       [
+        ...waitingKeys(queue.keys),
+        queue.keys.records,
+        queue.keys.wake,
+        queue.keys.counters,
+        queue.keys.events,
         queue.keys.schedules,
         queue.keys.scheduleLast,
-        queue.keys.schedule,
-        queue.keys.jobs,
-        queue.keys.meta,
-        queue.keys.wake,
         queue.keys.scheduleWake,
         configKey(queue.name),
-        queue.keys.events,
       ],
       [
         'x',
@@ -434,13 +476,11 @@ describe('exactly once', () => {
         mark,
         1_000,
         'runOnce',
-        '{"a":0,"m":3}',
+        0,
+        encodeRecord(NEW_JOB_HEADER, (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!),
         2,
         first,
-        (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!,
         mark,
-        (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!,
-        0,
       ],
     )) as unknown[];
     expect(reply.map((v) => (Buffer.isBuffer(v) ? v.toString() : v))).toEqual([
@@ -449,12 +489,22 @@ describe('exactly once', () => {
       expect.any(Number),
       0,
     ]);
-    expect(await r.hexists(queue.keys.jobs, `x@${first}`)).toBe(0);
+    expect(await r.hexists(queue.keys.records, `x@${first}`)).toBe(0);
     expect(Object.keys(await waiting(r, queue))).toEqual([`x@${mark}`]);
   });
 });
 
 describe('missed occurrences', () => {
+  /**
+   * Take back occurrence `id` as if it had never been added: cancelled, and its cancelled record
+   * trimmed (a kept record of the id would count as the occurrence added, as in add).
+   */
+  async function unadd(queue: Queue<{ n: number }>, r: Redis, id: string): Promise<void> {
+    expect(await queue.cancel(id)).toBe(true);
+    await r.hdel(queue.keys.records, id);
+    await r.zrem(queue.keys.cancelled, id);
+  }
+
   /**
    * Seed: an `every 1m` schedule whose schedulers were all down for ten minutes: its mark is ten
    * periods back and no occurrence since was added. Grace 0 so "missed" is exact.
@@ -465,7 +515,7 @@ describe('missed occurrences', () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
     const out = await queue.schedule('m', { every: '1m' }, { n: 1 }, { missed, grace: 0 });
-    expect(await queue.cancel(`m@${out.next.getTime()}`)).toBe(true);
+    await unadd(queue, r, `m@${out.next.getTime()}`);
     const mark = out.next.getTime() - 11 * MINUTE;
     await r.zadd(queue.keys.scheduleLast, 'XX', mark, 'm');
     return { queue, r, mark };
@@ -516,7 +566,7 @@ describe('missed occurrences', () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
     const out = await queue.schedule('g', { every: '1m' }, { n: 1 }, { grace: '10m' });
-    expect(await queue.cancel(`g@${out.next.getTime()}`)).toBe(true);
+    await unadd(queue, r, `g@${out.next.getTime()}`);
     // Down for the last four periods and a bit: the four occurrences since are within the grace.
     const mark = out.next.getTime() - 5 * MINUTE;
     await r.zadd(queue.keys.scheduleLast, 'XX', mark, 'g');

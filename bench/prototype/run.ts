@@ -1,7 +1,7 @@
 /**
  * Prototype of the layout-2 hot path (docs/design/HOT-PATH.md): the core add, claim and ack cost of
- * the proposed scripts against the shipped ones, inside one private redis-server (never the shared one on
- * 6379), started on a free port and stopped by pid.
+ * the prototype scripts, inside one private redis-server (never the shared one on 6379), started on
+ * a free port and stopped by pid.
  *
  * Per variant and claim batch size B it adds the jobs (immediate, tiny payload), then one client
  * claims and acks them in batches of B until none is left, and prints Redis CPU (INFO cpu, user +
@@ -9,12 +9,13 @@
  * adds jobs delayed an hour with a 100-byte JSON payload and prints MEMORY USAGE per job of each
  * key and the used_memory growth per job.
  *
- * - shipped: src/scripts as shipped (layout 2 since the implementation session: add.lua and
- *   claim.lua through src/operations), with every event and with failures only. The figures of
- *   the design note's "shipped" rows came from layout 1, which this file no longer runs.
  * - new: bench/prototype/add.lua and claim.lua; one call acks the last batch and claims the next.
  * - new, priorities: the same with priorities -50..49 (one in a hundred at the default 0).
  * - new, groups: the same with every job in one of 100 groups, group concurrency 1.
+ *
+ * The "today" rows of HOT-PATH.md §11 (layout 1's scripts, then in src/scripts) cannot be run any
+ * more: layout 2 replaced those scripts, so the runner keeps the prototype's variants only. The
+ * memory table keeps a 22-char-id row of the new layout for the id-length comparison.
  *
  * Indicative only: one client, no handler work, no network but loopback; on a shared machine the
  * µs move with the load (printed), the command counts and bytes do not.
@@ -25,14 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
-import { jsonCodec } from '../../src/codec/json.js';
-import type { AckItem } from '../../src/operations/claim.js';
-import { encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
-import { add as addShipped, type AddInput } from '../../src/operations/add.js';
-import { claim as claimShipped } from '../../src/operations/claim.js';
-import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
-import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
-import { script, type Reply } from '../../src/redis/scripts.js';
+import type { Reply } from '../../src/redis/scripts.js';
 import { startRedis } from '../../src/testing/redis-server.js';
 import { callsBetween, commandCalls, cpuMicros, usedMemory } from '../lib/redis.js';
 import { runMain } from '../lib/main.js';
@@ -52,7 +46,7 @@ const GROUP_MAX = 1;
 const GROUPS = 100;
 const HOUR_MS = 3_600_000;
 
-/** A random id of `length` characters: 22 as delayq generates them shipped, 14 proposed (§3.3). */
+/** A random id of `length` characters: 14 as layout 2 generates them (§3.3), 22 as layout 1 did. */
 const newId = (length = 22): string => randomBytes(length).toString('base64url').slice(0, length);
 
 /** A JSON payload of exactly 100 bytes (W5's size). */
@@ -329,19 +323,8 @@ function between(a: Snapshot, b: Snapshot, jobs: number): PhaseFigures {
   };
 }
 
-type Variant =
-  | 'shipped, events all'
-  | "shipped, events 'failures'"
-  | 'new'
-  | 'new, 100 priorities'
-  | 'new, 100 groups (1 running each)';
-const VARIANTS: Variant[] = [
-  'shipped, events all',
-  "shipped, events 'failures'",
-  'new',
-  'new, 100 priorities',
-  'new, 100 groups (1 running each)',
-];
+type Variant = 'new' | 'new, 100 priorities' | 'new, 100 groups (1 running each)';
+const VARIANTS: Variant[] = ['new', 'new, 100 priorities', 'new, 100 groups (1 running each)'];
 
 interface Row {
   variant: Variant;
@@ -360,44 +343,25 @@ async function runVariant(
 ): Promise<Row> {
   await control.flushall();
   const q = 'proto';
-  const shipped = variant.startsWith('shipped');
-  const eventsCap = variant === 'shipped, events all' ? 10_000 : -10_000;
-  const oldKeys: QueueKeys = queueKeys(q);
   const keys = newKeys(q);
   const addSha = (await load(client, readFileSync(new URL('./add.lua', import.meta.url), 'utf8'))).sha;
   const claimSha = (await load(client, readFileSync(new URL('./claim.lua', import.meta.url), 'utf8'))).sha;
-  for (const name of ['add', 'claim-zpopmin', 'ack']) await client.script('LOAD', script(name).source);
 
   // Add: n immediate jobs with a tiny payload, in chunks, as W1 does.
   const before = await snapshot(control);
   for (let first = 0; first < n; first += ADD_CHUNK) {
     const count = Math.min(ADD_CHUNK, n - first);
-    if (shipped) {
-      const jobs: AddInput[] = [];
-      for (let i = first; i < first + count; i++) {
-        const id = newId();
-        jobs.push({
-          id,
-          when: { delay: 0 },
-          record: encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload({ n: i })),
-          priority: 0,
-          mode: 'new',
-        });
-      }
-      await addShipped(client, oldKeys, jobs, eventsCap, ZSET_LAYOUT);
-    } else {
-      const jobs: NewJob[] = [];
-      for (let i = first; i < first + count; i++) {
-        const priority = variant === 'new, 100 priorities' ? (i % 100) - 50 : undefined;
-        const group = variant.includes('groups') ? `tenant-${i % GROUPS}` : undefined;
-        const record = newRecord(Buffer.from(JSON.stringify({ n: i })), priority, group);
-        const job: NewJob = { id: newId(14), record, delayMs: 0 };
-        if (priority !== undefined) job.priority = priority;
-        if (group !== undefined) job.group = group;
-        jobs.push(job);
-      }
-      await addNew(client, keys, addSha, jobs);
+    const jobs: NewJob[] = [];
+    for (let i = first; i < first + count; i++) {
+      const priority = variant === 'new, 100 priorities' ? (i % 100) - 50 : undefined;
+      const group = variant.includes('groups') ? `tenant-${i % GROUPS}` : undefined;
+      const record = newRecord(Buffer.from(JSON.stringify({ n: i })), priority, group);
+      const job: NewJob = { id: newId(14), record, delayMs: 0 };
+      if (priority !== undefined) job.priority = priority;
+      if (group !== undefined) job.group = group;
+      jobs.push(job);
     }
+    await addNew(client, keys, addSha, jobs);
   }
   const added = await snapshot(control);
 
@@ -410,53 +374,24 @@ async function runVariant(
   let overGroupLimit = 0;
   let outOfOrder = 0;
   const lastDue = new Map<string, number>();
-  if (shipped) {
-    // As the worker sends them: each call acks the previous batch and claims the next.
-    let acks: AckItem[] = [];
-    for (;;) {
-      const out = await claimShipped(client, oldKeys, {
-        layout: ZSET_LAYOUT,
-        strategy: 'zpopmin',
-        limit: batch,
-        leaseMs: LEASE_MS,
-        holder: 1,
-        deadMaxCount: 100_000,
-        deadMaxAgeMs: 0,
-        rate: { max: 0, perMs: 0 },
-        eventsCap,
-        zmscore: true,
-        acks,
-      });
-      if (out.acks.some((o) => o.status !== 'ok')) throw new Error('shipped: an ack was refused');
-      if (out.jobs.length === 0) break;
-      acks = out.jobs.map((j) => ({
-        member: j.member,
-        knownDeadline: j.deadline,
-        hadError: false,
-        progressed: false,
-      }));
-      processed += out.jobs.length;
-    }
-  } else {
-    let acks: string[] = [];
-    for (;;) {
-      const jobs = await claimNew(client, keys, claimSha, acks, batch);
-      const inBatch = new Map<string, number>();
-      for (const job of jobs) {
-        if (job.priority < lastPriority) inversions++;
-        lastPriority = job.priority;
-        if (job.group !== undefined) {
-          const running = (inBatch.get(job.group) ?? 0) + 1;
-          inBatch.set(job.group, running);
-          if (running > GROUP_MAX) overGroupLimit++;
-          if (job.due < (lastDue.get(job.group) ?? -Infinity)) outOfOrder++;
-          lastDue.set(job.group, job.due);
-        }
+  let acks: string[] = [];
+  for (;;) {
+    const jobs = await claimNew(client, keys, claimSha, acks, batch);
+    const inBatch = new Map<string, number>();
+    for (const job of jobs) {
+      if (job.priority < lastPriority) inversions++;
+      lastPriority = job.priority;
+      if (job.group !== undefined) {
+        const running = (inBatch.get(job.group) ?? 0) + 1;
+        inBatch.set(job.group, running);
+        if (running > GROUP_MAX) overGroupLimit++;
+        if (job.due < (lastDue.get(job.group) ?? -Infinity)) outOfOrder++;
+        lastDue.set(job.group, job.due);
       }
-      processed += jobs.length;
-      acks = jobs.map((j) => j.member);
-      if (jobs.length === 0) break;
     }
+    processed += jobs.length;
+    acks = jobs.map((j) => j.member);
+    if (jobs.length === 0) break;
   }
   const done = await snapshot(control);
   if (processed !== n) throw new Error(`${variant} B=${batch}: processed ${processed} of ${n}`);
@@ -473,18 +408,14 @@ async function runVariant(
       (await control.zcard(keys.gr));
     if (leftover !== 0) throw new Error(`${variant} B=${batch}: group state left behind (${leftover})`);
   }
-  // Shipped an ack deletes the job; the new ack leaves a completed record (visible, trimmed by count
-  // and age) in j and the id in c.
-  const left = shipped
-    ? (await control.zcard(oldKeys.waiting)) + (await control.zcard(oldKeys.leases))
-    : (await control.zcard(keys.s)) + (await control.zcard(keys.r)) + (await control.zcard(keys.a));
+  // An ack leaves a completed record (visible, trimmed by count and age) in j and the id in c.
+  const left = (await control.zcard(keys.s)) + (await control.zcard(keys.r)) + (await control.zcard(keys.a));
   if (left !== 0) throw new Error(`${variant} B=${batch}: ${left} jobs or leases left behind`);
-  if (!shipped && (await control.zcard(keys.c)) !== n)
-    throw new Error(`${variant} B=${batch}: completed set incomplete`);
+  if ((await control.zcard(keys.c)) !== n) throw new Error(`${variant} B=${batch}: completed set incomplete`);
   return { variant, batch, jobs: n, add: between(before, added, n), process: between(added, done, n) };
 }
 
-type MemoryLayout = 'shipped' | 'new, 22-char ids' | 'new';
+type MemoryLayout = 'new, 22-char ids' | 'new';
 interface MemoryRow {
   layout: MemoryLayout;
   perKey: Array<[string, number]>;
@@ -494,48 +425,24 @@ interface MemoryRow {
 async function runMemory(client: Redis, control: Redis, layout: MemoryLayout, n: number): Promise<MemoryRow> {
   await control.flushall();
   const q = 'mem';
-  const oldKeys = queueKeys(q);
   const keys = newKeys(q);
   const addSha = (await load(client, readFileSync(new URL('./add.lua', import.meta.url), 'utf8'))).sha;
-  await client.script('LOAD', script('add').source);
   const usedBefore = await usedMemory(control);
   for (let first = 0; first < n; first += ADD_CHUNK) {
     const count = Math.min(ADD_CHUNK, n - first);
-    if (layout === 'shipped') {
-      const jobs: AddInput[] = [];
-      for (let i = first; i < first + count; i++) {
-        const id = newId();
-        jobs.push({
-          id,
-          when: { delay: HOUR_MS },
-          record: encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload(payload100(i))),
-          priority: 0,
-          mode: 'new',
-        });
-      }
-      await addShipped(client, oldKeys, jobs, 10_000, ZSET_LAYOUT);
-    } else {
-      const jobs: NewJob[] = [];
-      for (let i = first; i < first + count; i++) {
-        const record = newRecord(Buffer.from(JSON.stringify(payload100(i))));
-        jobs.push({ id: newId(layout === 'new' ? 14 : 22), record, delayMs: HOUR_MS });
-      }
-      await addNew(client, keys, addSha, jobs);
+    const jobs: NewJob[] = [];
+    for (let i = first; i < first + count; i++) {
+      const record = newRecord(Buffer.from(JSON.stringify(payload100(i))));
+      jobs.push({ id: newId(layout === 'new' ? 14 : 22), record, delayMs: HOUR_MS });
     }
+    await addNew(client, keys, addSha, jobs);
   }
   const usedAfter = await usedMemory(control);
-  const names =
-    layout === 'shipped'
-      ? ([
-          ['j', oldKeys.records],
-          ['s', oldKeys.waiting],
-          ['ev', oldKeys.events],
-        ] as const)
-      : ([
-          ['j', keys.j],
-          ['s', keys.s],
-          ['n', keys.n],
-        ] as const);
+  const names = [
+    ['j', keys.j],
+    ['s', keys.s],
+    ['n', keys.n],
+  ] as const;
   const perKey: Array<[string, number]> = [];
   for (const [name, key] of names) {
     const bytes = (await control.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) as number | null;
@@ -575,7 +482,7 @@ async function main(): Promise<void> {
     }
     console.log('\n| layout | MEMORY USAGE per job, by key | used_memory growth per job |');
     console.log('| --- | --- | ---: |');
-    for (const layout of ['shipped', 'new, 22-char ids', 'new'] as const) {
+    for (const layout of ['new, 22-char ids', 'new'] as const) {
       const row = await runMemory(client, control, layout, MEMORY_JOBS);
       const keysText = row.perKey.map(([k, b]) => `${k} ${f(b, 1)}`).join(', ');
       console.log(`| ${row.layout} | ${keysText} | ${f(row.usedPerJob, 1)} |`);

@@ -112,7 +112,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const client = this.connection.client;
     const o = this.options;
     this.slots = new Slots(o.concurrency);
-    this.storage = new WorkerStorage(client, this.partitions, o);
+    this.storage = new WorkerStorage(client, this.partitions, {
+      ...o,
+      onLateLost: (id) =>
+        this.report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),
+    });
     // Only a backoff the user gave can be overridden by a job's; the default cannot be "silently lost".
     this.retry = new RetryPolicy(options.backoff === undefined ? undefined : o.backoff, o.logger, name);
     this.hooks = {

@@ -1,11 +1,12 @@
 /**
- * Model-based property test (STYLE rule 14): random sequences of add (keep or replace), cancel (of
- * waiting and running jobs), reschedule, claim (both strategies), ack, fail, extend, release, reap,
- * dead.retry, dead.remove, get, counts, pause,
- * resume and clock moves run against the real Lua scripts on a real redis-server and against a pure TypeScript
- * model (model.ts). After every command the replies and the whole Redis state of the queue (every
- * key, the token counter, the wake messages) must equal the model's. A divergence fails with the
- * shrunk command sequence, its seed and path.
+ * Model-based property test (STYLE rule 14) on layout 2 (docs/design/HOT-PATH.md): random
+ * sequences of add (keep or replace, with priorities), cancel (of waiting and running jobs), claim
+ * (both zset strategies), ack (with or without a result), fail, extend, release, reap, progress,
+ * trim, pause, resume and clock moves run against the real Lua scripts on a real redis-server and
+ * against a pure TypeScript model (model.ts). After every command the replies and the whole Redis
+ * state of the queue (every key: records decoded, waiting sets p/r/s, leases, final sets, errors,
+ * progress, the pause key, counters; and the control messages P / R / C on the wake channel) must
+ * equal the model's. A divergence fails with the shrunk command sequence, its seed and path.
  *
  * Time is the model's: clocked-client.ts runs the shipped scripts with their one TIME read swapped
  * for a counter, so commands can land exactly on a due time or a lease deadline.
@@ -20,12 +21,14 @@ import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis } from '../support/fixtures.js';
 import { CLOCK_KEY, clockedClient } from './clocked-client.js';
 import {
-  AckCommand,
   AddCommand,
   AdvanceCommand,
   checkState,
   ClaimCommand,
   commandArbs,
+  PauseCommand,
+  ResumeCommand,
+  type AddArg,
   type Real,
 } from './commands.js';
 import { QueueModel } from './model.js';
@@ -53,11 +56,7 @@ afterAll(async () => {
 });
 
 /** Run `cmds` on a fresh queue, the model and the scripts side by side. */
-async function runSequence(
-  client: Redis,
-  cmds: Iterable<fc.AsyncCommand<QueueModel, Real>>,
-  events: boolean,
-): Promise<void> {
+async function runSequence(client: Redis, cmds: Iterable<fc.AsyncCommand<QueueModel, Real>>): Promise<void> {
   const name = uniqueQueue('model');
   const keys = queueKeys(name);
   const wakes: string[] = [];
@@ -65,16 +64,7 @@ async function runSequence(
   await subscriber.subscribe(keys.wake);
   await plain.set(CLOCK_KEY, START);
   const model = new QueueModel(START);
-  model.eventsCap = events ? 1_000 : 0;
-  const real: Real = {
-    client,
-    plain,
-    keys,
-    wakes,
-    syncWakes: () => subscriber.ping(),
-    serial: 0,
-    eventsCap: model.eventsCap,
-  };
+  const real: Real = { client, plain, keys, wakes, syncWakes: () => subscriber.ping(), serial: 0 };
   try {
     await checkState(model, real);
     await fc.asyncModelRun(() => ({ model, real }), cmds);
@@ -85,14 +75,12 @@ async function runSequence(
   }
 }
 
-/** One property: a fresh queue per run, events on or off, a random command sequence. */
+/** One property: a fresh queue per run, a random command sequence. */
 function scriptsMatchModel(
   client: Redis,
-): fc.IAsyncPropertyWithHooks<[boolean, Iterable<fc.AsyncCommand<QueueModel, Real>>]> {
-  return fc.asyncProperty(
-    fc.boolean(),
-    fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'medium' }),
-    (events, cmds) => runSequence(client, cmds, events),
+): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<QueueModel, Real>>]> {
+  return fc.asyncProperty(fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'medium' }), (cmds) =>
+    runSequence(client, cmds),
   );
 }
 
@@ -106,8 +94,10 @@ function replayOptions(): fc.Parameters<unknown> {
   };
 }
 
-/** Ack remembering no completed ids. */
-const NO_REMEMBER = { count: 0, ageMs: 0 };
+/** A job of an add, due `at` ms from now, 3 attempts, no backoff. */
+function job(id: number, at: number, priority = 0, replace = false): AddArg {
+  return { id, when: { kind: 'in', ms: at }, attempts: 3, backoff: undefined, priority, replace };
+}
 
 describe('model-based: the Lua scripts against a pure TypeScript model', () => {
   test(`${RUNS} random command sequences never diverge from the model`, async () => {
@@ -115,44 +105,19 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
     await fc.assert(scriptsMatchModel(client), replayOptions());
   }, 300_000);
 
-  // Sequences that once diverged (shrunk counterexamples and hand-built ones), replayed every run.
-  test('regression: lowering completed-job retention while age trimming applies keeps only `count`', async () => {
-    // Three jobs kept by one worker (count 3); then a worker keeping 1, none older than 2.5 s, acks
-    // a fourth: the oldest goes by age, and the next two by count. ack.lua used to pick the age-dropped
-    // job again for the count, leaving two.
-    const now = { kind: 'delay' as const, ms: 0 };
+  // Hand-built sequences through the issue-15 paths, replayed every run whatever the random ones reach.
+  test('priorities among due jobs, a pause that holds them, and a resume naming the head', async () => {
+    const dead = { count: 100_000, ageMs: 0 };
     const cmds = [
-      new AddCommand([0, 1, 2, 3].map((id) => ({ id, when: now, attempts: 1, backoff: undefined }))),
-      new ClaimCommand(4, 60_000, 0, 'zpopmin', { count: 100, ageMs: 0 }, { max: 0, perMs: 0 }),
-      new AckCommand(3, { count: 3, ageMs: 0 }, NO_REMEMBER),
-      new AdvanceCommand(1_000),
-      new AckCommand(2, { count: 3, ageMs: 0 }, NO_REMEMBER),
-      new AdvanceCommand(1_000),
-      new AckCommand(1, { count: 3, ageMs: 0 }, NO_REMEMBER),
-      new AdvanceCommand(1_000),
-      new AckCommand(0, { count: 1, ageMs: 2_500 }, NO_REMEMBER),
+      new AddCommand([job(0, 0, 5), job(1, -10), job(2, 50, -5), job(3, -5, -5)]),
+      new PauseCommand(),
+      new AdvanceCommand(100),
+      new ClaimCommand(3, 1_000, 0, 'zpopmin', dead),
+      new ResumeCommand(),
+      new ClaimCommand(3, 1_000, 0, 'range', dead),
+      new ClaimCommand(1, 1_000, 1, 'zpopmin', dead),
     ];
-    await runSequence(clockedClient(plain), cmds, false);
-  });
-
-  test('regression: an add resent after its job completed writes nothing (the chaos run, seed 7)', async () => {
-    // ioredis resends an add whose reply a dropped connection took; the job had already run. The
-    // resend must find the id in the `done` set; once the id has aged out, the id is free again.
-    const now = { kind: 'delay' as const, ms: 0 };
-    const add = (): AddCommand => new AddCommand([{ id: 0, when: now, attempts: 1, backoff: undefined }]);
-    const cmds = [
-      add(),
-      new ClaimCommand(1, 60_000, 0, 'zpopmin', { count: 100, ageMs: 0 }, { max: 0, perMs: 0 }),
-      new AckCommand(0, { count: 0, ageMs: 0 }, { count: 10, ageMs: 1_000 }),
-      add(),
-      new AdvanceCommand(1_001),
-      // A second job's ack trims the aged-out id; the add after it writes the job again.
-      new AddCommand([{ id: 1, when: now, attempts: 1, backoff: undefined }]),
-      new ClaimCommand(1, 60_000, 0, 'zpopmin', { count: 100, ageMs: 0 }, { max: 0, perMs: 0 }),
-      new AckCommand(0, { count: 0, ageMs: 0 }, { count: 10, ageMs: 1_000 }),
-      add(),
-    ];
-    await runSequence(clockedClient(plain), cmds, false);
+    await runSequence(clockedClient(plain), cmds);
   });
 
   // The check above is only as good as its power to fail: each of these one-token mutations of a
@@ -161,56 +126,64 @@ describe('model-based: the Lua scripts against a pure TypeScript model', () => {
     {
       what: 'a lease still valid at its deadline (fencing off by one)',
       script: 'includes',
-      from: 'if not deadline or deadline <= now then',
-      to: 'if not deadline or deadline < now then',
-    },
-    {
-      what: 'a job claimed 1 ms before it is due',
-      script: 'claim-zpopmin',
-      from: "redis.call('ZCOUNT', K.schedule, '-inf', now)",
-      to: "redis.call('ZCOUNT', K.schedule, '-inf', now + 1)",
+      from: 'if deadline and deadline > now then return nil end',
+      to: 'if deadline and deadline >= now then return nil end',
     },
     {
       what: 'a paused queue’s claim taking jobs (the pause gate never shut)',
-      script: 'includes',
-      from: "if redis.call('EXISTS', K.paused) == 1 then",
-      to: "if redis.call('EXISTS', K.paused) == 2 then",
+      script: 'claim',
+      from: "if special > 0 and redis.call('EXISTS', K.z) == 1 then",
+      to: "if special > 0 and redis.call('EXISTS', K.z) == 2 then",
     },
     {
-      what: 'fail charging no attempt toward the dead set',
-      script: 'fail',
-      from: 'if delay >= 0 and meta.a < meta.m then',
-      to: 'if delay >= 0 and meta.a <= meta.m then',
+      what: 'priorities merged the wrong way round (a higher number before the default class)',
+      script: 'claim',
+      from: 'if r_score and (not d_score or r_score < d_score) then',
+      to: 'if r_score and (not d_score or r_score > d_score) then',
     },
     {
-      what: 'add writing a job again after it completed (a resent add)',
+      what: 'a prioritized job due exactly now not promoted (started late, by a claim later)',
+      script: 'claim',
+      from: `          if due > now then
+            sooner(due)`,
+      to: `          if due >= now then
+            sooner(due)`,
+    },
+    {
+      what: 'replace resetting the attempts a waiting job has used (its claim block dropped)',
       script: 'add',
-      from: 'if done_at then',
-      to: 'if false then',
+      from: 'if oh.claims > 0 then',
+      to: 'if oh.claims < 0 then',
     },
     {
-      what: 'replace keeping the old payload (debounce writing only the time)',
+      what: 'replace dropping the last-error flag of a job that failed before',
       script: 'add',
-      from: "redis.call('HSET', K.jobs, id, envelope)",
-      to: "redis.call('HSETNX', K.jobs, id, envelope)",
-    },
-    {
-      what: 'replace resetting the attempts a waiting job has used',
-      script: 'add',
-      from: 'meta.a = old and old.a or 0',
-      to: 'meta.a = old and 0 or 0',
+      from: 'if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end',
+      to: 'if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), false) end',
     },
     {
       what: 'cancel of a running job leaving its lease behind (the holder could still ack)',
       script: 'cancel',
-      from: "redis.call('HDEL', K.leases, id)",
-      to: "redis.call('HGET', K.leases, id)",
+      from: "  redis.call('ZREM', K.a, member)",
+      to: "  redis.call('ZSCORE', K.a, member)",
+    },
+    {
+      what: 'cancel of a running job not telling its holder (no C message)',
+      script: 'cancel',
+      from: "if how == 'running' then redis.call('PUBLISH'",
+      to: "if how == 'waiting' then redis.call('PUBLISH'",
+    },
+    {
+      what: 'fail charging no attempt toward the dead set',
+      script: 'fail',
+      from: 'and h.attempts < h.max',
+      to: 'and h.attempts <= h.max',
     },
     {
       what: 'release forgetting to hand the attempt back',
-      script: 'release',
-      from: 'if meta.a > 0 then meta.a = meta.a - 1 end',
-      to: '',
+      script: 'includes',
+      from: 'return rec_claimed(rec, h, h.attempts - 1,',
+      to: 'return rec_claimed(rec, h, h.attempts - 0,',
     },
   ])(
     'the model test catches a mutant: $what',

@@ -1,51 +1,53 @@
 /**
- * A pure TypeScript model of one queue's job states, written from docs/PROTOCOL.md and the script
- * headers (not from the Lua bodies): what every operation returns and what the queue holds after
+ * A pure TypeScript model of one queue in layout 2 (docs/design/HOT-PATH.md §3, §4), written from
+ * the design and the script headers: what every operation returns and what the queue holds after
  * it. model.test.ts runs random sequences against it and against the real scripts, side by side.
  *
  * Orders follow Redis sorted sets: by score, then by member bytes (memcmp of the UTF-8 form).
  */
+import { NEW_JOB_HEADER, type RecordHeader } from '../../src/record/index.js';
 import type { ResolvedBackoff } from '../../src/backoff.js';
-import { KEEP_CANCELLED } from '../../src/operations/trim.js';
 
-/** Bookkeeping of one job, as the meta hash must hold it. */
-export interface ModelMeta {
-  a: number;
-  m: number;
-  r: number;
-  b?: ResolvedBackoff;
-  t?: string;
-}
+/** Where a job is. A job whose id was trimmed (or never added) is not in the model. */
+export type ModelState = 'waiting' | 'active' | 'dead' | 'completed' | 'cancelled';
 
-/** Where a job is; a job that is gone (acked, cancelled, removed, trimmed) is not in the model. */
-export type ModelState = 'scheduled' | 'active' | 'dead' | 'completed';
+/** A header the model can change in place. */
+export type Header = { -readonly [K in keyof RecordHeader]: RecordHeader[K] };
 
-/** One job the queue holds. */
+/** One job the queue holds (its record in `j`, and its entry in one set). */
 export interface ModelJob {
-  envelope: string;
-  meta: ModelMeta;
   state: ModelState;
-  /** Due time (scheduled), lease deadline (active), died at (dead), finished at (completed). */
-  score: number;
-  /** "token|startMs|workerId" while active. */
-  lease?: string;
-  /** The recorded last error, parsed. */
-  error?: unknown;
-  /** The running attempt's last progress value (JSON), written by its lease holder. */
+  /** The live record's header and payload (waiting, active, dead). Final records keep neither. */
+  header: Header;
+  payload: string;
+  /** Waiting: due ms. Dead, completed, cancelled: when it got there. */
+  at: number;
+  /** Active: the lease member and its deadline. */
+  member?: string;
+  deadline?: number;
+  /** Completed: the result bytes kept in the completed record. */
+  result?: string;
+  /** The job's last error as `e` holds it (cjson's object, parsed). */
+  error?: Record<string, unknown>;
+  /** The running attempt's last progress value, written by its holder. */
   progress?: string;
 }
 
-/** A lease as its holder knows it: what a worker would pass to ack, fail, extend, release. */
+/** A lease as its holder knows it: what a worker passes to ack, fail, extend, release, progress. */
 export interface Handle {
   id: string;
+  member: string;
   token: string;
-  worker: string;
   /** The latest deadline the holder was told (claim, then each extend that kept it). */
   knownDeadline: number;
+  /** The claimed record had the E flag (the worker's ack says so, and the ack deletes the error). */
+  hadError: boolean;
+  /** This holder reported progress (the ack deletes it). */
+  progressed: boolean;
 }
 
-/** Why a token-checked operation was refused. */
-export type LeaseLoss = 'not held' | 'expired';
+/** Why a lease-checked operation was refused. */
+export type LeaseLoss = 'not held' | 'expired' | 'cancelled';
 
 /** A refusal the model predicts: the real call must throw DELAYQ_LEASE_LOST with this detail. */
 export class ModelLeaseLost extends Error {
@@ -54,567 +56,529 @@ export class ModelLeaseLost extends Error {
   }
 }
 
-/** Trimming of the dead set, as the worker passes it to fail, reap and claim. */
-export interface DeadLimits {
-  count: number;
-  ageMs: number;
-}
-
-/** Completed-job retention, as the worker passes it to ack. */
+/** A bound on a set of finished jobs (0: no bound of that kind). */
 export interface Retention {
   count: number;
   ageMs: number;
 }
 
-/** When a job is due: `delay` ms after now, or at an absolute time. */
-export type ModelWhen = { delay: number } | { at: number };
+/** One job of an add: an absolute due time (the tests never use delays: the script counts a delay from a monotonic clock the model cannot see). */
+export interface ModelAddJob {
+  id: string;
+  at: number;
+  payload: string;
+  maxAttempts: number;
+  backoff?: ResolvedBackoff;
+  priority: number;
+  replace: boolean;
+}
+
+/** What add answers per job (src/operations/add.ts AddOutput). */
+export interface ModelAddOutput {
+  created: boolean;
+  runAt: number;
+  replaced?: boolean;
+  state?: 'active' | 'dead' | 'completed' | 'cancelled';
+  completedAt?: number;
+}
 
 /** What claim returns for one job. */
 export interface ModelClaimed {
   id: string;
-  token: string;
-  envelope: string;
-  meta: ModelMeta;
+  member: string;
+  header: Header;
+  payload: string;
   runAt: number;
-  claimedAt: number;
   deadline: number;
 }
 
+/** The claim's inputs the model needs. */
+export interface ModelClaimInput {
+  limit: number;
+  leaseMs: number;
+  holder: number;
+  /** The zpopmin strategy (a claim of one pops the head); range reads first. */
+  pop: boolean;
+  dead: Retention;
+}
+
 const REAP_ON_CLAIM = 100;
-const TRIM_BATCH = 100;
+const DEAD_TRIM_BATCH = 100;
+const MAX_CLAIMS = 65535;
+const TWO42 = 2 ** 42;
+const PRIO_BASE = 1024;
 
 function compareMembers(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** A sorted set's order: by score, then member bytes. */
+export function zsetOrder<T>(entries: Array<[string, number, T?]>): Array<[string, number, T?]> {
+  return entries.sort(([ma, a], [mb, b]) => a - b || compareMembers(ma, mb));
+}
+
+/** The member of a prioritized job in p and r. */
+export function prioMember(priority: number, id: string): string {
+  return `${priority}:${id}`;
 }
 
 /** The state of one queue. */
 export class QueueModel {
   /** The server clock, epoch ms. */
   now: number;
-  /** The last fencing token issued (0: none yet). */
-  lastToken = 0;
   readonly jobs = new Map<string, ModelJob>();
-  /** Ids of recently completed jobs -> when they completed (ack's `done` set). */
-  readonly done = new Map<string, number>();
   /** Every lease ever handed out, stale ones included: a worker may still hold and use them. */
   readonly handles: Handle[] = [];
-  /** Wake messages published since the last check, in order. */
+  /** Control messages published since the last check (P, R <head>, C <member>), in order. */
   readonly wakes: string[] = [];
-  /** The events stream: each entry's fields, in order (ids are the server's real clock, not modelled). */
-  readonly events: string[][] = [];
-  /** The rate limiter's log: token -> start time. */
-  readonly limiter = new Map<string, number>();
-  /** The events cap the next operation is called with (0: no events). */
-  eventsCap = 0;
-  /** When the queue was paused (the `paused` key's value), or null while it is not. */
+  /** The counters hash `n`. */
+  readonly counters = new Map<string, number>();
+  /** When the queue was paused (the `z` key's value), or null while it is not. */
   pausedAt: number | null = null;
-  /** Ids of recently cancelled jobs -> when (cancel.lua's `cancelled` set). */
-  readonly cancelled = new Map<string, number>();
 
   constructor(now: number) {
     this.now = now;
   }
 
-  /** Ids in `state`, in sorted-set order. */
-  inState(state: ModelState): Array<[string, ModelJob]> {
-    return [...this.jobs]
-      .filter(([, job]) => job.state === state)
-      .sort(([ia, a], [ib, b]) => a.score - b.score || compareMembers(ia, ib));
+  private count(name: string, by = 1): void {
+    this.counters.set(name, (this.counters.get(name) ?? 0) + by);
   }
 
-  private head(state: ModelState): number | undefined {
-    return this.inState(state)[0]?.[1].score;
+  private inState(state: ModelState): Array<[string, ModelJob]> {
+    return [...this.jobs].filter(([, job]) => job.state === state);
   }
 
-  // A wake message goes out when the job just (re)scheduled at `due` is at the head of the schedule.
-  private wakeIfHead(due: number): void {
-    const head = this.head('scheduled');
-    if (head !== undefined && head >= due) this.wakes.push(String(due));
+  /** The default class's waiting set `s`: id -> due. */
+  waitingSet(): Array<[string, number]> {
+    return zsetOrder(
+      this.inState('waiting')
+        .filter(([, j]) => j.header.priority === 0)
+        .map(([id, j]): [string, number] => [id, j.at]),
+    ) as Array<[string, number]>;
   }
 
-  private emit(kind: string, id: string, ...fields: Array<string | number>): void {
-    if (this.eventsCap > 0) this.events.push(['type', kind, 'id', id, ...fields.map(String)]);
+  /** Prioritized waiting jobs: `p` holds those not promoted yet, `r` the promoted ones. */
+  readonly promoted = new Set<string>();
+
+  /** `p`: "<prio>:<id>" -> due, jobs not yet promoted. */
+  prioWaitingSet(): Array<[string, number]> {
+    return zsetOrder(
+      this.inState('waiting')
+        .filter(([id, j]) => j.header.priority !== 0 && !this.promoted.has(id))
+        .map(([id, j]): [string, number] => [prioMember(j.header.priority, id), j.at]),
+    ) as Array<[string, number]>;
   }
 
-  private checkLease(id: string, token: string): LeaseLoss | null {
-    const job = this.jobs.get(id);
-    if (!job?.lease || job.lease.split('|')[0] !== token) return 'not held';
-    if (job.score <= this.now) return 'expired';
-    return null;
+  /** `r`: "<prio>:<id>" -> (prio + 1024) * 2^42 + due, promoted (due) prioritized jobs. */
+  prioReadySet(): Array<[string, number]> {
+    return zsetOrder(
+      this.inState('waiting')
+        .filter(([id, j]) => j.header.priority !== 0 && this.promoted.has(id))
+        .map(([id, j]): [string, number] => [
+          prioMember(j.header.priority, id),
+          (j.header.priority + PRIO_BASE) * TWO42 + j.at,
+        ]),
+    ) as Array<[string, number]>;
   }
 
-  private bury(id: string, limits: DeadLimits): void {
-    const job = this.jobs.get(id)!;
-    job.state = 'dead';
-    job.score = this.now;
-    delete job.lease;
+  /** `a`: lease member -> deadline. */
+  leaseSet(): Array<[string, number]> {
+    return zsetOrder(
+      this.inState('active').map(([, j]): [string, number] => [j.member!, j.deadline!]),
+    ) as Array<[string, number]>;
+  }
+
+  /** `d`, `c` or `x`: id -> when. */
+  finishedSet(state: 'dead' | 'completed' | 'cancelled'): Array<[string, number]> {
+    return zsetOrder(this.inState(state).map(([id, j]): [string, number] => [id, j.at])) as Array<
+      [string, number]
+    >;
+  }
+
+  /** Put job `id` (its header says the class) back in waiting, due at `due`. */
+  private place(id: string, job: ModelJob, due: number): void {
+    job.state = 'waiting';
+    job.at = due;
+    delete job.member;
+    delete job.deadline;
+    // A prioritized job already due goes straight to r (place.lua); otherwise p until a claim promotes it.
+    if (job.header.priority !== 0 && due <= this.now) this.promoted.add(id);
+    else this.promoted.delete(id);
+  }
+
+  private endLease(job: ModelJob): void {
+    delete job.member;
+    delete job.deadline;
     delete job.progress;
-    this.emit('dead', id, 'at', this.now);
+  }
+
+  private leaseLost(member: string, id: string): LeaseLoss | null {
+    const job = this.jobs.get(id);
+    if (job?.state === 'active' && job.member === member) return job.deadline! > this.now ? null : 'expired';
+    if (this.jobs.get(id)?.state === 'cancelled') return 'cancelled';
+    return 'not held';
+  }
+
+  private trimDead(limits: Retention): void {
+    const drop = (ids: string[]): void => {
+      for (const id of ids) this.jobs.delete(id);
+    };
     if (limits.ageMs > 0) {
-      const cutoff = this.now - limits.ageMs;
-      const old = this.inState('dead').filter(([, j]) => j.score < cutoff);
-      for (const [oldId] of old.slice(0, TRIM_BATCH)) this.jobs.delete(oldId);
+      drop(
+        this.finishedSet('dead')
+          .filter(([, at]) => at < this.now - limits.ageMs)
+          .slice(0, DEAD_TRIM_BATCH)
+          .map(([id]) => id),
+      );
     }
     if (limits.count > 0) {
-      const dead = this.inState('dead');
+      const dead = this.finishedSet('dead');
       const excess = dead.length - limits.count;
-      for (const [oldId] of dead.slice(0, Math.max(0, Math.min(excess, TRIM_BATCH)))) this.jobs.delete(oldId);
+      if (excess > 0) drop(dead.slice(0, Math.min(excess, DEAD_TRIM_BATCH)).map(([id]) => id));
     }
   }
 
-  private reapExpired(limit: number, limits: DeadLimits): { returned: number; buried: number } {
+  private bury(id: string, job: ModelJob, limits: Retention): void {
+    job.state = 'dead';
+    job.at = this.now;
+    this.promoted.delete(id);
+    this.count('dead');
+    this.trimDead(limits);
+  }
+
+  private reapExpired(max: number, limits: Retention): { returned: number; buried: number } {
+    const expired = this.leaseSet()
+      .filter(([, deadline]) => deadline <= this.now)
+      .slice(0, max);
     let returned = 0;
     let buried = 0;
-    const expired = this.inState('active')
-      .filter(([, job]) => job.score <= this.now)
-      .slice(0, limit);
-    for (const [id, job] of expired) {
+    for (const [member] of expired) {
+      const id = member.slice(member.indexOf('|') + 1);
+      const job = this.jobs.get(id)!;
+      const token = member.slice(0, member.indexOf('|'));
+      this.endLease(job);
       job.error = {
-        message: 'lease expired',
         name: 'LeaseExpired',
+        message: 'lease expired',
         at: this.now,
-        attempt: job.meta.a,
-        lease: job.lease ?? false,
+        attempt: job.header.attempts,
+        token,
       };
-      this.emit('lease-lost', id, 'attempt', job.meta.a, 'at', this.now, 'lease', job.lease ?? '');
-      delete job.lease;
-      delete job.progress;
-      if (job.meta.a >= job.meta.m) {
-        this.bury(id, limits);
+      job.header.hasError = true;
+      if (job.header.attempts >= job.header.maxAttempts) {
+        this.bury(id, job, limits);
         buried++;
       } else {
-        job.state = 'scheduled';
-        job.score = this.now;
-        job.meta.r = this.now;
+        this.place(id, job, this.now);
         returned++;
       }
     }
+    if (expired.length > 0) this.count('reaped', expired.length);
     return { returned, buried };
   }
 
-  private runAt(when: ModelWhen): number {
-    return 'delay' in when ? this.now + when.delay : when.at;
-  }
-
-  /**
-   * add.lua: one atomic batch, jobs in order. An existing id is left untouched, unless the job
-   * asks to replace (mode r): a waiting job then takes the new envelope, max attempts, backoff and
-   * due time, keeping the attempts it used; a running, dead or kept completed one is left alone
-   * and its state answered. A recently completed id (`done`) writes nothing either way.
-   */
-  add(
-    batch: ReadonlyArray<{
-      id: string;
-      when: ModelWhen;
-      envelope: string;
-      m: number;
-      b?: ResolvedBackoff;
-      replace?: boolean;
-    }>,
-  ): Array<{
-    created: boolean;
-    runAt: number;
-    completedAt?: number;
-    replaced?: boolean;
-    state?: 'active' | 'dead' | 'completed';
-  }> {
-    let earliest: number | undefined;
-    const out = batch.map((job) => {
-      const runAt = this.runAt(job.when);
-      const flag = job.replace ? { replaced: false } : {};
-      const doneAt = this.done.get(job.id);
-      if (doneAt !== undefined) return { created: false, runAt: doneAt, completedAt: doneAt, ...flag };
-      const existing = this.jobs.get(job.id);
-      if (existing && !job.replace) return { created: false, runAt: existing.meta.r };
-      if (existing && existing.state !== 'scheduled') {
-        const { state, score } = existing;
-        return {
-          created: false,
-          replaced: false,
-          state,
-          runAt: score,
-          ...(state === 'completed' && { completedAt: score }),
-        };
+  /** add.lua: one atomic batch, jobs in order (docs/design/HOT-PATH.md §4.1). */
+  add(batch: readonly ModelAddJob[]): ModelAddOutput[] {
+    let created = 0;
+    const writtenHere = new Set<string>();
+    const out = batch.map((input): ModelAddOutput => {
+      const flag = input.replace ? { replaced: false } : {};
+      const header: Header = {
+        ...NEW_JOB_HEADER,
+        maxAttempts: input.maxAttempts,
+        priority: input.priority,
+        ...(input.backoff && { backoff: input.backoff }),
+      };
+      const existing = this.jobs.get(input.id);
+      if (!existing) {
+        const job: ModelJob = { state: 'waiting', header, payload: input.payload, at: input.at };
+        this.jobs.set(input.id, job);
+        this.place(input.id, job, input.at);
+        writtenHere.add(input.id);
+        created++;
+        return { created: true, runAt: input.at, ...flag };
       }
-      const meta: ModelMeta = { a: existing?.meta.a ?? 0, m: job.m, r: runAt };
-      if (job.b) meta.b = job.b;
-      if (existing?.meta.t !== undefined) meta.t = existing.meta.t;
-      // A replaced job keeps the error of its last failed attempt, like the attempts it used.
-      const error = existing && 'error' in existing ? { error: existing.error } : {};
-      this.jobs.set(job.id, { envelope: job.envelope, meta, state: 'scheduled', score: runAt, ...error });
-      this.emit(existing ? 'replaced' : 'added', job.id, 'runAt', runAt, 'at', this.now);
-      earliest = earliest === undefined ? runAt : Math.min(earliest, runAt);
-      return existing ? { created: false, replaced: true, runAt } : { created: true, runAt, ...flag };
+      if (writtenHere.has(input.id) && !input.replace) return { created: false, runAt: existing.at };
+      switch (existing.state) {
+        case 'completed':
+          return {
+            created: false,
+            state: 'completed',
+            runAt: existing.at,
+            ...flag,
+            completedAt: existing.at,
+          };
+        case 'cancelled':
+          return { created: false, state: 'cancelled', runAt: existing.at, ...flag };
+        case 'dead':
+          return { created: false, state: 'dead', runAt: existing.at, ...flag };
+        case 'active':
+          return { created: false, state: 'active', runAt: existing.deadline!, ...flag };
+        case 'waiting':
+          break;
+      }
+      if (!input.replace) return { created: false, runAt: existing.at };
+      // Replace: the new record, carrying the attempts used (the claim block) and the error flag.
+      const old = existing.header;
+      const replaced: Header = {
+        ...header,
+        ...(old.claims > 0 && {
+          attempts: old.attempts,
+          claims: old.claims,
+          claimedAt: old.claimedAt,
+          runDue: old.runDue,
+          holder: old.holder,
+        }),
+        hasError: old.hasError,
+      };
+      existing.header = replaced;
+      existing.payload = input.payload;
+      this.place(input.id, existing, input.at);
+      writtenHere.add(input.id);
+      return { created: false, replaced: true, runAt: input.at };
     });
-    if (earliest !== undefined) this.wakeIfHead(earliest);
+    if (created > 0) this.count('added', created);
     return out;
   }
 
-  /**
-   * cancel.lua: a waiting or a running job. A running one's lease goes with it, and `C <member>`
-   * tells its holder. The id is kept in `cancelled` (count and age bounded), as get() shows it.
-   */
-  cancel(id: string): boolean {
+  /** cancel.lua: a waiting or running job; null when there is nothing to cancel. */
+  cancel(id: string): 'waiting' | 'running' | null {
     const job = this.jobs.get(id);
-    if (job?.state !== 'scheduled' && job?.state !== 'active') return false;
-    this.jobs.delete(id);
-    this.cancelled.set(id, this.now);
-    for (const [old, at] of this.cancelled) {
-      if (at < this.now - KEEP_CANCELLED.ageMs) this.cancelled.delete(old);
+    if (job?.state !== 'waiting' && job?.state !== 'active') return null;
+    const how = job.state === 'active' ? 'running' : 'waiting';
+    if (how === 'running') this.wakes.push(`C ${job.member!}`);
+    job.state = 'cancelled';
+    job.at = this.now;
+    this.promoted.delete(id);
+    this.endLease(job);
+    delete job.error;
+    this.count('cancelled');
+    return how;
+  }
+
+  /** claim.lua with no acks (docs/design/HOT-PATH.md §4.2 steps 2 to 5). */
+  claim(input: ModelClaimInput): { now: number; nextAt: number; paused: boolean; jobs: ModelClaimed[] } {
+    if (input.limit <= 0) return { now: this.now, nextAt: -1, paused: false, jobs: [] };
+    if (this.pausedAt !== null) {
+      const head = this.leaseSet()[0];
+      if (head && head[1] <= this.now) this.reapExpired(REAP_ON_CLAIM, input.dead);
+      return { now: this.now, nextAt: -1, paused: true, jobs: [] };
     }
-    const excess = this.cancelled.size - KEEP_CANCELLED.count;
-    for (const [old] of this.cancelledInOrder().slice(0, Math.max(0, excess))) this.cancelled.delete(old);
-    if (job.state === 'active') this.wakes.push(`C ${job.lease!.split('|')[0]}|${id}`);
-    this.emit('cancelled', id, 'at', this.now, 'was', job.state === 'active' ? 'running' : 'waiting');
-    return true;
-  }
-
-  /** The `cancelled` ZSET: id -> cancelled at, in sorted-set order. */
-  cancelledInOrder(): Array<[string, number]> {
-    return [...this.cancelled].sort(([ia, a], [ib, b]) => a - b || compareMembers(ia, ib));
-  }
-
-  /** reschedule.lua: only a waiting job; the new due time, or null. */
-  reschedule(id: string, when: ModelWhen): number | null {
-    const job = this.jobs.get(id);
-    if (job?.state !== 'scheduled') return null;
-    const runAt = this.runAt(when);
-    job.score = runAt;
-    job.meta.r = runAt;
-    this.wakeIfHead(runAt);
-    this.emit('rescheduled', id, 'runAt', runAt, 'at', this.now);
-    return runAt;
-  }
-
-  /**
-   * claim-*.lua: reap expired leases, then lease up to `limit` due jobs (due <= now), earliest
-   * first; with a rate limit, at most `rate.max` starts in any `rate.perMs` window (a start at t
-   * counts while now - perMs < t).
-   */
-  claim(input: {
-    limit: number;
-    leaseMs: number;
-    worker: string;
-    dead: DeadLimits;
-    rate: { max: number; perMs: number };
-  }): {
-    now: number;
-    nextAt: number;
-    jobs: ModelClaimed[];
-    paused: boolean;
-  } {
-    this.reapExpired(REAP_ON_CLAIM, input.dead);
-    // The pause gate: after reap-on-claim, before the rate limit; nothing taken, no time to look.
-    if (this.pausedAt !== null) return { now: this.now, nextAt: -1, jobs: [], paused: true };
-    let limit = input.limit;
-    let windowReopens: number | undefined;
-    if (input.rate.max > 0) {
-      for (const [token, at] of this.limiter)
-        if (at <= this.now - input.rate.perMs) this.limiter.delete(token);
-      const allowed = input.rate.max - this.limiter.size;
-      if (allowed < limit) {
-        limit = Math.max(allowed, 0);
-        // The oldest start leaves the window at oldest + perMs; the scripts look again 1 ms later.
-        if (this.limiter.size > 0) windowReopens = Math.min(...this.limiter.values()) + input.rate.perMs + 1;
+    let nextAt = -1;
+    const sooner = (at: number): void => {
+      if (nextAt === -1 || at < nextAt) nextAt = at;
+    };
+    const jobs: ModelClaimed[] = [];
+    const takeAndLease = (limit: number): void => {
+      const special = this.prioWaitingSet().length + this.prioReadySet().length > 0;
+      const taken: Array<[string, number]> = [];
+      if (limit > 0) {
+        const dues: Array<[string, number]> = [];
+        const s = this.waitingSet();
+        if (limit === 1 && !special && input.pop) {
+          const head = s[0];
+          if (head && head[1] <= this.now) dues.push(head);
+          else if (head) sooner(head[1]);
+        } else {
+          for (const [id, due] of s.slice(0, limit + 1)) {
+            if (due <= this.now && dues.length < limit) dues.push([id, due]);
+            else {
+              sooner(Math.max(due, this.now));
+              break;
+            }
+          }
+        }
+        if (!special) taken.push(...dues);
+        else {
+          for (const [member, due] of this.prioWaitingSet()) {
+            if (due > this.now) {
+              sooner(due);
+              break;
+            }
+            this.promoted.add(member.slice(member.indexOf(':') + 1));
+          }
+          const r = this.prioReadySet().slice(0, limit + 1);
+          let di = 0;
+          let ri = 0;
+          while (taken.length < limit && (di < dues.length || ri < r.length)) {
+            const dScore = di < dues.length ? PRIO_BASE * TWO42 + dues[di]![1] : undefined;
+            const rScore = ri < r.length ? r[ri]![1] : undefined;
+            if (rScore !== undefined && (dScore === undefined || rScore < dScore)) {
+              const member = r[ri]![0];
+              taken.push([member.slice(member.indexOf(':') + 1), rScore % TWO42]);
+              ri++;
+            } else {
+              taken.push(dues[di]!);
+              di++;
+            }
+          }
+          if (ri < r.length || di < dues.length) sooner(this.now);
+        }
       }
-    }
-    const claimed: ModelClaimed[] = [];
-    if (limit > 0) {
       const deadline = this.now + input.leaseMs;
-      const due = this.inState('scheduled')
-        .filter(([, job]) => job.score <= this.now)
-        .slice(0, limit);
-      for (const [id, job] of due) {
-        const runAt = job.score;
-        job.meta.a += 1;
-        // The counter orders tokens; the claim time keeps them unique should a failover roll it back.
-        const token = `${++this.lastToken}.${this.now}`;
+      for (const [id, due] of taken) {
+        const job = this.jobs.get(id)!;
+        const claims = (job.header.claims % MAX_CLAIMS) + 1;
+        job.header.attempts += 1;
+        job.header.claims = claims;
+        job.header.claimedAt = this.now;
+        job.header.runDue = due;
+        job.header.holder = input.holder;
+        const token = `${claims}.${this.now}`;
+        const member = `${token}|${id}`;
         job.state = 'active';
-        job.score = deadline;
-        job.lease = `${token}|${this.now}|${input.worker}`;
-        this.handles.push({ id, token, worker: input.worker, knownDeadline: deadline });
-        claimed.push({
+        job.member = member;
+        job.deadline = deadline;
+        this.promoted.delete(id);
+        this.handles.push({
           id,
+          member,
           token,
-          envelope: job.envelope,
-          meta: structuredClone(job.meta),
-          runAt,
-          claimedAt: this.now,
-          deadline,
+          knownDeadline: deadline,
+          hadError: job.header.hasError,
+          progressed: false,
         });
-        if (input.rate.max > 0) this.limiter.set(token, this.now);
-        this.emit(
-          'claimed',
-          id,
-          'attempt',
-          job.meta.a,
-          'runAt',
-          runAt,
-          'at',
-          this.now,
-          'worker',
-          input.worker,
-        );
+        jobs.push({ id, member, header: { ...job.header }, payload: job.payload, runAt: due, deadline });
       }
+    };
+    takeAndLease(input.limit);
+    if (jobs.length < input.limit) {
+      const head = this.leaseSet()[0];
+      if (head && head[1] <= this.now) {
+        const { returned } = this.reapExpired(REAP_ON_CLAIM, input.dead);
+        if (returned > 0) {
+          sooner(this.now);
+          if (jobs.length < input.limit) takeAndLease(input.limit - jobs.length);
+        }
+        const after = this.leaseSet()[0];
+        if (after) sooner(after[1]);
+      } else if (head) sooner(head[1]);
     }
-    const scheduleHead = this.head('scheduled');
-    const heads = [scheduleHead, this.head('active')].filter((h) => h !== undefined);
-    let nextAt = heads.length > 0 ? Math.min(...heads) : -1;
-    // Held back by the rate limit: the next look is when the window lets a due job start.
-    if (windowReopens !== undefined && scheduleHead !== undefined && scheduleHead <= this.now)
-      nextAt = windowReopens;
-    return { now: this.now, nextAt, jobs: claimed, paused: false };
+    return { now: this.now, nextAt, paused: false, jobs };
   }
 
-  /** pause.lua: the first pause's time is kept; `P` wakes every worker. */
-  pause(): { now: number; paused: boolean } {
-    const paused = this.pausedAt === null;
-    if (paused) this.pausedAt = this.now;
-    this.wakes.push('P');
-    return { now: this.now, paused };
-  }
-
-  /** resume.lua: `R <head>` wakes every worker, paused or not. */
-  resume(): { now: number; resumed: boolean } {
-    const resumed = this.pausedAt !== null;
-    this.pausedAt = null;
-    this.wakes.push(`R ${this.head('scheduled') ?? -1}`);
-    return { now: this.now, resumed };
-  }
-
-  /** ack.lua: only the holder of a valid lease; a resent ack of a job it already finished is 'already'. */
-  ack(handle: Handle, keep: Retention, remember: Retention): 'ok' | 'already' {
-    const { id, token } = handle;
-    const lost = this.checkLease(id, token);
-    const job = this.jobs.get(id);
-    if (lost) {
-      if (
-        lost === 'not held' &&
-        handle.knownDeadline > this.now &&
-        !job?.lease &&
-        (!job || job.state === 'completed')
-      ) {
-        return 'already';
-      }
-      throw new ModelLeaseLost(lost);
-    }
-    if (!job) throw new Error('unreachable: a held lease without its job');
-    const started = Number(job.lease!.split('|')[1]);
-    this.emit('completed', id, 'at', this.now, 'runMs', this.now - started);
-    if (remember.count > 0) this.rememberDone(id, remember);
-    if (keep.count <= 0) {
-      this.jobs.delete(id);
+  /** The acks of claim.lua (a claim of none): per handle 'ok', 'already', or the loss. */
+  ack(handle: Handle, result: string | undefined): 'ok' | 'already' {
+    const job = this.jobs.get(handle.id);
+    const held = job?.state === 'active' && job.member === handle.member;
+    if (held && job.deadline! > this.now) {
+      this.endLease(job);
+      if (handle.hadError) delete job.error;
+      job.state = 'completed';
+      job.at = this.now;
+      if (result !== undefined) job.result = result;
       return 'ok';
     }
-    job.state = 'completed';
-    job.score = this.now;
-    delete job.lease;
-    delete job.progress;
-    delete job.error;
-    // Keep the newest `count`, none older than `ageMs`.
-    const completed = this.inState('completed');
-    const tooOld = keep.ageMs > 0 ? completed.filter(([, j]) => j.score < this.now - keep.ageMs) : [];
-    const drop = new Set(tooOld.slice(0, TRIM_BATCH).map(([oldId]) => oldId));
-    const left = completed.filter(([oldId]) => !drop.has(oldId));
-    const excess = left.length - keep.count;
-    for (const [oldId] of left.slice(0, Math.max(0, Math.min(excess, TRIM_BATCH)))) drop.add(oldId);
-    for (const oldId of drop) this.jobs.delete(oldId);
-    return 'ok';
-  }
-
-  /** ack.lua's `done` set: record `id`, then drop ids older than `ageMs` and all but the newest `count`. */
-  private rememberDone(id: string, remember: Retention): void {
-    this.done.set(id, this.now);
-    for (const [old, at] of this.done) if (at < this.now - remember.ageMs) this.done.delete(old);
-    const oldestFirst = this.doneInOrder();
-    for (const [old] of oldestFirst.slice(0, Math.max(0, oldestFirst.length - remember.count))) {
-      this.done.delete(old);
-    }
-  }
-
-  /** The `done` set as Redis orders it: by time, then by id. */
-  doneInOrder(): Array<[string, number]> {
-    return [...this.done].sort(([ia, a], [ib, b]) => a - b || compareMembers(ia, ib));
+    if (!held && handle.knownDeadline > this.now && job?.state === 'completed') return 'already';
+    if (held) throw new ModelLeaseLost('expired');
+    if (job?.state === 'cancelled') throw new ModelLeaseLost('cancelled');
+    throw new ModelLeaseLost('not held');
   }
 
   /** fail.lua: retry after `delay` ms while attempts are left (null: bury now), else bury. */
   fail(
     handle: Handle,
     delay: number | null,
-    error: { message: string },
-    dead: DeadLimits,
+    error: { name: string; message: string },
+    dead: Retention,
   ): { outcome: 'retry' | 'dead'; at: number } | { outcome: 'already' } {
-    const { id, token } = handle;
-    const lost = this.checkLease(id, token);
-    const job = this.jobs.get(id);
+    const lost = this.leaseLost(handle.member, handle.id);
+    const job = this.jobs.get(handle.id);
     if (lost) {
-      if (job && job.meta.t === token) return { outcome: 'already' };
+      if (job?.error && job.error['token'] === handle.token && job.error['name'] !== 'LeaseExpired') {
+        return { outcome: 'already' };
+      }
       throw new ModelLeaseLost(lost);
     }
-    if (!job) throw new Error('unreachable: a held lease without its job');
-    delete job.lease;
-    delete job.progress;
-    job.error = error;
-    job.meta.t = token;
-    if (delay !== null && job.meta.a < job.meta.m) {
+    const held = job!;
+    this.endLease(held);
+    held.error = { ...error, at: this.now, attempt: held.header.attempts, token: handle.token };
+    held.header.hasError = true;
+    if (delay !== null && held.header.attempts < held.header.maxAttempts) {
       const runAt = this.now + delay;
-      job.state = 'scheduled';
-      job.score = runAt;
-      job.meta.r = runAt;
-      this.wakeIfHead(runAt);
-      this.emit(
-        'failed',
-        id,
-        'attempt',
-        job.meta.a,
-        'retryAt',
-        runAt,
-        'at',
-        this.now,
-        'reason',
-        error.message.slice(0, 200),
-      );
+      this.place(handle.id, held, runAt);
+      this.count('failed');
       return { outcome: 'retry', at: runAt };
     }
-    this.emit(
-      'failed',
-      id,
-      'attempt',
-      job.meta.a,
-      'retryAt',
-      -1,
-      'at',
-      this.now,
-      'reason',
-      error.message.slice(0, 200),
-    );
-    this.bury(id, dead);
+    this.bury(handle.id, held, dead);
     return { outcome: 'dead', at: this.now };
+  }
+
+  /** release.lua: back to waiting after `delay`, the attempt handed back. */
+  release(handle: Handle, delay: number): boolean {
+    if (this.leaseLost(handle.member, handle.id)) return false;
+    const job = this.jobs.get(handle.id)!;
+    this.endLease(job);
+    if (job.header.attempts > 0) job.header.attempts -= 1;
+    this.place(handle.id, job, this.now + delay);
+    return true;
   }
 
   /** extend.lua: per handle, the new deadline (never shortened) or null when its lease is lost. */
   extend(leaseMs: number, handles: readonly Handle[]): { now: number; deadlines: Array<number | null> } {
     const deadlines = handles.map((handle) => {
-      if (this.checkLease(handle.id, handle.token)) return null;
-      const job = this.jobs.get(handle.id)!;
-      job.score = Math.max(job.score, this.now + leaseMs);
-      handle.knownDeadline = job.score;
-      return job.score;
+      const job = this.jobs.get(handle.id);
+      if (job?.state !== 'active' || job.member !== handle.member || job.deadline! <= this.now) return null;
+      job.deadline = Math.max(job.deadline!, this.now + leaseMs);
+      handle.knownDeadline = job.deadline;
+      return job.deadline;
     });
     return { now: this.now, deadlines };
   }
 
   /** reap.lua. */
-  reap(limit: number, dead: DeadLimits): { returned: number; buried: number; nextDeadline: number } {
+  reap(limit: number, dead: Retention): { returned: number; buried: number; nextDeadline: number } {
     const { returned, buried } = this.reapExpired(limit, dead);
-    if (returned > 0) this.wakeIfHead(this.now);
-    return { returned, buried, nextDeadline: this.head('active') ?? -1 };
+    return { returned, buried, nextDeadline: this.leaseSet()[0]?.[1] ?? -1 };
   }
 
   /** progress.lua: only the holder of a valid lease writes the value. */
   progress(handle: Handle, json: string): void {
-    const lost = this.checkLease(handle.id, handle.token);
+    const lost = this.leaseLost(handle.member, handle.id);
     if (lost) throw new ModelLeaseLost(lost);
     this.jobs.get(handle.id)!.progress = json;
+    handle.progressed = true;
   }
 
-  /** release.lua: back to the schedule after `delay`, the attempt not charged. */
-  release(handle: Handle, delay: number): boolean {
-    if (this.checkLease(handle.id, handle.token)) return false;
-    const job = this.jobs.get(handle.id)!;
-    delete job.lease;
-    delete job.progress;
-    if (job.meta.a > 0) job.meta.a -= 1;
-    job.state = 'scheduled';
-    job.score = this.now + delay;
-    job.meta.r = job.score;
-    this.wakeIfHead(job.score);
-    this.emit('released', handle.id, 'runAt', job.score, 'at', this.now);
-    return true;
+  /** pause.lua: the first pause's time is kept; `P` goes out either way. */
+  pause(): boolean {
+    const paused = this.pausedAt === null;
+    if (paused) this.pausedAt = this.now;
+    this.wakes.push('P');
+    return paused;
   }
 
-  /** dead-retry.lua: one dead job, or the `batch` oldest; due now, attempts reset, last error kept. */
-  deadRetry(id: string | null, batch: number): number {
-    const ids =
-      id !== null
-        ? [id]
-        : this.inState('dead')
-            .slice(0, batch)
-            .map(([i]) => i);
-    let moved = 0;
-    for (const each of ids) {
-      const job = this.jobs.get(each);
-      if (job?.state !== 'dead') continue;
-      job.meta.a = 0;
-      job.meta.r = this.now;
-      delete job.meta.t;
-      job.state = 'scheduled';
-      job.score = this.now;
-      this.emit('retried', each, 'runAt', this.now, 'at', this.now);
-      moved++;
-    }
-    if (moved > 0) this.wakeIfHead(this.now);
-    return moved;
+  /** resume.lua: `R <head>`: the earliest of s's and p's heads, or now when r holds due jobs (-1: none). */
+  resume(): boolean {
+    const resumed = this.pausedAt !== null;
+    this.pausedAt = null;
+    const heads = [this.waitingSet()[0]?.[1], this.prioWaitingSet()[0]?.[1]].filter(
+      (h): h is number => h !== undefined,
+    );
+    if (this.prioReadySet().length > 0) heads.push(this.now);
+    this.wakes.push(`R ${heads.length > 0 ? Math.min(...heads) : -1}`);
+    return resumed;
   }
 
-  /** dead-remove.lua. */
-  deadRemove(id: string): boolean {
-    if (this.jobs.get(id)?.state !== 'dead') return false;
-    this.jobs.delete(id);
-    return true;
-  }
-
-  /** get.lua, as getJob parses it. */
-  get(id: string): {
-    state: ModelState | 'cancelled';
-    envelope: string;
-    meta: ModelMeta;
-    score: number;
-    lease: { token: string; startedAt: number; workerId: string } | null;
-    lastError: unknown;
-    progress: string | null;
-  } | null {
-    const job = this.jobs.get(id);
-    if (!job) {
-      const at = this.cancelled.get(id);
-      if (at === undefined) return null;
-      const blank = { a: 0, m: 0 } as ModelMeta;
-      return {
-        state: 'cancelled',
-        envelope: '',
-        meta: blank,
-        score: at,
-        lease: null,
-        lastError: null,
-        progress: null,
-      };
-    }
-    let lease = null;
-    if (job.lease) {
-      const [token = '', started = '0', ...worker] = job.lease.split('|');
-      lease = { token, startedAt: Number(started), workerId: worker.join('|') };
-    }
-    return {
-      state: job.state,
-      envelope: job.envelope,
-      meta: structuredClone(job.meta),
-      score: job.score,
-      lease,
-      lastError: job.error ?? null,
-      progress: job.progress ?? null,
+  /** trim.lua: completed, cancelled and dead sets within their bounds. */
+  trim(bounds: { completed: Retention; cancelled: Retention; dead: Retention }): {
+    completed: number;
+    cancelled: number;
+    dead: number;
+    workers: number;
+  } {
+    const expired = (state: 'completed' | 'cancelled' | 'dead', bound: Retention): string[] => {
+      const set = this.finishedSet(state);
+      let n = bound.ageMs > 0 ? set.filter(([, at]) => at < this.now - bound.ageMs).length : 0;
+      if (bound.count > 0) n += Math.max(0, set.length - n - bound.count);
+      return set.slice(0, n).map(([id]) => id);
     };
-  }
-
-  /** counts.lua. */
-  counts(): { scheduled: number; due: number; active: number; dead: number; now: number; nextDue: number } {
-    const scheduled = this.inState('scheduled');
-    return {
-      scheduled: scheduled.length,
-      due: scheduled.filter(([, job]) => job.score <= this.now).length,
-      active: this.inState('active').length,
-      dead: this.inState('dead').length,
-      now: this.now,
-      nextDue: scheduled[0]?.[1].score ?? -1,
-    };
+    const out = { completed: 0, cancelled: 0, dead: 0, workers: 0 };
+    for (const state of ['completed', 'cancelled', 'dead'] as const) {
+      const ids = expired(state, bounds[state]);
+      for (const id of ids) this.jobs.delete(id);
+      out[state] = ids.length;
+    }
+    return out;
   }
 }

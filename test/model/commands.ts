@@ -12,7 +12,8 @@ import { add } from '../../src/operations/add.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
 import { fail } from '../../src/operations/fail.js';
-import { cancel } from '../../src/operations/manage.js';
+import { counts, getJob } from '../../src/operations/inspect.js';
+import { cancel, deadRemove, deadRetry, reschedule } from '../../src/operations/manage.js';
 import { isPaused, pause, resume } from '../../src/operations/pause.js';
 import { progress } from '../../src/operations/progress.js';
 import { reap } from '../../src/operations/reap.js';
@@ -710,6 +711,107 @@ export class TrimCommand extends Base {
   }
 }
 
+export class RescheduleCommand extends Base {
+  constructor(
+    private readonly id: number,
+    private readonly when: WhenArg,
+  ) {
+    super();
+  }
+  protected describe(): string {
+    return `reschedule(${JSON.stringify(ID_POOL[this.id])}, ${showWhen(this.when)})`;
+  }
+  protected async apply(model: Model, real: Real): Promise<void> {
+    const id = ID_POOL[this.id]!;
+    const at = resolveWhen(this.when, model.now);
+    this.resolved = `now ${model.now}`;
+    const got = await reschedule(real.client, real.keys, {
+      id,
+      when: { at },
+      eventsCap: EVENTS_OFF,
+      layout: ZSET_LAYOUT,
+    });
+    expect(got, 'reschedule reply').toBe(model.reschedule(id, at));
+  }
+}
+
+export class DeadRetryCommand extends Base {
+  constructor(
+    private readonly id: number | null,
+    private readonly batch: number,
+  ) {
+    super();
+  }
+  protected describe(): string {
+    return this.id === null
+      ? `dead.retry(oldest, batch ${this.batch})`
+      : `dead.retry(${JSON.stringify(ID_POOL[this.id])})`;
+  }
+  protected async apply(model: Model, real: Real): Promise<void> {
+    const id = this.id === null ? null : ID_POOL[this.id]!;
+    const batch = id === null ? this.batch : 1;
+    this.resolved = `now ${model.now}`;
+    const got = await deadRetry(real.client, real.keys, {
+      id,
+      batch,
+      eventsCap: EVENTS_OFF,
+      layout: ZSET_LAYOUT,
+    });
+    expect(got, 'dead.retry reply').toBe(model.deadRetry(id, batch));
+  }
+}
+
+export class DeadRemoveCommand extends Base {
+  constructor(private readonly id: number) {
+    super();
+  }
+  protected describe(): string {
+    return `dead.remove(${JSON.stringify(ID_POOL[this.id])})`;
+  }
+  protected async apply(model: Model, real: Real): Promise<void> {
+    const id = ID_POOL[this.id]!;
+    expect(await deadRemove(real.client, real.keys, id), 'dead.remove reply').toBe(model.deadRemove(id));
+  }
+}
+
+export class GetCommand extends Base {
+  constructor(private readonly id: number) {
+    super();
+  }
+  protected describe(): string {
+    return `get(${JSON.stringify(ID_POOL[this.id])})`;
+  }
+  protected async apply(model: Model, real: Real): Promise<void> {
+    const id = ID_POOL[this.id]!;
+    this.resolved = `now ${model.now}`;
+    const got = await getJob(real.client, real.keys, id, ZSET_LAYOUT);
+    const job = model.jobs.get(id);
+    const want = model.get(id);
+    expect(
+      got && {
+        state: got.state,
+        score: got.score,
+        member: got.member,
+        lastError: got.lastError,
+        progress: got.progress,
+        holder: got.holder,
+        record: shown(got.record),
+      },
+      'get reply',
+    ).toEqual(want && job && { ...want, holder: null, record: shown(expectedRecord(job)) });
+  }
+}
+
+export class CountsCommand extends Base {
+  protected describe(): string {
+    return 'counts()';
+  }
+  protected async apply(model: Model, real: Real): Promise<void> {
+    this.resolved = `now ${model.now}`;
+    expect(await counts(real.client, real.keys, ZSET_LAYOUT), 'counts reply').toEqual(model.counts());
+  }
+}
+
 const addArgArb = (replace: fc.Arbitrary<boolean>): fc.Arbitrary<AddArg> =>
   fc.record({
     id: idArb,
@@ -760,6 +862,13 @@ export const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   fc
     .tuple(retentionArb, retentionArb, retentionArb)
     .map(([completed, cancelled, dead]) => new TrimCommand(completed, cancelled, dead)),
+  fc.tuple(idArb, whenArb).map(([id, when]) => new RescheduleCommand(id, when)),
+  fc
+    .tuple(fc.option(idArb, { nil: null }), fc.integer({ min: 1, max: 3 }))
+    .map(([id, batch]) => new DeadRetryCommand(id, batch)),
+  idArb.map((id) => new DeadRemoveCommand(id)),
+  idArb.map((id) => new GetCommand(id)),
+  fc.constant(new CountsCommand()),
   // Pause once, resume twice: the queue is paused about a third of the time, so claims still
   // reach deep states, and claims against a paused queue (and their reaping) come often.
   fc.constant(new PauseCommand()),

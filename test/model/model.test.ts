@@ -2,7 +2,7 @@
  * Model-based property test (STYLE rule 14) on layout 2 (docs/design/HOT-PATH.md): random
  * sequences of add (keep or replace, with priorities), cancel (of waiting and running jobs), claim
  * (both zset strategies), ack (with or without a result), fail, extend, release, reap, progress,
- * trim, pause, resume and clock moves run against the real Lua scripts on a real redis-server and
+ * reschedule, dead.retry, dead.remove, get, counts, trim, pause, resume and clock moves run against the real Lua scripts on a real redis-server and
  * against a pure TypeScript model (model.ts). After every command the replies and the whole Redis
  * state of the queue (every key: records decoded, waiting sets p/r/s, leases, final sets, errors,
  * progress, the pause key, counters; and the control messages P / R / C on the wake channel) must

@@ -560,6 +560,94 @@ export class QueueModel {
     return resumed;
   }
 
+  /** reschedule.lua: only a waiting job moves; the new due time, or null. */
+  reschedule(id: string, at: number): number | null {
+    const job = this.jobs.get(id);
+    if (job?.state !== 'waiting') return null;
+    this.place(id, job, at);
+    return at;
+  }
+
+  /** dead-retry.lua: one dead job, or the `batch` oldest; due now, attempts reset, last error kept. */
+  deadRetry(id: string | null, batch: number): number {
+    const ids =
+      id !== null
+        ? [id]
+        : this.finishedSet('dead')
+            .slice(0, batch)
+            .map(([each]) => each);
+    let moved = 0;
+    for (const each of ids) {
+      const job = this.jobs.get(each);
+      if (job?.state !== 'dead') continue;
+      job.header.attempts = 0;
+      this.place(each, job, this.now);
+      moved++;
+    }
+    if (moved > 0) this.count('retried', moved);
+    return moved;
+  }
+
+  /** dead-remove.lua. */
+  deadRemove(id: string): boolean {
+    if (this.jobs.get(id)?.state !== 'dead') return false;
+    this.jobs.delete(id);
+    return true;
+  }
+
+  /** get.lua, as getJob parses it: null for an id the queue does not hold. */
+  get(id: string): {
+    state: 'scheduled' | Exclude<ModelState, 'waiting'>;
+    score: number;
+    member: string | null;
+    lastError: Record<string, unknown> | null;
+    progress: string | null;
+  } | null {
+    const job = this.jobs.get(id);
+    if (!job) return null;
+    const live = job.state === 'waiting' || job.state === 'active' || job.state === 'dead';
+    return {
+      state: job.state === 'waiting' ? 'scheduled' : job.state,
+      score: job.state === 'active' ? job.deadline! : job.at,
+      member: job.state === 'active' ? job.member! : null,
+      // A final record has no E flag, so get() shows no error for it.
+      lastError: live && job.header.hasError ? (job.error ?? null) : null,
+      progress: job.state === 'active' ? (job.progress ?? null) : null,
+    };
+  }
+
+  /** counts.lua: next due is the earliest of s's and p's heads and the due of r's head (by score). */
+  counts(): {
+    scheduled: number;
+    due: number;
+    active: number;
+    dead: number;
+    completed: number;
+    cancelled: number;
+    paused: boolean;
+    now: number;
+    nextDue: number;
+  } {
+    const s = this.waitingSet();
+    const p = this.prioWaitingSet();
+    const r = this.prioReadySet();
+    const heads = [s[0]?.[1], p[0]?.[1], r[0] && r[0][1] % TWO42].filter((h): h is number => h !== undefined);
+    return {
+      scheduled: s.length + p.length + r.length,
+      due:
+        s.filter(([, due]) => due <= this.now).length +
+        p.filter(([, due]) => due <= this.now).length +
+        r.length,
+      active: this.leaseSet().length,
+      dead: this.finishedSet('dead').length,
+      completed: this.finishedSet('completed').length,
+      cancelled: this.finishedSet('cancelled').length,
+      paused: this.pausedAt !== null,
+      now: this.now,
+      nextDue: heads.length > 0 ? Math.min(...heads) : -1,
+    };
+  }
+
   /** trim.lua: completed, cancelled and dead sets within their bounds. */
   trim(bounds: { completed: Retention; cancelled: Retention; dead: Retention }): {
     completed: number;

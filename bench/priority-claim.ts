@@ -13,13 +13,15 @@
  * (INFO commandstats, evalsha usec, so the client and the network are left out), the calls' wall
  * time as this process sees it, and a check that the jobs came out in priority order.
  *
+ * Last, the smallest case of the promotion bound (promotionBound below).
+ *
  * Run alone: node --import tsx bench/priority-claim.ts [--jobs=100000] [--taken=5000]
  */
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
-import { claim, type AckItem, type ClaimedJob } from '../src/operations/claim.js';
+import { claim, type AckItem, type ClaimedJob, type ClaimInput } from '../src/operations/claim.js';
 import { ZSET_LAYOUT } from '../src/operations/wheel.js';
 import { queueKeys } from '../src/redis/keys.js';
 import { startRedis } from '../src/testing/redis-server.js';
@@ -60,6 +62,56 @@ async function evalshaStats(client: Redis): Promise<{ calls: number; usec: numbe
   return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
 }
 
+/** A direct claim of `limit` jobs, leased for 10 min, events off. */
+function claimInput(limit: number): ClaimInput {
+  return {
+    strategy: 'zpopmin' as const,
+    limit,
+    leaseMs: 600_000,
+    holder: 1,
+    deadMaxCount: 100_000,
+    deadMaxAgeMs: 0,
+    rate: { max: 0, perMs: 0 },
+    eventsCap: 0,
+    zmscore: true,
+    layout: ZSET_LAYOUT,
+  };
+}
+
+async function serverNow(client: Redis): Promise<number> {
+  const [sec, micro] = await client.time();
+  return Number(sec) * 1_000 + Math.floor(Number(micro) / 1_000);
+}
+
+/**
+ * The smallest case of the promotion bound (claim.lua promotes at most 1,000 due jobs from p per
+ * call): 1,000 jobs of priority 5 and one of priority -5, all due, the -5 one 1 ms after the others.
+ * Strict order would take the -5 one first. Returns the priorities of the first two claims' jobs.
+ */
+async function promotionBound(): Promise<number[]> {
+  const server = await startRedis();
+  const client = new Redis(server.url);
+  try {
+    const queue = new Queue<number>('prio-bound', { connection: server.url });
+    const due = (await serverNow(client)) + 2_000;
+    await queue.addBulk(
+      Array.from({ length: 1_000 }, (_, i) => ({ payload: i, opts: { runAt: due, priority: 5 } })),
+    );
+    await queue.add(-5, { runAt: due + 1, priority: -5 });
+    await queue.close();
+    while ((await serverNow(client)) <= due + 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const keys = queueKeys('prio-bound');
+    const taken: number[] = [];
+    for (let call = 0; call < 2; call++) {
+      for (const job of (await claim(client, keys, claimInput(1))).jobs) taken.push(job.header.priority);
+    }
+    return taken;
+  } finally {
+    await client.quit();
+    await server.stop();
+  }
+}
+
 /** Fill a fresh queue with JOBS due jobs, then take TAKEN of them `limit` at a time, acking as a worker does. */
 async function run(kind: Case, limit: number): Promise<Figures> {
   const prioritized = kind !== 'flat';
@@ -86,24 +138,10 @@ async function run(kind: Case, limit: number): Promise<Figures> {
     const inP = await client.zcard(keys.prioWaiting);
     if (kind === 'promoted') {
       // A bench, not a test: wait out the due times by the server's clock.
-      const serverNow = async (): Promise<number> => {
-        const [sec, micro] = await client.time();
-        return Number(sec) * 1_000 + Math.floor(Number(micro) / 1_000);
-      };
-      while ((await serverNow()) < base + 1_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      while ((await serverNow(client)) < base + 1_000)
+        await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const input = {
-      strategy: 'zpopmin' as const,
-      limit,
-      leaseMs: 600_000,
-      holder: 1,
-      deadMaxCount: 100_000,
-      deadMaxAgeMs: 0,
-      rate: { max: 0, perMs: 0 },
-      eventsCap: 0,
-      zmscore: true,
-      layout: ZSET_LAYOUT,
-    };
+    const input = claimInput(limit);
     // Warm the script cache outside the measurement.
     let previous: ClaimedJob[] = (await claim(client, keys, input)).jobs;
     let lastPriority = -Infinity;
@@ -167,3 +205,8 @@ for (const limit of [1, 25]) {
     );
   }
 }
+const bound = await promotionBound();
+console.log(
+  `promotion bound: 1000 due jobs of priority 5 and one of -5 (due 1 ms later): the first two claims took priorities ${bound.join(', ')}` +
+    ` (${bound[0] === -5 ? 'strict' : 'not strict: the -5 job waited in p for the next call'})`,
+);

@@ -378,7 +378,8 @@
         ['cancelled', job.cancelledAt],
         ['progress', job.progress === undefined ? null : JSON.stringify(job.progress)],
       ].filter(([, v]) => v !== null && v !== undefined);
-      panel.replaceChildren(
+      // replaceChildren would show a null as the text "null": only the parts this job has.
+      const parts = [
         el('h2', {}, 'Job inspector'),
         el(
           'dl',
@@ -408,7 +409,8 @@
               job.lastError.stack || `${job.lastError.name}: ${job.lastError.message}`,
             )
           : null,
-      );
+      ];
+      panel.replaceChildren(...parts.filter((part) => part !== null));
     } catch (err) {
       panel.replaceChildren(
         el('h2', {}, 'Job inspector'),

@@ -122,10 +122,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.hooks = {
       completed: (job, result) => {
         this.counters.count('completed', 1, partitionOf(job.id, this.partitions.length));
+        this.reaper.finished();
         this.emit('completed', job, result);
       },
       failed: (job, error, retryAt) => this.emit('failed', job, error, retryAt),
-      dead: (job, error, id) => this.emit('dead', job, error, id),
+      dead: (job, error, id) => {
+        this.reaper.finished();
+        this.emit('dead', job, error, id);
+      },
       error: (err) => this.report(err),
       // Stop renewing first: a renewal racing the ack or fail would find the lease gone and cry wolf.
       settling: (lease) => this.keeper.untrack(lease),
@@ -395,7 +399,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * worker's job matches nothing here.
    */
   private onCancelled(token: string, id: string): void {
-    this.inFlight.get(member(token, id))?.attempt.cancel();
+    const running = this.inFlight.get(member(token, id));
+    if (!running) return;
+    this.reaper.finished();
+    running.attempt.cancel();
   }
 
   private async extendOne(attempt: Attempt<T>, ms: number): Promise<void> {

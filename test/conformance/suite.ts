@@ -1281,12 +1281,20 @@ export function conformanceSuite(
       expect((await queue.get((await queue.add('y', { priority: -7, delay: '1h' })).id))?.priority).toBe(-7);
     });
 
-    it('keepResults keeps the handler’s result in the completed record, readable by get()', async () => {
+    it('keepCompleted keeps the handler’s result in the completed record, readable by get()', async () => {
       const { queue, name } = setup<number>();
-      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), { keepResults: true });
+      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), { keepCompleted: { count: 100 } });
       const { id } = await queue.add(21);
       await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job completed' });
       expect((await queue.get(id))?.result).toEqual({ doubled: 42 });
+    });
+
+    it('without keepCompleted, a completed job is remembered without its result', async () => {
+      const { queue, name } = setup<number>();
+      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }));
+      const { id } = await queue.add(21);
+      await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job completed' });
+      expect((await queue.get(id))?.result).toBeUndefined();
     });
 
     it('caps the dead set by count', async () => {

@@ -398,7 +398,7 @@
               {},
               job.decodeError ? `cannot decode: ${job.decodeError}` : JSON.stringify(job.payload, null, 2),
             ),
-        // The handler's return value, kept when its worker has keepResults: true.
+        // The handler's return value, kept when its worker keeps completed jobs (keepCompleted).
         'result' in job ? el('h3', {}, 'result') : null,
         'result' in job ? el('pre', {}, JSON.stringify(job.result, null, 2)) : null,
         job.lastError ? el('h3', {}, 'last error') : null,

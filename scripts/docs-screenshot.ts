@@ -65,7 +65,7 @@ try {
       }
       return { ok: true, rows: job.payload.rows ?? 0 };
     },
-    { connection, concurrency: 4, keepCompleted: { count: 100 }, keepResults: true },
+    { connection, concurrency: 4, keepCompleted: { count: 100 } },
   );
   worker.on('error', () => {});
   closers.push(() => worker.close({ timeoutMs: 2_000 }));

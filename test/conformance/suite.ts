@@ -1405,7 +1405,6 @@ export function conformanceSuite(
       const done: string[] = [];
       const w = worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), {
         keepCompleted: { count: 10 },
-        keepResults: true,
       });
       w.on('completed', (job) => done.push(job.id));
       await queue.add(21, { id: 'finished' });

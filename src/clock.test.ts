@@ -32,14 +32,14 @@ describe('Sleeper spin', () => {
     const seen = { immediatesAt: [] as number[], timerDelays: [] as number[] };
     const setImmediateReal = globalThis.setImmediate;
     const setTimeoutReal = globalThis.setTimeout;
-    vi.spyOn(globalThis, 'setImmediate').mockImplementation(((...args: Parameters<typeof setImmediate>) => {
+    vi.spyOn(globalThis, 'setImmediate').mockImplementation((...args: Parameters<typeof setImmediate>) => {
       seen.immediatesAt.push(performance.now());
       return setImmediateReal(...args);
-    }));
-    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+    });
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation((...args: Parameters<typeof setTimeout>) => {
       seen.timerDelays.push(Number(args[1] ?? 0));
       return setTimeoutReal(...args);
-    }));
+    });
     return seen;
   }
 

@@ -51,9 +51,7 @@ export class Reaper {
       },
       onError,
     );
-    this.trimDuty = trim
-      ? new PeriodicDuty(trimIntervalMs, () => this.trimIfDue(), onError)
-      : null;
+    this.trimDuty = trim ? new PeriodicDuty(trimIntervalMs, () => this.trimIfDue(), onError) : null;
   }
 
   start(): void {

@@ -20,7 +20,7 @@ import {
 import type { RedisClient } from '../redis/connection.js';
 import { partitionKeys, type QueueKeys } from '../redis/keys.js';
 import { builtinCodec } from './codecs.js';
-import type { QueueDefinition } from './definition.js';
+import { groupsRecordValues, type QueueDefinition } from './definition.js';
 import { whenReachable } from './reach.js';
 
 /** What a settled queue is, for this client. */
@@ -110,6 +110,7 @@ export class QueueContext {
         initial: initial.events,
       },
       version: d.version,
+      groups: groupsRecordValues(d.groups),
     });
     // Only read mode finds nothing: a view of a queue nothing has opened yet sees it empty, as a
     // new queue would be, and records nothing.
@@ -120,6 +121,7 @@ export class QueueContext {
       codec: d.codec?.name ?? initial.codec,
       events: Number(initial.events),
       version: null,
+      groups: d.groups,
     };
     if (settled) this.clock.observe(settled.now);
     const wheel = /^wheel:(\d+)$/.exec(record.layout);

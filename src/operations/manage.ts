@@ -3,7 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import type { When } from './add.js';
-import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
+import { UNKNOWN_GROUP_CONCURRENCY, waitingKeys } from './waiting-keys.js';
 import { guessAt, guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /** Where a cancel found the job: waiting (taken out of its set) or running (its lease ended). */
@@ -30,7 +30,7 @@ export async function cancel(
       keys.events,
       keys.progress,
     ],
-    args: [input.id, NO_GROUPS, input.eventsCap],
+    args: [input.id, UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   // 'waiting' or 'running' (bulk strings, as Buffers); 0 when nothing was cancelled.
   if (!Buffer.isBuffer(reply)) return null;
@@ -55,7 +55,7 @@ export async function reschedule(
       : [];
   const reply = await runWheelAware(client, 'reschedule', keys, layout, guess, {
     keys: [...waitingKeys(keys), keys.records, keys.wake, keys.events],
-    args: [input.id, kind, value, NO_GROUPS, input.eventsCap],
+    args: [input.id, kind, value, UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   return typeof reply === 'number' && reply >= 0 ? reply : null;
 }
@@ -69,7 +69,7 @@ export async function deadRetry(
   // Due now: in the wheel they go to ready, so no bucket is ever needed.
   const reply = await runWheelAware(client, 'dead-retry', keys, input.layout, [], {
     keys: [keys.dead, keys.records, keys.errors, ...waitingKeys(keys), keys.wake, keys.events, keys.counters],
-    args: [input.id ?? '', input.batch, NO_GROUPS, input.eventsCap],
+    args: [input.id ?? '', input.batch, UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   return typeof reply === 'number' ? reply : 0;
 }

@@ -21,9 +21,9 @@ export const KEEP_CANCELLED: Retention = { count: 10_000, ageMs: 7 * 24 * 3600 *
 export const TRIM_MAX_PER_CALL = 1_000;
 
 /**
- * How long a worker-registry entry outlives its last sighting: a closed worker drops its own entry,
- * one that crashed is forgotten after a day (holder numbers in records of its jobs then show as
- * unknown in get()).
+ * How long a worker-registry entry outlives its worker's last trim: a closed worker drops its own
+ * entry, one that crashed is forgotten after a day (holder numbers in records of its jobs then
+ * show as unknown in get()).
  */
 export const WORKER_ENTRY_MAX_AGE_MS = 24 * 3600 * 1000;
 
@@ -36,6 +36,11 @@ export interface TrimInput {
   maxPerCall?: number;
   /** Default WORKER_ENTRY_MAX_AGE_MS; 0 keeps every entry. */
   workerMaxAgeMs?: number;
+  /**
+   * The calling worker's holder number in this queue (partition): its entry is marked alive, so it
+   * is never forgotten while the worker runs. Absent: the caller is not a worker.
+   */
+  holder?: number;
 }
 
 /** How many entries one trim dropped from each set. */
@@ -62,6 +67,7 @@ export async function trim(client: RedisClient, keys: QueueKeys, input: TrimInpu
         input.dead.ageMs,
         input.maxPerCall ?? TRIM_MAX_PER_CALL,
         input.workerMaxAgeMs ?? WORKER_ENTRY_MAX_AGE_MS,
+        input.holder ?? 0,
       ],
     ),
     'trim',
@@ -74,13 +80,22 @@ export async function trim(client: RedisClient, keys: QueueKeys, input: TrimInpu
   };
 }
 
-/** Trim every partition of a queue, one call each sent at once; the counts are summed. */
+/**
+ * Trim every partition of a queue, one call each sent at once; the counts are summed. `holders`:
+ * the calling worker's holder number in each partition (index = partition), when it is a worker.
+ */
 export async function trimAll(
   client: RedisClient,
   partitions: readonly QueueKeys[],
-  input: TrimInput,
+  input: Omit<TrimInput, 'holder'>,
+  holders: readonly number[] = [],
 ): Promise<TrimOutput> {
-  const outs = await Promise.all(partitions.map((keys) => trim(client, keys, input)));
+  const outs = await Promise.all(
+    partitions.map((keys, p) => {
+      const holder = holders[p];
+      return trim(client, keys, holder === undefined ? input : { ...input, holder });
+    }),
+  );
   return outs.reduce(
     (sum, out) => ({
       completed: sum.completed + out.completed,

@@ -39,10 +39,10 @@
 --          new jobs of the default class; O(log n) per job.
 -- Guarantee: every job is checked before anything is written, and the batch is written in one
 --          atomic step. A delayed job is due at now - elapsed + delay by the server's clock, so
---          never earlier than the caller asked. A resent add (a lost reply) writes nothing twice:
---          it finds its own job (mode n: by identical record bytes) or the completed, cancelled
---          or dead record the job left. A replace keeps the attempts the waiting job used and
---          its last error.
+--          never earlier than the caller asked. A resent add (a lost reply) writes
+--          nothing twice: it finds its own job (mode n: by identical record bytes) or the
+--          completed, cancelled or dead record the job left. A replace keeps the attempts the
+--          waiting job used and its last error.
 
 --!include prelude.lua
 --!include args.lua
@@ -86,8 +86,9 @@ for i = 1, n do
   end
   if not problem then
     due, problem = check_when(kind, when, now)
-    -- The delay counts from the add() call, which was `elapsed` ms before the send.
-    if due and kind == 'd' then due = math.max(now - elapsed + tonumber(when), MIN_DUE_MS) end
+    -- The delay counts from the add() call, which was `elapsed` ms before the send (HOT-PATH
+    -- §6.3): a delay shorter than a hold-up before the send is due at call + delay, already past.
+    if due and kind == 'd' then due = now - elapsed + tonumber(when) end
   end
   if not problem then
     h, problem = rec_parse(rec)

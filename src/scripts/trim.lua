@@ -7,24 +7,27 @@
 -- KEYS[3] d   ZSET id -> died at ms (the full record stays in j, the error in e)
 -- KEYS[4] j   HASH id -> record
 -- KEYS[5] e   HASH id -> JSON of the last error
--- KEYS[6] wk  HASH holder number -> "<worker id>|<registered or last seen ms>"; field '#' = the
---             last number issued
+-- KEYS[6] wk  HASH holder number -> "<worker id>|<started ms>"; field '#' = the last number
+--             issued; field "<number>@" = when that worker last trimmed (it is alive), epoch ms
 -- ARGV[1] completed max count, ARGV[2] completed max age ms, ARGV[3] cancelled max count,
 -- ARGV[4] cancelled max age ms, ARGV[5] dead max count, ARGV[6] dead max age ms (a count or
 -- age of 0: no bound of that kind), ARGV[7] max ids per set and call, ARGV[8] worker entry max
--- age ms (0: keep every entry)
+-- age ms (0: keep every entry), ARGV[9] the calling worker's holder number in this queue
+-- (partition), or 0 when the caller is not a worker
 -- Returns: { completed trimmed, cancelled trimmed, dead trimmed, worker entries dropped }
 -- Guarantee: only finished jobs are deleted: a completed or cancelled id's record is deleted only
 --          while it still is the completed or cancelled record (so an id added again since is
 --          never touched); at most ARGV[7] ids per set and call, oldest first, so a call stays
---          short and a backlog goes over the next runs.
+--          short and a backlog goes over the next runs. A worker's entry is dropped only once
+--          neither its start nor its last trim (every worker trims about once a second) is within
+--          the age, so a live worker keeps its entry however long it runs.
 
 --!include prelude.lua
 --!include record.lua
 --!include args.lua
 
 local K = { c = KEYS[1], x = KEYS[2], d = KEYS[3], j = KEYS[4], e = KEYS[5], wk = KEYS[6] }
-for i = 1, 8 do
+for i = 1, 9 do
   if not whole_ms(ARGV[i]) then
     return bad_arg('argument ' .. i .. ' (' .. tostring(ARGV[i]) .. ') is not a whole number >= 0')
   end
@@ -77,17 +80,38 @@ if #dead_ids > 0 then
 end
 
 -- Worker entries: a closed worker drops its own; one that crashed is forgotten after the age.
+-- The caller, a live worker, says so first.
+local caller = ARGV[9]
+if caller ~= '0' and redis.call('HEXISTS', K.wk, caller) == 1 then
+  redis.call('HSET', K.wk, caller .. '@', string.format('%.0f', now))
+end
 local workers = 0
 local worker_age = tonumber(ARGV[8])
 if worker_age > 0 then
   local entries = redis.call('HGETALL', K.wk)
-  local gone = {}
+  local started, seen = {}, {}
   for i = 1, #entries, 2 do
     local field, value = entries[i], entries[i + 1]
-    local seen = tonumber(string.match(value, '|(%d+)$'))
-    if field ~= '#' and seen and seen < now - worker_age then gone[#gone + 1] = field end
+    local number = string.match(field, '^(%d+)@$')
+    if number then
+      seen[number] = tonumber(value)
+    elseif field ~= '#' then
+      started[field] = tonumber(string.match(value, '|(%d+)$')) or 0
+    end
+  end
+  local gone = {}
+  for number, at in pairs(started) do
+    local last = math.max(at, seen[number] or 0)
+    if last < now - worker_age then
+      gone[#gone + 1] = number
+      gone[#gone + 1] = number .. '@'
+      workers = workers + 1
+    end
+  end
+  -- A liveness mark whose entry was dropped (the worker closed) goes too.
+  for number in pairs(seen) do
+    if not started[number] then gone[#gone + 1] = number .. '@' end
   end
   if #gone > 0 then redis.call('HDEL', K.wk, unpack(gone)) end
-  workers = #gone
 end
 return { completed, cancelled, #dead_ids, workers }

@@ -203,11 +203,17 @@ export class WorkerStorage implements AttemptStore {
 
   /** Keep completed, cancelled and dead jobs within their bounds, in every partition. */
   trim(): Promise<TrimOutput> {
-    return trimAll(this.client, this.partitions, {
-      completed: this.options.keepCompleted,
-      cancelled: KEEP_CANCELLED,
-      dead: { count: this.options.deadMaxCount, ageMs: this.options.deadMaxAgeMs },
-    });
+    // Passing this worker's holder numbers keeps its registry entries alive however long it runs.
+    return trimAll(
+      this.client,
+      this.partitions,
+      {
+        completed: this.options.keepCompleted,
+        cancelled: KEEP_CANCELLED,
+        dead: { count: this.options.deadMaxCount, ageMs: this.options.deadMaxAgeMs },
+      },
+      this.holders,
+    );
   }
 
   /** The keys of the partition the job held by lease `member` lives in (its group's, if any). */

@@ -109,14 +109,14 @@ function finishedCounts(completed: number) {
 }
 
 /**
- * Every key of the queue that holds job data, with its size. The counters (n) and the holder
- * registry (wk) are left out: bookkeeping whose size depends on timing (per-second snapshots,
- * workers still registered), not on the jobs.
+ * Every key of the queue that holds job data, with its size. Left out: the config record (the
+ * queue's definition), the counters (n) and the holder registry (wk), bookkeeping whose size
+ * depends on timing (per-second snapshots, workers still registered), not on the jobs.
  */
 async function footprint(r: Redis, name: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const [role, key] of Object.entries(queueKeys(name))) {
-    if (role === 'counters' || role === 'holders') continue;
+    if (role === 'config' || role === 'counters' || role === 'holders') continue;
     const type = await r.type(key);
     if (type === 'zset') out[role] = await r.zcard(key);
     else if (type === 'hash') out[role] = await r.hlen(key);
@@ -192,6 +192,8 @@ describe('faults users meet', () => {
     const w = new Worker<ChaosPayload>(name, () => gate, {
       connection: s.url,
       concurrency: 5,
+      // No claim-ahead: the worker holds exactly its 5 slots' jobs.
+      prefetch: 0,
       leaseMs: 60_000,
     });
     w.on('completed', (job: Job<ChaosPayload>) => completed.push(job.id));

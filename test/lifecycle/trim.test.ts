@@ -67,34 +67,38 @@ describe('trim', () => {
     expect(await c.hgetBuffer(keys.records, 'again')).toEqual(record({}));
   });
 
-  it('trims dead jobs by count with their errors, and forgets worker entries older than their age', async () => {
+  it('trims dead jobs by count with their errors', async () => {
     const keys = queueKeys(uniqueQueue('trim-d'));
-    const now = await serverNow(c);
     await c.zadd(keys.dead, 1, 'd1', 2, 'd2');
     await c.hset(keys.records, 'd1', record({}), 'd2', record({}));
     await c.hset(keys.errors, 'd1', '{}', 'd2', '{}');
-    await c.hset(
-      keys.holders,
-      '#',
-      '3',
-      '1',
-      `old|${now - 90_000}`,
-      '2',
-      `a|b|${now - 10}`,
-      '3',
-      `new|${now}`,
-    );
-    const out = await trim(c, keys, {
-      completed: NONE,
-      cancelled: NONE,
-      dead: { count: 1, ageMs: 0 },
-      workerMaxAgeMs: 60_000,
-    });
-    expect(out).toEqual({ completed: 0, cancelled: 0, dead: 1, workers: 1 });
+    const out = await trim(c, keys, { completed: NONE, cancelled: NONE, dead: { count: 1, ageMs: 0 } });
+    expect(out).toEqual({ completed: 0, cancelled: 0, dead: 1, workers: 0 });
     expect(await c.zrange(keys.dead, 0, -1)).toEqual(['d2']);
     expect(await c.hkeys(keys.records)).toEqual(['d2']);
     expect(await c.hkeys(keys.errors)).toEqual(['d2']);
-    expect((await c.hkeys(keys.holders)).sort()).toEqual(['#', '2', '3']);
+  });
+
+  it('forgets a worker entry only when neither its start nor its last trim is within the age', async () => {
+    const keys = queueKeys(uniqueQueue('trim-wk'));
+    const now = await serverNow(c);
+    const old = now - 90_000;
+    await c.hset(keys.holders, '#', '6');
+    await c.hset(keys.holders, '1', `crashed|${old}`, '2', `a|b|${now - 10}`, '3', `alive|${old}`);
+    await c.hset(keys.holders, '3@', String(now - 5), '4', `caller|${old}`, '5@', String(now));
+    const out = await trim(c, keys, {
+      completed: NONE,
+      cancelled: NONE,
+      dead: NONE,
+      workerMaxAgeMs: 60_000,
+      holder: 4,
+    });
+    // 1 crashed long ago; 2 started recently; 3 trimmed recently; 4 is the caller, marked alive
+    // now; 5 closed (dropped its entry) and its mark goes too.
+    expect(out.workers).toBe(1);
+    expect((await c.hkeys(keys.holders)).sort()).toEqual(['#', '2', '3', '3@', '4', '4@']);
+    expect(Number(await c.hget(keys.holders, '4@'))).toBeGreaterThanOrEqual(now);
+    expect(await c.hget(keys.holders, '4')).toBe(`caller|${old}`);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * Least privilege for a wheel queue: the wheel producer and worker rules of docs/SECURITY.md,
  * applied to a real redis-server, are enough to add, cancel, reschedule and run jobs through the
- * bucket lists, the ready list and the worker's blocking wait, with no error; and the producer,
- * though it writes the lists, still cannot claim or touch the token.
+ * bucket lists, the ready list, the dues hash and the worker's blocking wait, with no error; and
+ * the producer, though it writes the lists, still cannot claim, take from ready or write a lease.
  */
 import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
@@ -74,13 +74,14 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
     const long = await queue.get('long');
     expect(long?.state, 'released at close').toBe('scheduled');
     expect(long?.attempts).toBe(0);
+    expect((await queue.get('moved'))?.state).toBe('completed');
     expect((await queue.get('cancelled'))?.state).toBe('cancelled');
     // The dead job goes back through the wheel too.
     expect(await queue.dead.retry('doomed')).toBe(1);
     expect(await queue.counts()).toMatchObject({ scheduled: 2, active: 0, dead: 0 });
   });
 
-  test('the wheel producer cannot claim, pop the ready list, or write a lease', async () => {
+  test('the wheel producer cannot claim, take from the ready list, or write a lease', async () => {
     const queue = producer<number>();
     await queue.add(1, { id: 'x' });
     const p = new Redis({ ...as('delayq-wheel-producer'), maxRetriesPerRequest: 1 });
@@ -101,8 +102,9 @@ describe('ACL rules of docs/SECURITY.md for a wheel queue', () => {
       }),
     ).rejects.toThrow(/NOPERM|can't (access|run)|no permissions/);
     await expect(p.lpop(keys.ready)).rejects.toThrow(/NOPERM|no permissions/);
-    await expect(p.zadd(keys.leases, Date.now() + 60_000, '1.1|x')).rejects.toThrow(/NOPERM|no permissions/);
+    await expect(p.zadd(keys.leases, Date.now() + 60_000, `1.1|x`)).rejects.toThrow(/NOPERM|no permissions/);
     expect((await queue.get('x'))?.state, 'the job is untouched').toBe('scheduled');
     expect(await admin().lrange(keys.ready, 0, -1)).toEqual(['x']);
+    expect(await admin().zcard(keys.leases)).toBe(0);
   });
 });

@@ -159,6 +159,8 @@ local function same_job(old, oh, new, nh)
 end
 
 local out, hset, zs = {}, {}, {}
+-- New grouped jobs' gq entries, and the groups they join (in order), deferred like zs.
+local zg, touched, touched_order = {}, {}, {}
 -- id -> due and record of the jobs this call wrote, for an id that comes twice in one batch.
 local written, written_rec = {}, {}
 local created, wake_at, bucket_end = 0, nil, nil
@@ -179,7 +181,14 @@ end
 local function flush()
   call_chunked('HSET', K.j, hset, 2)
   call_chunked('ZADD', K.s, zs, 2)
-  hset, zs = {}, {}
+  call_chunked('ZADD', K.gq, zg, 2)
+  hset, zs, zg = {}, {}, {}
+  -- Each group new jobs joined goes where its head says (one re-activation per group).
+  for _, g in ipairs(touched_order) do
+    local due = group_refresh(K, g, now)
+    if due then wake(math.max(due, now)) end
+  end
+  touched, touched_order = {}, {}
 end
 for i = 1, n do
   local id, mode, due, rec, h = ids[i], modes[i], dues[i], recs[i], heads[i]
@@ -213,6 +222,17 @@ for i = 1, n do
       zs[#zs + 1] = due
       zs[#zs + 1] = id
       if s_head == nil or due < s_head then wake(due) end
+    elseif h.group and not K.wi then
+      -- A new grouped job: its record goes with the batch's HSET and its gq entry with one ZADD;
+      -- each group the batch touched is put back in its state once, at the end.
+      hset[#hset + 1] = id
+      hset[#hset + 1] = rec
+      zg[#zg + 1] = 0
+      zg[#zg + 1] = group_member(h.group, due, id)
+      if not touched[h.group] then
+        touched[h.group] = true
+        touched_order[#touched_order + 1] = h.group
+      end
     else
       redis.call('HSET', K.j, id, rec)
       placed(place_waiting(K, id, h, due, now), due)

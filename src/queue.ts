@@ -110,9 +110,10 @@ export class Queue<T = unknown> {
    */
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
-    const { eventsCap, layout } = await this.context.settle();
+    const { eventsCap, layout, record } = await this.context.settle();
+    const groupConcurrency = record.groups?.concurrency;
     const how = await this.context.findById(id, (keys) =>
-      cancel(this.client, keys, { id, eventsCap, layout }),
+      cancel(this.client, keys, { id, eventsCap, layout, ...(groupConcurrency && { groupConcurrency }) }),
     );
     return how !== null;
   }
@@ -127,9 +128,16 @@ export class Queue<T = unknown> {
       opts.delay !== undefined
         ? { delay: parseDuration(opts.delay, 'delay') }
         : { at: parseRunAt(opts.runAt) };
-    const { eventsCap, layout } = await this.context.settle();
+    const { eventsCap, layout, record } = await this.context.settle();
+    const groupConcurrency = record.groups?.concurrency;
     const at = await this.context.findById(id, (keys) =>
-      reschedule(this.client, keys, { id, when, eventsCap, layout }),
+      reschedule(this.client, keys, {
+        id,
+        when,
+        eventsCap,
+        layout,
+        ...(groupConcurrency && { groupConcurrency }),
+      }),
     );
     return at !== null;
   }

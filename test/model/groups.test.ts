@@ -484,17 +484,17 @@ describe('model-based: groups on the shipped scripts (gc, group states, placemen
       to: "if not member_group(member) then group_release_and_wake(K, member_group(member), now) end\nemit(K, 'failed'",
     },
     {
-      what: 'the claim letting a group run one job over its concurrency',
-      script: 'claim',
-      from: 'if running > group_max then',
-      to: 'if running > group_max + 1 then',
+      what: 're-activation putting a full group back in turn (groups.lua, in every script)',
+      script: '*',
+      from: 'if running >= gmax then head = nil end',
+      to: 'if running > gmax then head = nil end',
     },
   ])(
     'the group model test catches a mutant: $what',
     async ({ script, from, to }) => {
       let applied = 0;
       const client = clockedClient(plain, (name, source) => {
-        if (name !== script || !source.includes(from)) return source;
+        if ((script !== '*' && name !== script) || !source.includes(from)) return source;
         applied++;
         return source.split(from).join(to);
       });

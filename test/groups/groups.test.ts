@@ -169,6 +169,23 @@ describe('groups', () => {
     }
   });
 
+  it('get, list and counts see grouped jobs waiting in their group', async () => {
+    const name = uniqueQueue('grp');
+    const queue = open<string>(name);
+    const { id, runAt } = await queue.add('later', { group: 'tenant-7', delay: '1h' });
+    await queue.add('plain', { delay: '2h' });
+    const info = await queue.get(id);
+    expect(info).toMatchObject({ state: 'scheduled', group: 'tenant-7', payload: 'later' });
+    expect(info?.runAt).toEqual(runAt);
+    const listed = await queue.list('scheduled');
+    expect(listed.map((j) => j.payload)).toEqual(['plain', 'later']);
+    expect(await queue.counts()).toMatchObject({ scheduled: 2, due: 0 });
+    expect(await queue.reschedule(id, { delay: 0 })).toBe(true);
+    expect(await queue.counts()).toMatchObject({ scheduled: 2, due: 1 });
+    expect(await queue.cancel(id)).toBe(true);
+    expect((await groupState(queue)).empty).toBe(true);
+  });
+
   it('refuses bad group names, a group with a priority, and bad group options, naming them', async () => {
     const name = uniqueQueue('grp');
     const queue = open<number>(name);

@@ -48,9 +48,9 @@
 --          counts them; every path that ends a lease frees its slot), groups with due jobs take
 --          turns (one job per group per round) and get half of a claim when other due jobs wait
 --          (all of it when none do), and with a group rate limit a group starts at most max jobs
---          per `per` ms on average (token bucket, bursts up to max); with a rate limit no more than max jobs start in any window of
---          `per` ms across all workers; a taken id without a readable record is buried, never
---          dropped (invariant 5).
+--          per `per` ms on average (token bucket, bursts up to max); with a rate limit no more
+--          than max jobs start in any window of `per` ms across all workers; a taken id without a
+--          readable record is buried, never dropped (invariant 5).
 
 --!include prelude.lua
 --!include args.lua
@@ -235,8 +235,9 @@ end
 -- Groups (step 3, when gw or gr exists): gw's heads by rank move to gr when due (the first not due
 -- is when to look again); then rounds over gr in turn order, one job per group per round, up to
 -- half of `limit` when other due jobs wait (`d_ids`, or r), else all of it, so neither side holds
--- the other back (the odd slot of an odd claim alternates, by what the acks of this call were). A taken group goes to the back of gr (its next job is due and it has a slot),
--- to gw at its next job's due, or out of both (full or empty). Returns the taken ids, their dues
+-- the other back (the odd slot of an odd claim alternates, by what the acks of this call were).
+-- A taken group goes to the back of gr (its next job is due and it has a slot), to gw at its next
+-- job's due, or out of both (full or empty). Returns the taken ids, their dues
 -- and groups; their slots are counted in gc.
 local function take_groups(limit, d_ids)
   local g_ids, g_due, g_groups = {}, {}, {}

@@ -68,6 +68,13 @@ export interface AddOptions {
    * steady stream of urgent jobs can keep others waiting. Not available with the wheel strategy.
    */
   priority?: number;
+  /**
+   * The job's group (issue 16), such as a tenant: workers run at most `groups.concurrency` jobs of
+   * one group at once across all of them (default 1), groups with due jobs take turns, and a busy
+   * group never holds back the others. 1 to 255 bytes of UTF-8, no control characters. Not with a
+   * priority, nor with the wheel strategy.
+   */
+  group?: string;
 }
 
 /** What add does when the id exists: keep it, or replace a waiting job. */
@@ -84,6 +91,8 @@ export interface ResolvedAddOptions {
   onExists: OnExists;
   /** -1024..1023; 0 the default class. */
   priority: number;
+  /** The job's group, if any. */
+  group?: string;
   /** The id was generated here (not the caller's): a collision is retried with a new one. */
   generated: boolean;
 }
@@ -105,6 +114,7 @@ const KNOWN = new Set([
   'durability',
   'onExists',
   'priority',
+  'group',
 ]);
 
 /** Validate `opts` (from `add`), filling defaults; throws ValidationError naming the wrong option. */
@@ -193,6 +203,15 @@ export function resolveAddOptions(
     resolved.timeoutMs = timeoutMs;
   }
   if (o.durability !== undefined) resolved.durability = resolveDurability(o.durability);
+  if (o.group !== undefined) {
+    resolved.group = validateGroup(o.group);
+    if (priority !== 0) {
+      throw new ValidationError(
+        `a job with a group cannot have a priority (got group ${JSON.stringify(o.group)} and priority ${priority}); groups take turns instead, so leave priority out`,
+        'priority',
+      );
+    }
+  }
   return resolved;
 }
 
@@ -227,6 +246,38 @@ function resolveDurability(value: unknown): { replicas: number; timeoutMs: numbe
     );
   }
   return { replicas, timeoutMs };
+}
+
+/** The longest group name: its length is one byte of the record's header. */
+export const MAX_GROUP_BYTES = 255;
+
+/**
+ * Check a group name (validated like ids: no control characters, well-formed Unicode) and return
+ * it; throws ValidationError naming `group`.
+ */
+export function validateGroup(group: unknown): string {
+  if (typeof group !== 'string' || group.length === 0) {
+    throw new ValidationError(`group must be a non-empty string, got ${describe(group)}`, 'group');
+  }
+  if (/\p{Cs}/u.test(group)) {
+    throw new ValidationError(
+      `group ${JSON.stringify(group)} contains a lone surrogate (not well-formed Unicode)`,
+      'group',
+    );
+  }
+  // A group's jobs are found by the range "<group>\0" to "<group>\1" (HOT-PATH §3.5): no name may
+  // hold those bytes, nor any other control character that breaks a line-based view.
+  if (/\p{Cc}/u.test(group)) {
+    throw new ValidationError(`group ${JSON.stringify(group)} may not contain control characters`, 'group');
+  }
+  const bytes = Buffer.byteLength(group, 'utf8');
+  if (bytes > MAX_GROUP_BYTES) {
+    throw new ValidationError(
+      `group must be at most ${MAX_GROUP_BYTES} bytes of UTF-8, got ${bytes} bytes`,
+      'group',
+    );
+  }
+  return group;
 }
 
 /** Validate a runAt (Date or epoch ms) into epoch ms. */

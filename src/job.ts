@@ -30,6 +30,8 @@ export class Job<T> {
     private readonly signalOf: () => AbortSignal,
     private readonly extender: (ms: number) => Promise<void>,
     private readonly reporter: (value: unknown) => Promise<void> = checkOnly(id),
+    /** The job's group (`add(payload, { group })`), if it has one. */
+    readonly group?: string,
   ) {}
 
   /** Aborted when the lease is lost, the job is cancelled or times out, or the worker shuts down; pass it to fetch() and friends. */

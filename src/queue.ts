@@ -98,7 +98,7 @@ export class Queue<T = unknown> {
   async get(id: string): Promise<JobInfo<T> | null> {
     this.assertOpen();
     const { layout, codec } = await this.context.settle();
-    const raw = await getJob(this.client, this.keysOf(id), id, layout);
+    const raw = await this.context.findById(id, (keys) => getJob(this.client, keys, id, layout));
     return raw ? toInfo<T>(codec, raw) : null;
   }
 
@@ -110,8 +110,12 @@ export class Queue<T = unknown> {
    */
   async cancel(id: string): Promise<boolean> {
     this.assertOpen();
-    const { eventsCap, layout } = await this.context.settle();
-    return (await cancel(this.client, this.keysOf(id), { id, eventsCap, layout })) !== null;
+    const { eventsCap, layout, record } = await this.context.settle();
+    const groupConcurrency = record.groups?.concurrency;
+    const how = await this.context.findById(id, (keys) =>
+      cancel(this.client, keys, { id, eventsCap, layout, ...(groupConcurrency && { groupConcurrency }) }),
+    );
+    return how !== null;
   }
 
   /** Move a waiting job to a new time. False when it is not waiting. */
@@ -124,8 +128,18 @@ export class Queue<T = unknown> {
       opts.delay !== undefined
         ? { delay: parseDuration(opts.delay, 'delay') }
         : { at: parseRunAt(opts.runAt) };
-    const { eventsCap, layout } = await this.context.settle();
-    return (await reschedule(this.client, this.keysOf(id), { id, when, eventsCap, layout })) !== null;
+    const { eventsCap, layout, record } = await this.context.settle();
+    const groupConcurrency = record.groups?.concurrency;
+    const at = await this.context.findById(id, (keys) =>
+      reschedule(this.client, keys, {
+        id,
+        when,
+        eventsCap,
+        layout,
+        ...(groupConcurrency && { groupConcurrency }),
+      }),
+    );
+    return at !== null;
   }
 
   /**

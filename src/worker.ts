@@ -11,9 +11,9 @@ import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import type { Job } from './job.js';
-import type { ClaimedJob, UnreadableJob } from './operations/claim.js';
+import { DEFAULT_GROUP_CONCURRENCY, type ClaimedJob, type UnreadableJob } from './operations/claim.js';
 import { flushCounts } from './operations/stats.js';
-import { partitionOf } from './partition/index.js';
+import { partitionOfMember, placementOf } from './partition/index.js';
 import { NEW_JOB_HEADER } from './record/index.js';
 import { blockingMove, hasZmscore, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
@@ -121,7 +121,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.retry = new RetryPolicy(options.backoff === undefined ? undefined : o.backoff, o.logger, name);
     this.hooks = {
       completed: (job, result) => {
-        this.counters.count('completed', 1, partitionOf(job.id, this.partitions.length));
+        this.counters.count('completed', 1, placementOf(job.id, job.group, this.partitions.length));
         this.reaper.finished();
         this.emit('completed', job, result);
       },
@@ -205,7 +205,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const client = this.connection.client;
     const o = this.options;
     // The queue's definition decides strategy, layout, events cap and (unless given) codec.
-    const { caps, strategy, layout, eventsCap, codec } = await this.context.settle();
+    const { caps, strategy, layout, eventsCap, codec, record } = await this.context.settle();
+    // The recorded group bounds (this worker's, once recorded or checked); none recorded: 1.
+    const groups = {
+      concurrency: record.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
+      ...(record.groups?.limit && { limit: record.groups.limit }),
+    };
+    this.storage.groupConcurrency = groups.concurrency;
     this.storage.layout = layout;
     this.chosenStrategy = strategy;
     this.storage.eventsCap = eventsCap;
@@ -223,6 +229,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       deadMaxCount: o.deadMaxCount,
       deadMaxAgeMs: o.deadMaxAgeMs,
       rate: o.rate,
+      groups,
       eventsCap,
       zmscore: this.storage.zmscore,
     });
@@ -302,7 +309,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   private start(claimed: ClaimedJob): void {
     const attempt = new Attempt<T>(claimed, this.storage, this.hooks);
-    const partition = partitionOf(claimed.id, this.partitions.length);
+    const partition = partitionOfMember(claimed.member, this.partitions.length);
     this.counters.count('claimed', 1, partition);
     this.counters.lateness(claimed.claimedAt - claimed.runAt, partition);
     this.keeper.track(attempt.lease);
@@ -381,7 +388,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (!flight) return this.report(new LeaseLostError(lease.id, 'not renewed in time'));
     // A refused renewal may be a cancel whose `C` message this worker missed (its subscription
     // was down): the cancelled set says which, so the handler's signal gets the right reason.
-    this.wasCancelled(lease.id).then(
+    this.wasCancelled(lease.id, lease.member).then(
       (cancelled) => {
         if (cancelled) flight.attempt.cancel();
         else flight.attempt.loseLease('not renewed in time');
@@ -390,8 +397,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     );
   }
 
-  private async wasCancelled(id: string): Promise<boolean> {
-    return (await this.connection.client.zscore(this.context.keysOf(id).cancelled, id)) !== null;
+  private async wasCancelled(id: string, leaseMember: string): Promise<boolean> {
+    const keys = this.partitions[partitionOfMember(leaseMember, this.partitions.length)]!;
+    return (await this.connection.client.zscore(keys.cancelled, id)) !== null;
   }
 
   /**

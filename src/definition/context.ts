@@ -20,7 +20,7 @@ import {
 import type { RedisClient } from '../redis/connection.js';
 import { partitionKeys, type QueueKeys } from '../redis/keys.js';
 import { builtinCodec } from './codecs.js';
-import type { QueueDefinition } from './definition.js';
+import { groupsRecordValues, type QueueDefinition } from './definition.js';
 import { whenReachable } from './reach.js';
 
 /** What a settled queue is, for this client. */
@@ -68,6 +68,22 @@ export class QueueContext {
     return this.partitions[partitionOf(id, this.partitions.length)]!;
   }
 
+  /**
+   * Run `op` on the partition of job `id` and, when it finds nothing there (null) and the queue
+   * has partitions, on the others at once: a grouped job lives in its group's partition
+   * (docs/design/HOT-PATH.md §9), which an id alone does not tell. The first partition's answer
+   * that is not null wins, in partition order.
+   */
+  async findById<R>(id: string, op: (keys: QueueKeys) => Promise<R | null>): Promise<R | null> {
+    const home = partitionOf(id, this.partitions.length);
+    const found = await op(this.partitions[home]!);
+    if (found !== null || this.partitions.length === 1) return found;
+    const others = await Promise.all(
+      this.partitions.map((keys, p) => (p === home ? Promise.resolve(null) : op(keys))),
+    );
+    return others.find((answer) => answer !== null) ?? null;
+  }
+
   /** @internal Make this a view's context: settle() reads the record and never writes it. */
   readOnly(): void {
     this.mode = 'read';
@@ -110,6 +126,7 @@ export class QueueContext {
         initial: initial.events,
       },
       version: d.version,
+      groups: groupsRecordValues(d.groups),
     });
     // Only read mode finds nothing: a view of a queue nothing has opened yet sees it empty, as a
     // new queue would be, and records nothing.
@@ -120,6 +137,7 @@ export class QueueContext {
       codec: d.codec?.name ?? initial.codec,
       events: Number(initial.events),
       version: null,
+      groups: d.groups,
     };
     if (settled) this.clock.observe(settled.now);
     const wheel = /^wheel:(\d+)$/.exec(record.layout);

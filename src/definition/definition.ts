@@ -5,6 +5,7 @@
  */
 import type { Codec } from '../codec/codec.js';
 import { resolveCodec, type CodecOption } from '../codec/payload.js';
+import { describe, parseDuration, type Duration } from '../duration.js';
 import { ValidationError } from '../errors.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 import type { StrategyOption } from '../redis/capabilities.js';
@@ -21,6 +22,22 @@ export interface DefinitionOptions {
   /** Left out: the recorded setting (the server's default for a new queue). */
   events?: EventsOption;
   version?: number;
+  /** Group bounds (Worker option; part of the queue's definition, recorded by the first worker). */
+  groups?: GroupsOption;
+}
+
+/** The Worker option `groups` (issue 16). */
+export interface GroupsOption {
+  /** Running jobs per group, across all workers of the queue. Default 1. */
+  concurrency?: number;
+  /** At most `max` starts per `per` per group, on average (bursts up to max). */
+  limit?: { max: number; per: Duration };
+}
+
+/** `groups` after validation: what config.lua records and the claim enforces. */
+export interface GroupBounds {
+  readonly concurrency: number;
+  readonly limit: { readonly max: number; readonly perMs: number } | null;
 }
 
 /** What one client brings to a queue; `null` and 'auto' adopt what the queue has recorded. */
@@ -35,6 +52,8 @@ export interface QueueDefinition {
   readonly events: number | undefined;
   /** The payload version this client writes (Queue) or knows (Worker). */
   readonly version: number;
+  /** The group bounds this client sets, or null: adopt the recorded ones. */
+  readonly groups: GroupBounds | null;
 }
 
 const STRATEGIES: readonly StrategyOption[] = ['auto', 'zpopmin', 'range', 'wheel'];
@@ -65,14 +84,81 @@ export function defineQueue(name: string, options: DefinitionOptions = {}): Queu
       'version',
     );
   }
+  const groups = options.groups === undefined ? null : resolveGroups(options.groups);
+  if (groups && strategy === 'wheel') {
+    throw new ValidationError(
+      "groups are not supported with strategy 'wheel' (its buckets are FIFO lists, with no per-group order or bound); use 'auto', 'zpopmin' or 'range'",
+      'groups',
+    );
+  }
   return {
     name,
     partitions,
+    groups,
     strategy,
     granularityMs: resolveGranularity(options.wheel),
     codec: options.codec === undefined ? null : resolveCodec(options.codec),
     events: validateEventsOption(options.events),
     version,
+  };
+}
+
+/** Validate the `groups` option; throws ValidationError naming the wrong part. */
+export function resolveGroups(value: unknown): GroupBounds {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(`groups must be { concurrency?, limit? }, got ${describe(value)}`, 'groups');
+  }
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (key !== 'concurrency' && key !== 'limit') {
+      throw new ValidationError(
+        `unknown groups option '${key}'; known options: concurrency, limit`,
+        `groups.${key}`,
+      );
+    }
+  }
+  const concurrency = o['concurrency'] ?? 1;
+  if (
+    typeof concurrency !== 'number' ||
+    !Number.isInteger(concurrency) ||
+    concurrency < 1 ||
+    concurrency > MAX_GROUP_CONCURRENCY
+  ) {
+    throw new ValidationError(
+      `groups.concurrency must be a whole number from 1 to ${MAX_GROUP_CONCURRENCY}, got ${describe(concurrency)}`,
+      'groups.concurrency',
+    );
+  }
+  const limit = o['limit'];
+  if (limit === undefined) return { concurrency, limit: null };
+  if (typeof limit !== 'object' || limit === null) {
+    throw new ValidationError(`groups.limit must be { max, per }, got ${describe(limit)}`, 'groups.limit');
+  }
+  const { max, per } = limit as { max?: unknown; per?: unknown };
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {
+    throw new ValidationError(
+      `groups.limit.max must be a whole number >= 1, got ${describe(max)}`,
+      'groups.limit.max',
+    );
+  }
+  const perMs = parseDuration(per, 'groups.limit.per');
+  if (perMs <= 0)
+    throw new ValidationError(
+      `groups.limit.per must be more than 0 ms, got ${describe(per)}`,
+      'groups.limit.per',
+    );
+  return { concurrency, limit: { max, perMs } };
+}
+
+// A running count is an integer in a hash field; a bound past this is no bound.
+const MAX_GROUP_CONCURRENCY = 1_000_000;
+
+/** The group bounds as config.lua records them. */
+export function groupsRecordValues(groups: GroupBounds | null): { concurrency: string; limit: string } {
+  if (!groups) return { concurrency: '', limit: '' };
+  return {
+    concurrency: String(groups.concurrency),
+    limit: groups.limit ? `${groups.limit.max}/${groups.limit.perMs}` : 'none',
   };
 }
 

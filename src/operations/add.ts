@@ -6,6 +6,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
 import { asArray, num, str } from './reply.js';
+import { UNKNOWN_GROUP_CONCURRENCY } from './waiting-keys.js';
 import { guessAt, guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /**
@@ -29,6 +30,8 @@ export interface AddInput {
   record: Buffer;
   /** The header's priority, repeated as the job's class (0: the default class). */
   priority: number;
+  /** The header's group, repeated as the job's class (issue 16). */
+  group?: string;
   mode: AddMode;
 }
 
@@ -64,11 +67,12 @@ export async function add(
   eventsCap: number,
   layout: Layout,
   calledAt: number = performance.now(),
+  groupConcurrency: number = UNKNOWN_GROUP_CONCURRENCY,
 ): Promise<AddOutput[]> {
   const reply = await withBuckets(layout, guessBuckets(jobs, layout, calledAt), (starts) => {
     const tail = wheelTail(keys, layout, starts);
     return runScript(client, script('add'), [...addKeys(keys), ...tail.keys], () => [
-      ...addArgs(jobs, eventsCap, calledAt),
+      ...addArgs(jobs, eventsCap, calledAt, groupConcurrency),
       ...tail.args,
     ]);
   });
@@ -88,6 +92,7 @@ export async function addReplicated(
   wait: ReplicaWait,
   layout: Layout,
   calledAt: number = performance.now(),
+  groupConcurrency: number = UNKNOWN_GROUP_CONCURRENCY,
 ): Promise<{ outputs: AddOutput[]; replicated: number; waitError: Error | null }> {
   const guess = guessBuckets(jobs, layout, calledAt);
   const { reply, replicated, waitError } = await withBuckets(layout, guess, (starts) => {
@@ -96,7 +101,7 @@ export async function addReplicated(
       client,
       script('add'),
       [...addKeys(keys), ...tail.keys],
-      () => [...addArgs(jobs, eventsCap, calledAt), ...tail.args],
+      () => [...addArgs(jobs, eventsCap, calledAt, groupConcurrency), ...tail.args],
       wait,
     );
   });
@@ -156,8 +161,6 @@ function addKeys(keys: QueueKeys): string[] {
   ];
 }
 
-// Groups are not built yet (issue 16): no job has one, so the script never reads this.
-const NO_GROUP_CONCURRENCY = 0;
 const MODE_LETTER: Record<AddMode, string> = { keep: 'k', replace: 'r', new: 'n' };
 
 /**
@@ -168,12 +171,13 @@ function addArgs(
   jobs: readonly AddInput[],
   eventsCap: number,
   calledAt: number,
+  groupConcurrency: number,
 ): Array<string | number | Buffer> {
   const args: Array<string | number | Buffer> = [
     jobs.length,
     wholeMsSince(calledAt),
     eventsCap,
-    NO_GROUP_CONCURRENCY,
+    groupConcurrency,
   ];
   for (const job of jobs) {
     const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
@@ -182,7 +186,7 @@ function addArgs(
       kind + MODE_LETTER[job.mode],
       value,
       job.record,
-      job.priority === 0 ? '' : `p${job.priority}`,
+      job.group !== undefined ? `g${job.group}` : job.priority === 0 ? '' : `p${job.priority}`,
     );
   }
   return args;

@@ -11,7 +11,7 @@ import { runWheelAware, type Layout } from './wheel.js';
 
 /** One finished job to ack, by its lease member. */
 export interface AckItem {
-  /** The lease member the claim returned ("<claims>.<claimed at>|<id>"): the fence. */
+  /** The lease member the claim returned ("<claims>.<claimed at>|<id>[\0<group>]"): the fence. */
   member: string;
   /** The lease deadline this worker was last told, so a resent ack can be recognised. */
   knownDeadline: number;
@@ -42,6 +42,11 @@ export interface ClaimInput {
   deadMaxAgeMs: number;
   /** Rate limit shared by all workers of the queue; max 0 means none. */
   rate: { max: number; perMs: number };
+  /**
+   * Groups (issue 16): at most `concurrency` running jobs per group across all workers (default
+   * 1), and with `limit` at most `max` starts per `perMs` per group on average (token bucket).
+   */
+  groups?: { concurrency: number; limit?: { max: number; perMs: number } };
   eventsCap: number;
   /** The server has ZMSCORE (capabilities probe). */
   zmscore: boolean;
@@ -128,8 +133,8 @@ export function claimKeys(keys: QueueKeys): string[] {
   ];
 }
 
-// Groups are not built yet (issue 16): the script is told there are none.
-const NO_GROUPS = [0, 0, 0] as const;
+/** A queue whose workers set no group options: one running job per group. */
+export const DEFAULT_GROUP_CONCURRENCY = 1;
 
 /** Ack `input.acks`, then claim up to `input.limit` due jobs. */
 export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimInput): Promise<ClaimOutput> {
@@ -139,7 +144,9 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
     input.limit,
     input.leaseMs,
     input.holder,
-    ...NO_GROUPS,
+    input.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
+    input.groups?.limit?.max ?? 0,
+    input.groups?.limit?.perMs ?? 0,
     input.rate.max,
     input.rate.perMs,
     input.deadMaxCount,
@@ -178,7 +185,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
     const token = str(reply, at + 1, 'claim');
-    const id = member.slice(token.length + 1);
+    const id = memberId(member);
     const record = bytes(reply, at + 2, 'claim');
     try {
       const { header, payload } = decodeRecord(record);
@@ -214,4 +221,17 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
     };
   }
   return out;
+}
+
+/** The job id in a lease member "<token>|<id>" or, for a grouped job, "<token>|<id>\0<group>". */
+export function memberId(member: string): string {
+  const rest = member.slice(member.indexOf('|') + 1);
+  const zero = rest.indexOf('\0');
+  return zero === -1 ? rest : rest.slice(0, zero);
+}
+
+/** The group in a lease member, or undefined for an ungrouped job. */
+export function memberGroup(member: string): string | undefined {
+  const zero = member.indexOf('\0');
+  return zero === -1 ? undefined : member.slice(zero + 1);
 }

@@ -13,7 +13,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { configKey, legacyKeys } from '../redis/keys.js';
 import { ScriptConfigMismatch, ScriptLayoutMismatch, ScriptMigrating } from '../redis/script-errors.js';
 import { runScript, script } from '../redis/scripts.js';
-import { describeEvents } from '../definition/definition.js';
+import { describeEvents, type GroupBounds } from '../definition/definition.js';
 import { asArray, num, str } from './reply.js';
 import { layoutName, type Layout } from './wheel.js';
 
@@ -39,6 +39,8 @@ export interface ConfigRecord {
   readonly events: number;
   /** The highest payload version a client of the queue has written or known, if recorded. */
   readonly version: number | null;
+  /** The group bounds the first worker that set them recorded, or null. */
+  readonly groups: GroupBounds | null;
 }
 
 /** One field a client brings: its value ('' adopts the recorded one) and the value for a new queue. */
@@ -57,6 +59,8 @@ export interface ConfigRequest {
   readonly events: ConfigField;
   /** The payload version this client writes or knows, or null. */
   readonly version: number | null;
+  /** The group bounds this client sets ('' each: adopt the recorded ones). */
+  readonly groups?: { concurrency: string; limit: string };
 }
 
 /**
@@ -84,6 +88,8 @@ export async function settleConfig(
           CONFIG_FORMAT,
           ...fields.flatMap((f) => [f.wanted, f.initial]),
           request.version === null ? '' : request.version,
+          request.groups?.concurrency ?? '',
+          request.groups?.limit ?? '',
         ],
       ),
       'config',
@@ -106,7 +112,18 @@ export async function settleConfig(
       codec: values.get('codec') ?? 'json',
       events: Number(values.get('events') ?? 0),
       version: version === undefined ? null : Number(version),
+      groups: parseGroups(values.get('groups.concurrency'), values.get('groups.limit')),
     },
+  };
+}
+
+/** The recorded group bounds: `groups.concurrency` and `groups.limit` ('<max>/<per ms>' or 'none'). */
+function parseGroups(concurrency: string | undefined, limit: string | undefined): GroupBounds | null {
+  if (concurrency === undefined) return null;
+  const rate = limit === undefined || limit === 'none' ? null : /^(\d+)\/(\d+)$/.exec(limit);
+  return {
+    concurrency: Number(concurrency),
+    limit: rate ? { max: Number(rate[1]), perMs: Number(rate[2]) } : null,
   };
 }
 
@@ -131,6 +148,16 @@ function mismatch(err: unknown, queue: string, request: ConfigRequest): unknown 
       stored,
       CONFIG_FORMAT,
       `queue '${queue}' holds its jobs in data layout format ${stored}, which this version of delayq (format ${CONFIG_FORMAT}) cannot read or write; use the delayq version that wrote it`,
+    );
+  }
+  if (field === 'groups.concurrency' || field === 'groups.limit') {
+    const wanted = field === 'groups.concurrency' ? request.groups?.concurrency : request.groups?.limit;
+    return new ConfigMismatchError(
+      queue,
+      field,
+      stored,
+      wanted ?? '',
+      `queue '${queue}' has ${field}: ${stored} recorded by its first worker that set it, but this worker uses ${field}: ${wanted ?? ''}; every worker of a queue must use the same group bounds (the bound holds across all of them), so give them all the same groups option (or leave it out to use the recorded one)`,
     );
   }
   if (field === 'events') {

@@ -37,7 +37,9 @@ export async function dueSlices(
   buckets: number,
 ): Promise<DueSlices> {
   // The default class (s) and the prioritized jobs not due yet (p) are both scored by due time;
-  // the prioritized jobs in r are due already. (Grouped jobs, issue 16, are not counted yet.)
+  // the prioritized jobs in r are due already. Grouped jobs (gq) are not sliced: their members
+  // are ordered by group, so counting them by due time would read every one (counts.lua gives
+  // the due groups' number instead).
   const zset = client.pipeline();
   zset.zcount(keys.waiting, '-inf', now);
   zset.zcount(keys.prioWaiting, '-inf', now);

@@ -2,7 +2,7 @@
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { asArray, num, str } from './reply.js';
-import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
+import { UNKNOWN_GROUP_CONCURRENCY, waitingKeys } from './waiting-keys.js';
 import { guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /** What a fail needs. */
@@ -18,6 +18,8 @@ export interface FailInput {
   eventsCap: number;
   /** Where the retry goes: the zset strategies' waiting sets, or the wheel. */
   layout: Layout;
+  /** The queue's group concurrency, when known (frees the slot of a grouped job exactly). */
+  groupConcurrency?: number;
 }
 
 /** An error as stored in Redis. */
@@ -69,7 +71,7 @@ export async function fail(client: RedisClient, keys: QueueKeys, input: FailInpu
         unrecoverable ? 1 : 0,
         input.deadMaxCount,
         input.deadMaxAgeMs,
-        NO_GROUPS,
+        input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY,
         input.error.message.slice(0, REASON_MAX_CHARS),
         input.eventsCap,
       ],

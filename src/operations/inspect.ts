@@ -207,6 +207,7 @@ export async function listJobs(
     listKeys.push(...wheelKeys(keys, layout));
     args = ['ids', 0, ids.length, 0, layout.granularityMs, ...ids];
   } else {
+    if (state === 'scheduled') listKeys.push(keys.groupJobs);
     args = [scriptState(state), page.offset, page.limit, NEWEST_FIRST.has(state) ? 1 : 0];
   }
   const reply = asArray(await runScript(client, script('list'), listKeys, args), 'list');

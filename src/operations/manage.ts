@@ -3,7 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import type { When } from './add.js';
-import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
+import { UNKNOWN_GROUP_CONCURRENCY, waitingKeys } from './waiting-keys.js';
 import { guessAt, guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /** Where a cancel found the job: waiting (taken out of its set) or running (its lease ended). */
@@ -16,7 +16,8 @@ export type CancelOutcome = 'waiting' | 'running';
 export async function cancel(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; eventsCap: number; layout: Layout },
+  /** groupConcurrency: the queue's, when known (a cancelled job's group is put back exactly). */
+  input: { id: string; eventsCap: number; layout: Layout; groupConcurrency?: number },
 ): Promise<CancelOutcome | null> {
   const reply = await runWheelAware(client, 'cancel', keys, input.layout, [], {
     keys: [
@@ -30,7 +31,7 @@ export async function cancel(
       keys.events,
       keys.progress,
     ],
-    args: [input.id, NO_GROUPS, input.eventsCap],
+    args: [input.id, input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   // 'waiting' or 'running' (bulk strings, as Buffers); 0 when nothing was cancelled.
   if (!Buffer.isBuffer(reply)) return null;
@@ -43,7 +44,7 @@ export async function cancel(
 export async function reschedule(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string; when: When; eventsCap: number; layout: Layout },
+  input: { id: string; when: When; eventsCap: number; layout: Layout; groupConcurrency?: number },
 ): Promise<number | null> {
   const { when, layout } = input;
   const [kind, value] = 'delay' in when ? ['d', when.delay] : ['a', when.at];
@@ -55,7 +56,7 @@ export async function reschedule(
       : [];
   const reply = await runWheelAware(client, 'reschedule', keys, layout, guess, {
     keys: [...waitingKeys(keys), keys.records, keys.wake, keys.events],
-    args: [input.id, kind, value, NO_GROUPS, input.eventsCap],
+    args: [input.id, kind, value, input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   return typeof reply === 'number' && reply >= 0 ? reply : null;
 }
@@ -64,12 +65,12 @@ export async function reschedule(
 export async function deadRetry(
   client: RedisClient,
   keys: QueueKeys,
-  input: { id: string | null; batch: number; eventsCap: number; layout: Layout },
+  input: { id: string | null; batch: number; eventsCap: number; layout: Layout; groupConcurrency?: number },
 ): Promise<number> {
   // Due now: in the wheel they go to ready, so no bucket is ever needed.
   const reply = await runWheelAware(client, 'dead-retry', keys, input.layout, [], {
     keys: [keys.dead, keys.records, keys.errors, ...waitingKeys(keys), keys.wake, keys.events, keys.counters],
-    args: [input.id ?? '', input.batch, NO_GROUPS, input.eventsCap],
+    args: [input.id ?? '', input.batch, input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   return typeof reply === 'number' ? reply : 0;
 }

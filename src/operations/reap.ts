@@ -3,7 +3,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num } from './reply.js';
-import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
+import { UNKNOWN_GROUP_CONCURRENCY, waitingKeys } from './waiting-keys.js';
 import { wheelTail, type Layout } from './wheel.js';
 
 /** What one reap did, and the earliest lease deadline left (-1: none). */
@@ -21,6 +21,8 @@ export interface ReapInput {
   deadMaxAgeMs: number;
   eventsCap: number;
   layout: Layout;
+  /** The queue's group concurrency, when known. */
+  groupConcurrency?: number;
 }
 
 /** Reap up to `limit` expired leases. */
@@ -43,7 +45,14 @@ export async function reap(client: RedisClient, keys: QueueKeys, input: ReapInpu
         keys.progress,
         ...tail.keys,
       ],
-      [input.limit, input.deadMaxCount, input.deadMaxAgeMs, NO_GROUPS, input.eventsCap, ...tail.args],
+      [
+        input.limit,
+        input.deadMaxCount,
+        input.deadMaxAgeMs,
+        input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY,
+        input.eventsCap,
+        ...tail.args,
+      ],
     ),
     'reap',
   );

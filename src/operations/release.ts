@@ -1,7 +1,7 @@
 /** The `release` operation: give a held job back without charging the attempt (release.lua). */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { NO_GROUPS, waitingKeys } from './waiting-keys.js';
+import { UNKNOWN_GROUP_CONCURRENCY, waitingKeys } from './waiting-keys.js';
 import { guessDelay, runWheelAware, type Layout } from './wheel.js';
 
 /** What a release needs. */
@@ -12,6 +12,8 @@ export interface ReleaseInput {
   delayMs: number;
   eventsCap: number;
   layout: Layout;
+  /** The queue's group concurrency, when known (frees the slot of a grouped job exactly). */
+  groupConcurrency?: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export async function release(client: RedisClient, keys: QueueKeys, input: Relea
   const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
   const reply = await runWheelAware(client, 'release', keys, layout, guess, {
     keys: [...waitingKeys(keys), keys.records, keys.leases, keys.wake, keys.events, keys.progress],
-    args: [input.member, input.delayMs, NO_GROUPS, input.eventsCap],
+    args: [input.member, input.delayMs, input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });
   return reply === 1;
 }

@@ -1,8 +1,8 @@
 /**
  * The KEYS every layout-2 script that puts a job back in waiting or takes one out passes first, in
  * this order: the waiting sets of the default and prioritized classes, then the group keys
- * (docs/design/HOT-PATH.md §3.1, §4.11). Groups are not built yet (issue 16), but their keys are
- * passed already so the scripts' protocol does not change when they are.
+ * (docs/design/HOT-PATH.md §3.1, §4.11): a grouped job waits in `gq`, and a path that ends a
+ * grouped job's lease frees its group's slot in `gc` and puts the group back in turn (`gw`, `gr`).
  */
 import type { QueueKeys } from '../redis/keys.js';
 
@@ -20,7 +20,9 @@ export function waitingKeys(keys: QueueKeys): string[] {
 }
 
 /**
- * The group concurrency scripts are given while groups are not built: no job has a group, so no
- * script reads it (issue 16 takes it from the queue's config record).
+ * The group concurrency a script is given by a caller that does not know the queue's (a Queue
+ * opened before any worker recorded it): the script then puts a group with waiting jobs in turn
+ * whatever its running count, and the claim, which always knows the value, takes a full group out.
+ * So an unknown value can cost a claim one look, never leave a group waiting for nothing.
  */
-export const NO_GROUPS = 0;
+export const UNKNOWN_GROUP_CONCURRENCY = 0;

@@ -19,6 +19,30 @@ export function partitionOf(id: string, partitions: number): number {
 }
 
 /**
+ * The partition a job lives in: a grouped job's is its group's (docs/design/HOT-PATH.md §9), so
+ * one group's running count is one field of one partition and its bound holds across all workers;
+ * an ungrouped job's is its id's.
+ */
+export function placementOf(id: string, group: string | undefined, partitions: number): number {
+  return partitionOf(group ?? id, partitions);
+}
+
+/**
+ * What places the job a lease member "<token>|<id>[\0<group>]" holds: its group if it has one,
+ * else its id. The member names the group, so no record is read to find the partition.
+ */
+export function placementKeyOfMember(member: string): string {
+  const rest = member.slice(member.indexOf('|') + 1);
+  const zero = rest.indexOf('\0');
+  return zero === -1 ? rest : rest.slice(zero + 1);
+}
+
+/** The partition of the job a lease member holds (see placementKeyOfMember). */
+export function partitionOfMember(member: string, partitions: number): number {
+  return partitions === 1 ? 0 : partitionOf(placementKeyOfMember(member), partitions);
+}
+
+/**
  * Send `items` to their partitions, in chunks of at most `batch` per call, all calls at once (on a
  * Cluster the partitions' masters work in parallel), and return the outputs in the items' order.
  * `send` must return one output per item it is given, in order.

@@ -29,7 +29,12 @@ export class DeadLetters<T> {
     this.producer.assertOpen();
     const ctx = this.producer.context;
     const { eventsCap, layout } = await ctx.settle();
-    const moved = await deadRetry(ctx.client, ctx.keysOf(id), { id, batch: 1, eventsCap, layout });
+    // A grouped job is dead in its group's partition: found by id alone like get().
+    const found = await ctx.findById(id, async (keys) => {
+      const n = await deadRetry(ctx.client, keys, { id, batch: 1, eventsCap, layout });
+      return n > 0 ? n : null;
+    });
+    const moved = found ?? 0;
     if (moved === 0 && id === 'all') {
       throw new ValidationError(
         "dead.retry('all') retries the job whose id is 'all', and no such job is dead; to retry every dead job call dead.retryAll()",
@@ -66,6 +71,9 @@ export class DeadLetters<T> {
     this.producer.assertOpen();
     const ctx = this.producer.context;
     await ctx.settle();
-    return deadRemove(ctx.client, ctx.keysOf(id), id);
+    const removed = await ctx.findById(id, async (keys) =>
+      (await deadRemove(ctx.client, keys, id)) ? true : null,
+    );
+    return removed === true;
   }
 }

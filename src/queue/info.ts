@@ -26,6 +26,8 @@ export interface JobInfo<T> {
   maxAttempts: number;
   /** -1024..1023, lower runs first among due jobs; 0 the default. */
   priority: number;
+  /** The job's group (`add(payload, { group })`), when it has one. */
+  group?: string;
   /** Producer clock at add, when the queue records it (Queue option `recordCreatedAt`). */
   createdAt?: Date;
   lastError: RecordedError | null;
@@ -66,6 +68,7 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
     attempts: header?.attempts ?? 0,
     maxAttempts: header?.maxAttempts ?? 0,
     priority: header?.priority ?? 0,
+    ...(header?.group !== undefined && { group: header.group }),
     lastError: raw.lastError,
     lease:
       raw.state === 'active' && header

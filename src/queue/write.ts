@@ -8,7 +8,8 @@ import { DurabilityError, ValidationError } from '../errors.js';
 import { newJobId, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from '../job-options.js';
 import { add, addReplicated, type AddInput, type AddOutput } from '../operations/add.js';
 import type { Layout } from '../operations/wheel.js';
-import { mapByPartition } from '../partition/index.js';
+import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
+import { mapByPartition, partitionOf, placementOf } from '../partition/index.js';
 import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { validatePayload } from '../schema.js';
@@ -92,6 +93,7 @@ export async function writeJobs<T>(
         ...(opts.backoff && { backoff: opts.backoff }),
         ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
         priority: opts.priority,
+        ...(opts.group !== undefined && { group: opts.group, groupDue: 0 }),
         version: context.definition.version,
         ...(traceparent !== undefined && { traceparent }),
       };
@@ -100,13 +102,46 @@ export async function writeJobs<T>(
         when: opts.when,
         record: encodeRecord(header, payload),
         priority: opts.priority,
+        ...(opts.group !== undefined && { group: opts.group }),
         mode: opts.generated ? 'new' : opts.onExists,
       };
     } catch (err) {
       return rethrow(err, i, jobs);
     }
   });
-  const { eventsCap, layout, strategy } = await context.settle();
+  const { eventsCap, layout, strategy, record } = await context.settle();
+  const grouped = inputs.findIndex((input) => input.group !== undefined);
+  if (strategy === 'wheel' && grouped >= 0) {
+    rethrow(
+      new ValidationError(
+        `group is not supported with the wheel strategy (its buckets are FIFO lists, with no per-group order or bound); use the zpopmin or range strategy for groups`,
+        'group',
+      ),
+      grouped,
+      jobs,
+    );
+  }
+  const partitions = context.partitions.length;
+  // Unknown (0) until a worker recorded it: the script then puts a group in turn and the claim checks.
+  const groupConcurrency = record.groups?.concurrency ?? UNKNOWN_GROUP_CONCURRENCY;
+  const moving = inputs.findIndex(
+    (input) =>
+      input.group !== undefined &&
+      input.mode === 'replace' &&
+      placementOf(input.id, input.group, partitions) !== partitionOf(input.id, partitions),
+  );
+  if (moving >= 0) {
+    // The job it replaces may wait in the id's partition, the new one goes to the group's: no one
+    // script can change both (docs/design/HOT-PATH.md §9).
+    rethrow(
+      new ValidationError(
+        `onExists 'replace' with a group needs the id and the group in one partition on a queue with partitions: ${partitions}; cancel the old job and add the new one instead`,
+        'group',
+      ),
+      moving,
+      jobs,
+    );
+  }
   const prioritized = inputs.findIndex((input) => input.priority !== 0);
   if (strategy === 'wheel' && prioritized >= 0) {
     rethrow(
@@ -123,13 +158,13 @@ export async function writeJobs<T>(
     mapByPartition(
       some,
       context.partitions.length,
-      (job) => job.input.id,
+      (job) => job.input.group ?? job.input.id,
       (p, batch) =>
         addBatch(
           producer,
           context.partitions[p]!,
           batch.map((job) => job.input),
-          { eventsCap, layout, calledAt },
+          { eventsCap, layout, calledAt, groupConcurrency },
           batch.map((job) => job.durability),
         ),
       ADD_BATCH,
@@ -178,13 +213,21 @@ async function addBatch<T>(
   producer: Producer<T>,
   keys: QueueKeys,
   batch: AddInput[],
-  settled: { eventsCap: number; layout: Layout; calledAt: number },
+  settled: { eventsCap: number; layout: Layout; calledAt: number; groupConcurrency: number },
   durability: ReadonlyArray<ResolvedAddOptions['durability']>,
 ): Promise<Written[]> {
   const client = producer.context.client;
   const asked = durability.filter((d) => d !== undefined);
   if (asked.length === 0)
-    return add(client, keys, batch, settled.eventsCap, settled.layout, settled.calledAt);
+    return add(
+      client,
+      keys,
+      batch,
+      settled.eventsCap,
+      settled.layout,
+      settled.calledAt,
+      settled.groupConcurrency,
+    );
   const wait = {
     replicas: Math.max(...asked.map((d) => d.replicas)),
     timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
@@ -197,6 +240,7 @@ async function addBatch<T>(
     wait,
     settled.layout,
     settled.calledAt,
+    settled.groupConcurrency,
   );
   return outputs.map((out) => ({ ...out, replicated, waitError }));
 }

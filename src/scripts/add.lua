@@ -3,8 +3,10 @@
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not due yet
 -- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
--- KEYS[4] gq  KEYS[5] gw  KEYS[6] gr  KEYS[7] gc: the group keys (groups are not built yet; passed
---             so the protocol does not change when they are)
+-- KEYS[4] gq  ZSET, scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs
+-- KEYS[5] gw  ZSET group -> due of its head: groups with a free slot whose head is not due
+-- KEYS[6] gr  ZSET group -> turn: groups with a free slot and a due head
+-- KEYS[7] gc  HASH group -> running count (read to tell whether a group has a free slot)
 -- KEYS[8] j   HASH id -> record
 -- KEYS[9] c   ZSET id -> completed at ms (the id's completed record is in j)
 -- KEYS[10] x  ZSET id -> cancelled at ms
@@ -16,12 +18,13 @@
 -- KEYS[16...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N (1..999999), ARGV[2] elapsed: whole ms from the add() call to the send (client's
 --         monotonic clock, rounded down), ARGV[3] events cap (negative: failures only, 0: off,
---         events.lua), ARGV[4] group concurrency (unused until groups are built), then 5 per job:
+--         events.lua), ARGV[4] group concurrency (the queue's recorded one; 0: unknown, so a
+--         group with waiting jobs is put in turn and the claim checks its slots), then 5 per job:
 --         id; mode: 'd' (when = delay ms from the add() call) or 'a' (when = epoch ms), followed by
 --         'k' (keep an existing job), 'r' (replace a waiting one) or 'n' (a generated id: an
 --         existing one is a collision); when; record (header + payload, src/record/); class: ''
---         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (refused: groups
---         are not supported yet). Wheel strategy only, after them: granularity ms and the start of
+--         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (must repeat the
+--         header's group; the script writes the G block's due time). Wheel strategy only, after them: granularity ms and the start of
 --         each bucket list in KEYS.
 -- Returns: { code_1, time_1, ... } per job, and with the wheel strategy the server's now last.
 --          c created (time = due), k exists and kept (its due time, -1 when not waiting), R
@@ -64,7 +67,7 @@ local elapsed = tonumber(ARGV[2])
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], c = KEYS[9], x = KEYS[10], d = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]),
+  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]) or 0,
 }
 local wheel_problem = wheel_keys(K, 16, FIRST + n * 5)
 if wheel_problem then return bad_arg(wheel_problem) end
@@ -136,6 +139,9 @@ end
 local function waiting_due(id, h)
   if K.wi then return wheel_due(K, id) or -1 end
   if not h then return -1 end
+  if h.group then
+    return redis.call('ZSCORE', K.gq, group_member(h.group, h.group_due, id)) and h.group_due or -1
+  end
   if h.prio == 0 then return tonumber(redis.call('ZSCORE', K.s, id)) or -1 end
   local member = prio_member(h.prio, id)
   local due = redis.call('ZSCORE', K.p, member)
@@ -147,12 +153,18 @@ end
 -- A resend of this very add (mode n): the stored record is the one sent, apart from what claims
 -- and failures wrote since (the claim block and the E flag).
 local function same_job(old, oh, new, nh)
+  -- The G block's due time is the script's to write: the one stored is compared as sent.
+  if nh.group and oh.group and #nh.group == #oh.group then
+    new = rec_with_group_due(new, nh, oh.group_due)
+  end
   return bit.band(oh.fa, 0x7E) == bit.band(nh.fa, 0x7E)
     and bit.band(oh.fb, bit.bnot(REC_B_ERROR)) == nh.fb
     and string.sub(old, oh.claim_end) == string.sub(new, nh.claim_end)
 end
 
 local out, hset, zs = {}, {}, {}
+-- New grouped jobs' gq entries, and the groups they join (in order), deferred like zs.
+local zg, touched, touched_order = {}, {}, {}
 -- id -> due and record of the jobs this call wrote, for an id that comes twice in one batch.
 local written, written_rec = {}, {}
 local created, wake_at, bucket_end = 0, nil, nil
@@ -173,7 +185,14 @@ end
 local function flush()
   call_chunked('HSET', K.j, hset, 2)
   call_chunked('ZADD', K.s, zs, 2)
-  hset, zs = {}, {}
+  call_chunked('ZADD', K.gq, zg, 2)
+  hset, zs, zg = {}, {}, {}
+  -- Each group new jobs joined goes where its head says (one re-activation per group).
+  for _, g in ipairs(touched_order) do
+    local due = group_refresh(K, g, now)
+    if due then wake(math.max(due, now)) end
+  end
+  touched, touched_order = {}, {}
 end
 for i = 1, n do
   local id, mode, due, rec, h = ids[i], modes[i], dues[i], recs[i], heads[i]
@@ -192,16 +211,32 @@ for i = 1, n do
       out[#out + 1] = written[id]
     end
   elseif not old then
+    if h.group then
+      -- The G block holds the due time the job waits under in gq (its member there).
+      rec = rec_with_group_due(rec, h, due)
+      h.group_due = due
+    end
     written_rec[id] = rec
     written[id] = due
     created = created + 1
-    if h.prio == 0 and not K.wi then
+    if h.prio == 0 and not h.group and not K.wi then
       -- What place_waiting does for the default class, deferred to one HSET and one ZADD.
       hset[#hset + 1] = id
       hset[#hset + 1] = rec
       zs[#zs + 1] = due
       zs[#zs + 1] = id
       if s_head == nil or due < s_head then wake(due) end
+    elseif h.group and not K.wi then
+      -- A new grouped job: its record goes with the batch's HSET and its gq entry with one ZADD;
+      -- each group the batch touched is put back in its state once, at the end.
+      hset[#hset + 1] = id
+      hset[#hset + 1] = rec
+      zg[#zg + 1] = 0
+      zg[#zg + 1] = group_member(h.group, due, id)
+      if not touched[h.group] then
+        touched[h.group] = true
+        touched_order[#touched_order + 1] = h.group
+      end
     else
       redis.call('HSET', K.j, id, rec)
       placed(place_waiting(K, id, h, due, now), due)
@@ -218,11 +253,15 @@ for i = 1, n do
       else
         code, time = 'T', -1
       end
-    elseif code == 'k' and mode == 'r' and oh and not oh.group then
+    elseif code == 'k' and mode == 'r' and oh then
       local old_due = unplace_waiting(K, id, oh)
       if old_due then
         -- The attempts used and the last error stay with the job: a retry stays a retry.
         local new = rec
+        if h.group then
+          new = rec_with_group_due(new, h, due)
+          h.group_due = due
+        end
         if oh.claims > 0 then
           new = rec_claimed(rec, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)
         end

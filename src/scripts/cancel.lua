@@ -2,7 +2,7 @@
 -- docs/design/HOT-PATH.md §4.7; issue 15).
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
--- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)
 -- KEYS[8] j   HASH id -> record; a cancelled job keeps the cancelled record (01 80 10)
 -- KEYS[9] a   ZSET lease member -> deadline ms
 -- KEYS[10] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
@@ -35,7 +35,7 @@
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], x = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[3]),
+  pg = KEYS[15], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]) or 0,
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 16, 4)
@@ -55,6 +55,9 @@ if member and redis.call('ZSCORE', K.a, member) then
   -- Running (or its lease expired and is not reaped yet): the lease goes first, a removal.
   redis.call('ZREM', K.a, member)
   redis.call('HDEL', K.pg, id)
+  -- A grouped job's slot is free again; its group's next job can start.
+  local group = member_group(member)
+  if group then group_release_and_wake(K, group, now) end
   how = 'running'
 else
   if K.wi then

@@ -5,10 +5,13 @@
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet promoted
 -- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
--- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet: passed so the
---             protocol does not change when they are)
+-- KEYS[4] gq  ZSET, scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs
+-- KEYS[5] gw  ZSET group -> when to look at it again: groups with a free slot, head not due (or
+--             waiting for their rate limit's next token)
+-- KEYS[6] gr  ZSET group -> turn: groups with a free slot and a due head, lowest turn first
+-- KEYS[7] gc  HASH group -> running count; "<group>\0l" -> the group's rate bucket
 -- KEYS[8] j   HASH id -> record
--- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
+-- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>[\0<group>]" -> deadline ms
 -- KEYS[10] c  ZSET id -> completed at ms
 -- KEYS[11] x  ZSET id -> cancelled at ms (the reason a cancelled job's late ack is refused)
 -- KEYS[12] e  HASH id -> last error (deleted by the ack of a job that had one)
@@ -21,8 +24,8 @@
 -- KEYS[19] pg HASH id -> progress of a running job (deleted when its attempt ends)
 -- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] limit: jobs to claim (0: ack only), ARGV[2] lease ms, ARGV[3] holder number (wk),
--- ARGV[4] group concurrency, ARGV[5] group rate max, ARGV[6] group rate per ms (0: none; groups
--- are not built yet), ARGV[7] queue rate max, ARGV[8] queue rate per ms (0, 0: none),
+-- ARGV[4] group concurrency (the queue's recorded one, >= 1), ARGV[5] group rate max, ARGV[6]
+-- group rate per ms (0, 0: none), ARGV[7] queue rate max, ARGV[8] queue rate per ms (0, 0: none),
 -- ARGV[9] dead max count, ARGV[10] dead max age ms, ARGV[11] flags: 'z' the strategy allows
 -- ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), ARGV[12] events cap (events.lua),
 -- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
@@ -41,9 +44,13 @@
 -- Guarantee: an ack is applied only for a member whose lease is still valid (DESIGN invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
 --          due jobs the lower priority goes first, equal priorities in due order (the default
---          class is priority 0); with a rate limit no more than max jobs start in any window of
---          `per` ms across all workers; a taken id without a readable record is buried, never
---          dropped (invariant 5).
+--          class is priority 0); a group never has more than `group concurrency` jobs leased (gc
+--          counts them; every path that ends a lease frees its slot), groups with due jobs take
+--          turns (one job per group per round) and get half of a claim when other due jobs wait
+--          (all of it when none do), and with a group rate limit a group starts at most max jobs
+--          per `per` ms on average (token bucket, bursts up to max); with a rate limit no more
+--          than max jobs start in any window of `per` ms across all workers; a taken id without a
+--          readable record is buried, never dropped (invariant 5).
 
 --!include prelude.lua
 --!include args.lua
@@ -62,6 +69,9 @@ local K = {
 K.events = K.ev
 local limit, lease_ms, holder = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rate_max, rate_per_ms = tonumber(ARGV[7]), tonumber(ARGV[8])
+local group_max = math.max(tonumber(ARGV[4]) or 1, 1)
+local group_rate_max, group_rate_per = tonumber(ARGV[5]) or 0, tonumber(ARGV[6]) or 0
+K.gmax = group_max
 local dead_max_count, dead_max_age_ms = tonumber(ARGV[9]), tonumber(ARGV[10])
 local flags = ARGV[11] or ''
 local may_pop = string.find(flags, 'z', 1, true) ~= nil
@@ -98,6 +108,14 @@ local function lease_scores(members)
   return scores
 end
 
+-- The earliest head of a group an ack let run again: other workers hear of it when this call
+-- leaves due jobs it cannot take itself (or takes none).
+local group_woke = nil
+-- What this call's acks were: grouped or not. With both sides due and an odd claim, the odd slot
+-- goes to the side the worker's last finished jobs were not from, so a worker of concurrency 1
+-- alternates between grouped and other jobs instead of always serving one side.
+local acked_grouped, acked_other = 0, 0
+
 -- 1. Acks first: the first write frees memory (ZREM), so a full Redis (noeviction) still lets a
 -- worker drain.
 if m > 0 then
@@ -109,6 +127,8 @@ if m > 0 then
     for k = 1, #part do scores[first + k - 1] = part[k] end
   end
   local done_members, done_c, error_ids, progress_ids = {}, {}, {}, {}
+  -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group.
+  local freed, freed_order = {}, {}
   -- A member acked twice in one call is applied once; the second is a resend.
   local applied = {}
   for i = 1, m do
@@ -126,6 +146,12 @@ if m > 0 then
       done_c[#done_c + 1] = id
       if string.find(ack_flags, 'e', 1, true) then error_ids[#error_ids + 1] = id end
       if string.find(ack_flags, 'p', 1, true) then progress_ids[#progress_ids + 1] = id end
+      local g = member_group(member)
+      if g then acked_grouped = acked_grouped + 1 else acked_other = acked_other + 1 end
+      if g then
+        if not freed[g] then freed_order[#freed_order + 1] = g end
+        freed[g] = (freed[g] or 0) + 1
+      end
       hset[#hset + 1] = id
       if string.find(ack_flags, 'u', 1, true) then
         hset[#hset + 1] = rec_completed_with_result(ARGV[base + 3])
@@ -150,6 +176,10 @@ if m > 0 then
     call_chunked('ZADD', K.c, done_c, 2)
     call_chunked('HDEL', K.e, error_ids, 1)
     call_chunked('HDEL', K.pg, progress_ids, 1)
+    for _, g in ipairs(freed_order) do
+      local due = group_release(K, g, now, freed[g])
+      if due and (group_woke == nil or due < group_woke) then group_woke = due end
+    end
   end
 end
 
@@ -163,7 +193,10 @@ local function finish()
   return out
 end
 
-if limit <= 0 then return finish() end
+if limit <= 0 then
+  if group_woke then redis.call('PUBLISH', K.w, string.format('%.0f', math.max(group_woke, now))) end
+  return finish()
+end
 
 -- 2. The gate: one command answers for pause, priorities and groups together (an empty ZSET does
 -- not exist), so a queue that uses none of them pays one EXISTS per call.
@@ -199,12 +232,130 @@ if rate_max > 0 then
   end
 end
 
+-- Groups (step 3, when gw or gr exists): gw's heads by rank move to gr when due (the first not due
+-- is when to look again); then rounds over gr in turn order, one job per group per round, up to
+-- half of `limit` when other due jobs wait (`d_ids`, or r), else all of it, so neither side holds
+-- the other back (the odd slot of an odd claim alternates, by what the acks of this call were).
+-- A taken group goes to the back of gr (its next job is due and it has a slot), to gw at its next
+-- job's due, or out of both (full or empty). Returns the taken ids, their dues
+-- and groups; their slots are counted in gc.
+local function take_groups(limit, d_ids)
+  local g_ids, g_due, g_groups = {}, {}, {}
+  local gw_heads = redis.call('ZRANGE', K.gw, 0, limit, 'WITHSCORES')
+  if #gw_heads > 0 then
+    local promoted, turns = {}, {}
+    for i = 1, #gw_heads, 2 do
+      local at = tonumber(gw_heads[i + 1])
+      if at > now then
+        sooner(at)
+        break
+      end
+      promoted[#promoted + 1] = gw_heads[i]
+      turns[#turns + 1] = group_next_turn(K)
+      turns[#turns + 1] = gw_heads[i]
+    end
+    if #promoted > 0 then
+      redis.call('ZREM', K.gw, unpack(promoted))
+      redis.call('ZADD', K.gr, unpack(turns))
+      -- Every group read was due: more may be.
+      if #promoted * 2 == #gw_heads and #promoted == limit + 1 then sooner(now) end
+    end
+  end
+  if redis.call('EXISTS', K.gr) == 0 then return g_ids, g_due, g_groups end
+  -- Other due jobs: the default class's read (up to limit) and all of r (every job there is due).
+  local others = #d_ids + redis.call('ZCARD', K.r)
+  local budget = limit
+  if others > 0 then
+    -- Half each; the odd slot alternates (see acked_grouped); the groups also take what the
+    -- others cannot fill.
+    local half = math.floor(limit / 2)
+    if limit % 2 == 1 and acked_other >= acked_grouped then half = half + 1 end
+    budget = math.max(half, limit - others)
+  end
+  if budget <= 0 then
+    sooner(now)
+    return g_ids, g_due, g_groups
+  end
+  local taken_members, taken_from = {}, {}
+  local ready = redis.call('ZRANGE', K.gr, 0, budget - 1)
+  while #ready > 0 do
+    local leaving, requeue, to_gw = {}, {}, {}
+    -- A group whose slot was counted and then not used gives it back.
+    local function unclaim(g)
+      if redis.call('HINCRBY', K.gc, g, -1) <= 0 then redis.call('HDEL', K.gc, g) end
+    end
+    for _, g in ipairs(ready) do
+      if #g_ids >= budget then break end
+      -- Jobs taken from g by earlier rounds are still in gq until the end: skip past them.
+      local offset = taken_from[g] or 0
+      local heads = group_heads(K, g, offset, 2)
+      local head = heads[1]
+      local due = head and group_member_due(g, head)
+      if not head or due > now then
+        -- Not possible while every path keeps the group states; repaired rather than trusted.
+        leaving[#leaving + 1] = g
+        if head then
+          to_gw[#to_gw + 1] = due
+          to_gw[#to_gw + 1] = g
+        end
+      else
+        local running = redis.call('HINCRBY', K.gc, g, 1)
+        local token_at = 0
+        if running > group_max then
+          -- Full (a caller that did not know the concurrency put it in turn): out of turn until
+          -- one of its leases ends.
+          unclaim(g)
+          leaving[#leaving + 1] = g
+        elseif group_rate_max > 0 then
+          token_at = group_take_token(K, g, now, group_rate_max, group_rate_per)
+        end
+        if token_at > 0 then
+          -- Its rate limit: the group waits in gw for its next token.
+          unclaim(g)
+          leaving[#leaving + 1] = g
+          to_gw[#to_gw + 1] = token_at
+          to_gw[#to_gw + 1] = g
+          sooner(token_at)
+        elseif running <= group_max then
+          taken_members[#taken_members + 1] = head
+          taken_from[g] = offset + 1
+          g_ids[#g_ids + 1] = group_member_id(g, head)
+          g_due[#g_due + 1] = due
+          g_groups[#g_groups + 1] = g
+          local following = heads[2]
+          local following_due = following and group_member_due(g, following)
+          if running < group_max and following and following_due <= now then
+            requeue[#requeue + 1] = group_next_turn(K)
+            requeue[#requeue + 1] = g
+          else
+            leaving[#leaving + 1] = g
+            if running < group_max and following then
+              to_gw[#to_gw + 1] = following_due
+              to_gw[#to_gw + 1] = g
+            end
+          end
+        end
+      end
+    end
+    if #leaving > 0 then redis.call('ZREM', K.gr, unpack(leaving)) end
+    if #to_gw > 0 then redis.call('ZADD', K.gw, unpack(to_gw)) end
+    -- Back of the turns: ZADD with a new turn moves it.
+    if #requeue > 0 then redis.call('ZADD', K.gr, unpack(requeue)) end
+    if #g_ids >= budget or (#requeue == 0 and #leaving == 0) then break end
+    ready = redis.call('ZRANGE', K.gr, 0, budget - #g_ids - 1)
+  end
+  if #taken_members > 0 then call_chunked('ZREM', K.gq, taken_members, 1) end
+  -- Groups still in turn mean due grouped jobs left: look again at once.
+  if redis.call('EXISTS', K.gr) == 1 then sooner(now) end
+  return g_ids, g_due, g_groups
+end
+
 -- Steps 3 and 4, as one function: a claim that reaps leases (step 5) takes again with the room
 -- it has left, so a job whose holder crashed starts in the same call.
 local held_back = false
 local function take_and_lease(limit)
   -- 3. Take up to `limit` due jobs: ids and their dues, in the order they are leased.
-  local take_ids, take_due = {}, {}
+  local take_ids, take_due, take_group = {}, {}, {}
   if limit > 0 and K.wi then
     local ids, dues, wheel_next = wheel_take(K, limit, now)
     take_ids, take_due = ids, dues
@@ -272,10 +423,12 @@ local function take_and_lease(limit)
           redis.call('ZREM', K.p, unpack(rm))
         end
       end
-      local r_heads = redis.call('ZRANGE', K.r, 0, limit, 'WITHSCORES')
+      local g_ids, g_due, g_groups = take_groups(limit, d_ids)
+      local room = limit - #g_ids
+      local r_heads = room > 0 and redis.call('ZRANGE', K.r, 0, room, 'WITHSCORES') or {}
       local di, ri = 1, 1
       local from_s, from_r = 0, {}
-      while #take_ids < limit and (di <= #d_ids or ri < #r_heads) do
+      while #take_ids < room and (di <= #d_ids or ri < #r_heads) do
         local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
         local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
         if r_score and (not d_score or r_score < d_score) then
@@ -295,6 +448,11 @@ local function take_and_lease(limit)
       if from_s > 0 then redis.call('ZREM', K.s, unpack(d_ids, 1, from_s)) end
       -- Due jobs left in r (all of r is due) or in s: look again at once.
       if ri < #r_heads or di <= #d_ids then sooner(now) end
+      for i, id in ipairs(g_ids) do
+        take_ids[#take_ids + 1] = id
+        take_due[#take_due + 1] = g_due[i]
+        take_group[#take_ids] = g_groups[i]
+      end
     end
   elseif rate_max > 0 then
     -- Held back by the rate limit: is anything due that it keeps waiting?
@@ -321,6 +479,9 @@ local function take_and_lease(limit)
         local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
         local token = string.format('%d.%.0f', claims, now)
         local member = token .. '|' .. id
+        -- A grouped job's member names its group, so whatever ends the lease frees the slot
+        -- without reading the record.
+        if take_group[i] then member = member .. '\0' .. take_group[i] end
         hset[#hset + 1] = id
         hset[#hset + 1] = leased
         zadd[#zadd + 1] = deadline
@@ -338,6 +499,8 @@ local function take_and_lease(limit)
       else
         -- A waiting entry without a readable record can only come from outside delayq (a manual
         -- HDEL, a newer writer). It is buried with its reason rather than dropped, so it is seen.
+        -- A grouped one was counted in its group: that slot is freed, as no lease holds it.
+        if take_group[i] then group_release(K, take_group[i], now) end
         if h then why = 'record is final (completed or cancelled) but the job was waiting' end
         local name = rec and 'BadRecord' or 'MissingJob'
         local message = rec and ('record cannot be read: ' .. tostring(why))
@@ -393,6 +556,9 @@ if n < tonumber(ARGV[1]) then
       sooner(head)
     end
   end
+end
+if group_woke and next_at ~= -1 and next_at <= now then
+  redis.call('PUBLISH', K.w, string.format('%.0f', now))
 end
 out[2] = next_at
 return finish()

@@ -16,6 +16,10 @@
 --         uses ('' = adopt the recorded one), then the value to record when none is
 -- ARGV[11] the payload version this client writes or knows ('' = none); the record keeps the
 --         highest seen (clients of several versions may run at once: that is what upgrades are)
+-- ARGV[12] the group concurrency this client sets ('' = adopt the recorded one), ARGV[13] its
+--         group rate limit ('<max>/<per ms>', 'none', or '' = adopt): recorded as
+--         `groups.concurrency` and `groups.limit` by the first worker that sets them, so every
+--         worker enforces one bound (the claim counts a group's running jobs against it)
 -- Returns: { found (1 or 0: read mode and nothing recorded nor used), now, field, value, ... }
 --          or error 'DELAYQ_MIGRATING <since ms>|<who>' while `delayq migrate` converts the queue,
 --          or error 'DELAYQ_CONFIG_MISMATCH <field> <recorded value>' when a value the client
@@ -62,6 +66,19 @@ for i, field in ipairs(fields) do
   else
     missing = true
     if wanted ~= '' then record[field] = wanted else record[field] = default end
+  end
+end
+-- Group bounds: no default is recorded; a client that sets none adopts what a worker recorded.
+for i, field in ipairs({ 'groups.concurrency', 'groups.limit' }) do
+  local wanted = ARGV[11 + i] or ''
+  local stored = record[field]
+  if stored then
+    if wanted ~= '' and wanted ~= stored then
+      return redis.error_reply('DELAYQ_CONFIG_MISMATCH ' .. field .. ' ' .. stored)
+    end
+  elseif wanted ~= '' then
+    missing = true
+    record[field] = wanted
   end
 end
 local version = tonumber(ARGV[11])

@@ -5,7 +5,7 @@
 -- KEYS[2] j   HASH id -> record (a dead job keeps its whole record)
 -- KEYS[3] e   HASH id -> JSON of the last error (kept: get() still shows why it died)
 -- KEYS[4] s, KEYS[5] p, KEYS[6] r   the waiting sets of the default and prioritized classes
--- KEYS[7] gq, KEYS[8] gw, KEYS[9] gr, KEYS[10] gc   groups (issue 16; not built yet)
+-- KEYS[7] gq, KEYS[8] gw, KEYS[9] gr, KEYS[10] gc   groups (groups.lua)
 -- KEYS[11] w  channel: wake messages
 -- KEYS[12] ev STREAM of job events (`retried`: routine, written only with events 'all')
 -- KEYS[13] n  HASH of counters (`retried`: dead jobs put back)
@@ -28,6 +28,7 @@
 local K = {
   d = KEYS[1], j = KEYS[2], e = KEYS[3], s = KEYS[4], p = KEYS[5], r = KEYS[6], gq = KEYS[7],
   gw = KEYS[8], gr = KEYS[9], gc = KEYS[10], w = KEYS[11], ev = KEYS[12], n = KEYS[13], events_cap = tonumber(ARGV[4]),
+  gmax = tonumber(ARGV[3]) or 0,
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 14, 5)

@@ -4,8 +4,8 @@
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet due
 -- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
--- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet: no grouped
---             job can be added, so none can fail)
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): a grouped job's retry
+--             waits in gq, and its group's running slot is freed
 -- KEYS[8] j   HASH id -> record (header + payload)
 -- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
 -- KEYS[10] d  ZSET id -> died at ms
@@ -44,7 +44,7 @@
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]),
+  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]) or 0,
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 17, 10)
@@ -110,8 +110,10 @@ if retry then
   announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
   redis.call('HINCRBY', K.n, 'failed', 1)
   emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', run_at, 'at', now, 'reason', ARGV[8])
+  if member_group(member) then group_release_and_wake(K, member_group(member), now) end
   return { 'RETRY', run_at }
 end
+if member_group(member) then group_release_and_wake(K, member_group(member), now) end
 emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', -1, 'at', now, 'reason', ARGV[8])
 bury(K, id, rec, now, h.attempts, dead_max_count, dead_max_age_ms)
 return { 'DEAD', now }

@@ -4,6 +4,7 @@
 -- KEYS[1] j   KEYS[2] s   KEYS[3] p   KEYS[4] r   KEYS[5] a   KEYS[6] c   KEYS[7] x   KEYS[8] d
 -- KEYS[9] e   KEYS[10] wk KEYS[11] pg
 -- KEYS[12..14] state 'ids' only: the wheel's wr, wi, wc (wheel.lua), for the due times
+-- KEYS[12] state 'waiting' only, optional: gq (waiting grouped jobs; the wheel has no groups)
 -- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', or 'ids' (ARGV[6..] are
 --         the ids to show: the wheel's waiting jobs, which live in bucket lists the caller read)
 -- ARGV[2] offset, ARGV[3] limit, ARGV[4] 1: newest first (by score), 0: earliest first
@@ -14,7 +15,8 @@
 --          dead: when. A job whose record is gone (trimmed between the reads of a caller
 --          merging partitions) is left out.
 -- Order of 'waiting': the due prioritized jobs first (r, in claim order: priority, then due),
---          then the others (s and p) by due time. Deep pages cost O(offset) in s and p.
+--          then the others (s and p) by due time, then the grouped jobs (gq) by group and due
+--          time. Deep pages cost O(offset) in s and p.
 -- Guarantee: read-only.
 
 --!include record.lua
@@ -69,6 +71,17 @@ if state == 'waiting' then
       end
       n = n + 1
       if n > skip then push(id, due) end
+    end
+  end
+  -- Grouped jobs after the others: gq is ordered by group, then due (its members carry both).
+  local gq = KEYS[12]
+  want = limit - #ids
+  if gq and want > 0 then
+    local before = ready + redis.call('ZCARD', s) + redis.call('ZCARD', p)
+    local from = math.max(0, offset - before)
+    for _, member in ipairs(redis.call('ZRANGE', gq, from, from + want - 1)) do
+      local zero = string.find(member, '\0', 1, true)
+      push(string.sub(member, zero + 7), string.format('%.0f', struct.unpack('>I6', member, zero + 1)))
     end
   end
 elseif state == 'active' then

@@ -3,7 +3,8 @@
 -- are spent (layout 2, docs/design/HOT-PATH.md §4.6). Any worker may run it, any time.
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
--- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): reaped grouped jobs wait
+--             in gq again, and their groups' running slots are freed
 -- KEYS[8] j   HASH id -> record
 -- KEYS[9] a   ZSET lease member -> deadline ms
 -- KEYS[10] d  ZSET id -> died at ms
@@ -32,7 +33,7 @@
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[5]),
+  pg = KEYS[15], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]) or 0,
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 16, 6)
@@ -42,7 +43,7 @@ if cap_problem then return bad_arg(cap_problem) end
 local now = now_ms()
 local returned, buried = reap_expired(K, now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
 -- Returned jobs are due now: sleeping workers hear it (the wheel's ready list wakes them itself).
-if returned > 0 and not K.wi then redis.call('PUBLISH', K.w, string.format('%.0f', now)) end
+if (returned > 0 or buried > 0) and not K.wi then redis.call('PUBLISH', K.w, string.format('%.0f', now)) end
 local next_deadline = -1
 local head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
 if head[2] then next_deadline = tonumber(head[2]) end

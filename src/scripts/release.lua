@@ -4,7 +4,8 @@
 -- (a payload version newer than it knows, during a rolling deploy).
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
--- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): the job waits in gq again
+--             and its group's running slot is freed
 -- KEYS[8] j   HASH id -> record
 -- KEYS[9] a   ZSET lease member -> deadline ms
 -- KEYS[10] w  channel: wake messages
@@ -33,6 +34,7 @@
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], w = KEYS[10], ev = KEYS[11], pg = KEYS[12], events_cap = tonumber(ARGV[4]),
+  gmax = tonumber(ARGV[3]) or 0,
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 13, 5)
@@ -63,5 +65,7 @@ rec = rec_uncharge(rec, h)
 h = rec_parse(rec)
 redis.call('HSET', K.j, id, rec)
 announce_placed(K, place_waiting(K, id, h, run_at, now), run_at)
+local group = member_group(member)
+if group then group_release_and_wake(K, group, now) end
 emit(K, 'released', id, 'runAt', run_at, 'at', now)
 return 1

@@ -2,7 +2,7 @@
 -- docs/design/HOT-PATH.md §4.9).
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
--- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
+-- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)
 -- KEYS[8] j   HASH id -> record
 -- KEYS[9] w   channel: wake messages (the head moved earlier)
 -- KEYS[10] ev STREAM of job events (`rescheduled`: routine, written only with events 'all')
@@ -30,6 +30,7 @@
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], w = KEYS[9], ev = KEYS[10], events_cap = tonumber(ARGV[5]),
+  gmax = tonumber(ARGV[4]) or 0,
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 11, 6)

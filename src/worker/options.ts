@@ -1,6 +1,7 @@
 /**
  * Worker options, resolved and validated once against named defaults. An error names the option.
  */
+import type { GroupsOption } from '../definition/definition.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import {
@@ -95,6 +96,14 @@ export interface WorkerOptions<T = unknown> {
   logger?: Logger;
   /** The queue's partition count; must match the producers' (see QueueOptions.partitions). Default 1. */
   partitions?: number;
+  /**
+   * Jobs added with a `group`: at most `concurrency` of one group run at once across all workers
+   * (default 1), and with `limit` a group starts at most `max` jobs per `per` on average (bursts
+   * up to max). Groups with due jobs take turns. Part of the queue's definition: the first worker
+   * that sets it records it, and a worker with other values gets ConfigMismatchError. Left out:
+   * the recorded bounds (concurrency 1 when none are).
+   */
+  groups?: GroupsOption;
 }
 
 /** Options after validation. */
@@ -150,6 +159,7 @@ const KNOWN = new Set([
   'limit',
   'events',
   'partitions',
+  'groups',
 ]);
 
 const LOG_LEVELS = ['info', 'warn', 'error', 'silent'] as const;

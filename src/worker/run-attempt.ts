@@ -65,6 +65,7 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
       () => attempt.signal,
       (ms) => deps.extend(attempt, ms),
       (value) => attempt.reportProgress(value),
+      header.group,
     );
   } catch (err) {
     // An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once

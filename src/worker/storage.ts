@@ -5,7 +5,7 @@
  * through its Exchange: one script call carries both.
  */
 import type { AckOutcome } from '../operations/ack.js';
-import { claim, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
+import { claim, type AckItem, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
@@ -16,7 +16,7 @@ import { ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { dropHolder, registerHolder } from '../operations/worker-register.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { mapByPartition, partitionOf } from '../partition/index.js';
+import { mapByPartition, partitionOfMember, placementKeyOfMember } from '../partition/index.js';
 import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
 import { Exchange } from './exchange.js';
 import { confirmLateClaim } from './late-claim.js';
@@ -45,6 +45,8 @@ export class WorkerStorage implements AttemptStore {
   eventsCap = 0;
   /** The server has ZMSCORE; settled at start-up. */
   zmscore = true;
+  /** The queue's group concurrency (recorded, or the default); settled at start-up. */
+  groupConcurrency = 1;
   /** This worker's holder number in each partition (worker-register), once registered. */
   private holders: number[] = [];
   private exchanges: Exchange[] = [];
@@ -114,14 +116,21 @@ export class WorkerStorage implements AttemptStore {
   }
 
   ack(job: AttemptAck): Promise<AckOutcome> {
-    const { id, ...item } = job;
-    const exchange = this.exchanges[partitionOf(id, this.partitions.length)];
+    // The member finds the partition (a grouped job lives in its group's); the id rides along.
+    const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
+    const item: AckItem = {
+      member: job.member,
+      knownDeadline: job.knownDeadline,
+      hadError: job.hadError,
+      progressed: job.progressed,
+      ...(job.result !== undefined && { result: job.result }),
+    };
     if (!exchange) return Promise.reject(new Error('worker storage: ack before open()'));
     return exchange.ack(item);
   }
 
   fail(input: AttemptFail): Promise<FailOutput> {
-    return fail(this.client, this.keysOf(input.id), {
+    return fail(this.client, this.keysOf(input.member), {
       member: input.member,
       retryDelayMs: input.retryDelayMs,
       error: input.error,
@@ -129,11 +138,12 @@ export class WorkerStorage implements AttemptStore {
       deadMaxAgeMs: this.options.deadMaxAgeMs,
       eventsCap: this.eventsCap,
       layout: this.layout,
+      groupConcurrency: this.groupConcurrency,
     });
   }
 
   progress(input: AttemptProgress): Promise<void> {
-    return progress(this.client, this.keysOf(input.id), {
+    return progress(this.client, this.keysOf(input.member), {
       member: input.member,
       json: input.json,
       capBytes: PROGRESS_MAX_BYTES,
@@ -141,11 +151,12 @@ export class WorkerStorage implements AttemptStore {
   }
 
   release(input: AttemptRelease): Promise<boolean> {
-    return release(this.client, this.keysOf(input.id), {
+    return release(this.client, this.keysOf(input.member), {
       member: input.member,
       delayMs: input.delayMs,
       eventsCap: this.eventsCap,
       layout: this.layout,
+      groupConcurrency: this.groupConcurrency,
     });
   }
 
@@ -164,7 +175,7 @@ export class WorkerStorage implements AttemptStore {
     const deadlines = await mapByPartition(
       held,
       this.partitions.length,
-      (lease) => lease.id,
+      (lease) => placementKeyOfMember(lease.member),
       async (p, batch) => {
         const out = await extend(
           this.client,
@@ -190,6 +201,7 @@ export class WorkerStorage implements AttemptStore {
           deadMaxAgeMs: this.options.deadMaxAgeMs,
           eventsCap: this.eventsCap,
           layout: this.layout,
+          groupConcurrency: this.groupConcurrency,
         }),
       ),
     );
@@ -216,8 +228,8 @@ export class WorkerStorage implements AttemptStore {
     );
   }
 
-  /** The keys of the partition job `id` lives in. */
-  private keysOf(id: string): QueueKeys {
-    return this.partitions[partitionOf(id, this.partitions.length)]!;
+  /** The keys of the partition the job held by lease `member` lives in (its group's, if any). */
+  private keysOf(member: string): QueueKeys {
+    return this.partitions[partitionOfMember(member, this.partitions.length)]!;
   }
 }

@@ -4,9 +4,10 @@
 // by a job added to any partition, wherever its subscription landed.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { partitionOf } from '../../src/partition/index.js';
+import { partitionOf, placementOf } from '../../src/partition/index.js';
 import { partitionKeys } from '../../src/redis/keys.js';
-import { uniqueQueue } from '../support/fixtures.js';
+import { uniqueQueue, waitFor } from '../support/fixtures.js';
+import type { Job } from '../../src/index.js';
 import {
   expectEachRunsOnce,
   expectWakeFromEveryPartition,
@@ -81,5 +82,52 @@ describe('cluster: partitions', () => {
       1_000,
       redis.client,
     );
+  });
+
+  it('groups: each group lives in its partition (fnv1a32(group) mod P), bounded across workers; get and cancel by id find it', async () => {
+    const { name, masterOf } = await spreadQueue('groups');
+    const q = open<number>(name);
+    const groups = Array.from({ length: 12 }, (_, i) => `tenant-${i}`);
+    const added = await q.addBulk(
+      Array.from({ length: 240 }, (_, i) => ({
+        payload: i,
+        opts: { group: groups[i % groups.length]!, delay: '1h' },
+      })),
+    );
+    // Each group's jobs are in gq of its group's partition, asked of that master directly.
+    for (const [p, keys] of partitionKeys(name, P).entries()) {
+      const node = new Redis(masterOf[p]!, '127.0.0.1');
+      try {
+        const here = groups.filter((g) => placementOf('', g, P) === p);
+        expect(await node.zcard(keys.groupJobs)).toBe(here.length * 20);
+      } finally {
+        node.disconnect();
+      }
+    }
+    // By id alone: the id's partition is asked first, then the others.
+    const moved = added.find(
+      (a, i) => placementOf(a.id, groups[i % groups.length], P) !== partitionOf(a.id, P),
+    )!;
+    expect((await q.get(moved.id))?.state).toBe('scheduled');
+    expect(await q.cancel(moved.id)).toBe(true);
+    expect((await q.get(moved.id))?.state).toBe('cancelled');
+    const rest = added.filter((a) => a.id !== moved.id).map((a) => a.id);
+    for (const id of rest) expect(await q.reschedule(id, { delay: 0 })).toBe(true);
+
+    const running = new Map<string, number>();
+    let over = 0;
+    const ran = new Set<string>();
+    const handler = async (job: Job<number>): Promise<void> => {
+      const g = job.group!;
+      running.set(g, (running.get(g) ?? 0) + 1);
+      if (running.get(g)! > 1) over++;
+      await new Promise((r) => setTimeout(r, 2));
+      running.set(g, running.get(g)! - 1);
+      ran.add(job.id);
+    };
+    work(name, handler, { concurrency: 10, groups: { concurrency: 1 } });
+    work(name, handler, { concurrency: 10, groups: { concurrency: 1 } });
+    await waitFor(() => ran.size === rest.length, { timeoutMs: 30_000, what: `${rest.length} runs` });
+    expect(over).toBe(0);
   });
 });

@@ -1297,6 +1297,52 @@ export function conformanceSuite(
       expect((await queue.get(id))?.result).toBeUndefined();
     });
 
+    if (strategy === 'wheel') {
+      it('refuses grouped jobs, naming group and the strategy (a bucket is a FIFO list)', async () => {
+        const { queue } = setup<number>();
+        await expect(queue.add(1, { group: 'tenant-1' })).rejects.toMatchObject({
+          issues: [{ path: 'group' }],
+          message: expect.stringContaining('wheel') as string,
+        });
+      });
+    } else {
+      it('groups: at most groups.concurrency running per group, turns among groups, every job once', async () => {
+        const { queue, name } = setup<string>();
+        const running = new Map<string, number>();
+        let over = 0;
+        const done: string[] = [];
+        worker<string>(
+          name,
+          async (job) => {
+            const g = job.group!;
+            running.set(g, (running.get(g) ?? 0) + 1);
+            if (running.get(g)! > 2) over++;
+            await new Promise((r) => setTimeout(r, 3));
+            running.set(g, running.get(g)! - 1);
+            done.push(job.payload);
+          },
+          { concurrency: 8, groups: { concurrency: 2 } },
+        );
+        await queue.addBulk(
+          Array.from({ length: 40 }, (_, i) => ({ payload: `big${i}`, opts: { group: 'big' } })),
+        );
+        await queue.add('small', { group: 'small' });
+        await waitFor(() => done.length === 41, { what: '41 jobs' });
+        expect(over).toBe(0);
+        expect(new Set(done).size).toBe(41);
+        // The one-job group's turn came long before the 40-job group drained.
+        expect(done.indexOf('small')).toBeLessThan(20);
+        // Nothing of the groups is left: no waiting entry, no group in turn, no running count.
+        await waitFor(
+          async () => {
+            const f = await footprint(name);
+            return !f['groupJobs'] && !f['groupsWaiting'] && !f['groupsReady'] && !f['groupCounts'];
+          },
+          { what: 'group keys empty' },
+        );
+      });
+    }
+
     it('caps the dead set by count', async () => {
       const { queue, name } = setup();
       let dead = 0;

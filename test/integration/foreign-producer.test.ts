@@ -123,7 +123,18 @@ describe('refused by add.lua, nothing written', () => {
     ],
     ['a priority class the header does not have', { class: 'p-5' }, /disagrees with the record's priority 0/],
     ['a priority out of range', { class: 'p2000' }, /priority must be -1024\.\.1023/],
-    ['a group', { class: 'gtenant' }, /groups are not supported yet/],
+    ['a group class the header does not have', { class: 'gtenant' }, /but the record has no group/],
+    [
+      'a group in the header under the default class',
+      // G: length 1, 'a', due 0 (the script writes it).
+      { record: record('1', 0x10, [1, 0x61, 0, 0, 0, 0, 0, 0]) },
+      /disagrees with the record's group a/,
+    ],
+    [
+      'a group class naming another group than the header',
+      { record: record('1', 0x10, [1, 0x61, 0, 0, 0, 0, 0, 0]), class: 'gb' },
+      /class gb disagrees with the record's group a/,
+    ],
   ])('%s', async (_what, change, reason) => {
     const q = uniqueQueue('foreign');
     await expect(rawAdd(q, { ...good, ...change })).rejects.toThrow(reason);

@@ -124,8 +124,8 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'replace keeping the old job (debounce writing nothing)',
       script: 'add',
-      from: "elseif code == 'k' and mode == 'r' and oh and not oh.group then",
-      to: "elseif code == 'k' and mode == 'R' and oh and not oh.group then",
+      from: "elseif code == 'k' and mode == 'r' and oh then",
+      to: "elseif code == 'k' and mode == 'R' and oh then",
     },
     {
       what: 'replace resetting the attempts a waiting job has used',

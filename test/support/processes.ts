@@ -28,6 +28,9 @@ export interface ChildConfig {
   reapIntervalMs?: number;
   /** The worker's rate limit, passed through when set. */
   limit?: { max: number; per: number };
+  /** The worker's group bounds and the queue's partitions, passed through when set. */
+  groups?: { concurrency: number; limit?: { max: number; per: number } };
+  partitions?: number;
 }
 
 /** One line of a worker process's ledger. Times named runAt/claimedAt are server clock; the rest local. */
@@ -40,8 +43,10 @@ export type LedgerEntry =
       start: number;
       runAt: number;
       claimedAt: number;
+      /** The job's group, when it has one. */
+      group?: string;
     }
-  | { phase: 'end'; id: string; attempt: number; pid: number; start: number; end: number }
+  | { phase: 'end'; id: string; attempt: number; pid: number; start: number; end: number; group?: string }
   | { phase: 'completed'; id: string; attempt: number; pid: number; at: number }
   | { phase: 'failed'; id: string; attempt: number; pid: number; message: string; at: number }
   | { phase: 'dead'; id: string; attempt: number | null; pid: number; message: string; at: number }
@@ -132,6 +137,8 @@ export async function spawnWorker(options: SpawnWorkerOptions, ledgerPath: strin
     ...(options.maxSleepMs !== undefined && { maxSleepMs: options.maxSleepMs }),
     ...(options.reapIntervalMs !== undefined && { reapIntervalMs: options.reapIntervalMs }),
     ...(options.limit !== undefined && { limit: options.limit }),
+    ...(options.groups !== undefined && { groups: options.groups }),
+    ...(options.partitions !== undefined && { partitions: options.partitions }),
   };
   const nodeArgs = ['--import', 'tsx', SCRIPT, JSON.stringify(config)];
   const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...nodeArgs] as [

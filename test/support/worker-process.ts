@@ -31,6 +31,8 @@ function readConfig(): ChildConfig {
     ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
     ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
     ...(config.limit !== undefined && { limit: config.limit }),
+    ...(config.groups !== undefined && { groups: config.groups }),
+    ...(config.partitions !== undefined && { partitions: config.partitions }),
   };
 }
 
@@ -52,11 +54,20 @@ const worker = new Worker<unknown>(
       start,
       runAt: job.runAt.getTime(),
       claimedAt: job.claimedAt.getTime(),
+      ...(job.group !== undefined && { group: job.group }),
     });
     // A plain sleep that ignores job.signal on purpose: a handler that runs on after losing its
     // lease is the case fencing must handle (its late ack has to be refused).
     if (config.sleepMs > 0) await new Promise((resolve) => setTimeout(resolve, config.sleepMs));
-    record({ phase: 'end', id: job.id, attempt: job.attempt, pid: process.pid, start, end: Date.now() });
+    record({
+      phase: 'end',
+      id: job.id,
+      attempt: job.attempt,
+      pid: process.pid,
+      start,
+      end: Date.now(),
+      ...(job.group !== undefined && { group: job.group }),
+    });
   },
   {
     connection: config.url,
@@ -66,6 +77,8 @@ const worker = new Worker<unknown>(
     ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
     ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
     ...(config.limit !== undefined && { limit: config.limit }),
+    ...(config.groups !== undefined && { groups: config.groups }),
+    ...(config.partitions !== undefined && { partitions: config.partitions }),
   },
 );
 

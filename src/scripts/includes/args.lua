@@ -68,7 +68,16 @@ end
 local function check_record_class(class, h, wheel)
   if type(class) ~= 'string' then return 'class is missing' end
   local kind = string.sub(class, 1, 1)
-  if kind == 'g' or h.group then return 'groups are not supported yet' end
+  if kind == 'g' or h.group then
+    local group = string.sub(class, 2)
+    if kind ~= 'g' then return 'class ' .. class .. ' disagrees with the record\'s group ' .. h.group end
+    if not h.group then return 'class ' .. class .. ' but the record has no group' end
+    if group ~= h.group then return 'class g' .. group .. ' disagrees with the record\'s group ' .. h.group end
+    if string.find(group, '%c') then return 'group contains a control character' end
+    if h.prio ~= 0 then return 'a grouped job cannot have a priority (record has ' .. h.prio .. ')' end
+    if wheel then return 'group is not supported with the wheel strategy' end
+    return nil
+  end
   if class == '' then
     if h.prio ~= 0 then return 'class is default but the record has priority ' .. h.prio end
     return nil

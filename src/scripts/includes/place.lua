@@ -2,8 +2,11 @@
 -- (default class, member id, score due), K.p (prioritized, not due: member "<prio>:<id>", score
 -- due) or K.r (prioritized and due: score (prio + 1024) * 2^42 + due), or for the wheel strategy
 -- (K.wi set by wheel_keys, wheel.lua) its bucket or ready list. The record's header (h from
--- rec_parse) says which, so removing a waiting job never searches. Grouped jobs are not supported yet (issue 16).
+-- rec_parse) says which, so removing a waiting job never searches. A grouped job waits in K.gq,
+-- under the due time its record's G block holds (groups.lua, included here).
 -- Needs record.lua; a script using the wheel strategy includes wheel.lua before this file.
+
+--!include groups.lua
 
 -- 2^42 ms reaches the year 2109; priorities -1024..1023 above it keep every r score an exact
 -- double ((2047 + 1) * 2^42 = 2^53).
@@ -24,7 +27,16 @@ end
 -- became the earliest job of where it went (or is due already), so the caller publishes the wake.
 local function place_waiting(K, id, h, due, now)
   if h.group then
-    return error({ err = 'DELAYQ_BAD_ARG groups are not supported yet (job ' .. id .. ')' })
+    if h.group_due ~= due then
+      -- The G block names the job's member in gq: it must hold the due it waits under. The caller
+      -- wrote the record already; it is patched here, on the paths that put a job back.
+      local rec = redis.call('HGET', K.j, id)
+      local current = rec and rec_parse(rec)
+      if current and current.group then
+        redis.call('HSET', K.j, id, rec_with_group_due(rec, current, due))
+      end
+    end
+    return group_place(K, id, h.group, due, now)
   end
   if K.wi then return wheel_place(K, id, due, now) end
   if h.prio == 0 then
@@ -46,6 +58,10 @@ end
 -- Take waiting job `id` (header h) out of where it waits. Returns its due time, or nil when it
 -- was not waiting there. `due` is needed only by the wheel strategy (the bucket to look in).
 local function unplace_waiting(K, id, h, due)
+  if h.group then
+    if not group_unplace(K, id, h.group, h.group_due, now_ms()) then return nil end
+    return h.group_due
+  end
   if K.wi then return wheel_remove(K, id, due) end
   if h.prio == 0 then
     local score = redis.call('ZSCORE', K.s, id)

@@ -3,7 +3,7 @@
 -- waiting by its class, due now (the attempt stays charged: it was counted at the claim), or to
 -- the dead set with the error LeaseExpired once its attempts are spent. Used by reap.lua and by
 -- the claim's reap-on-claim. Idempotent: a second call finds nothing.
--- Needs K.a, K.j, K.e, K.pg, K.n, what place_waiting needs (place.lua), what bury needs
+-- Needs K.a, K.j, K.e, K.pg, K.n, K.gc (slots of grouped leases), what place_waiting needs (place.lua), what bury needs
 -- (bury.lua) and what emit needs (events.lua). The caller announces returned jobs (wake).
 
 local function reap_expired(K, now, max, dead_count, dead_age)
@@ -49,6 +49,17 @@ local function reap_expired(K, now, max, dead_count, dead_age)
     end
     -- No record at all (deleted outside delayq): the lease alone was left; the event says so.
   end
+  -- The groups' slots (the group is in the member), freed after the jobs went back, so one
+  -- re-activation per group sees both.
+  local freed, order = {}, {}
+  for _, member in ipairs(expired) do
+    local g = member_group(member)
+    if g then
+      if not freed[g] then order[#order + 1] = g end
+      freed[g] = (freed[g] or 0) + 1
+    end
+  end
+  for _, g in ipairs(order) do group_release(K, g, now, freed[g]) end
   redis.call('HINCRBY', K.n, 'reaped', #expired)
   return returned, buried
 end

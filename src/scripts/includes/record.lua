@@ -134,6 +134,12 @@ local function rec_uncharge(rec, h)
   return rec_claimed(rec, h, h.attempts - 1, h.claims, h.claimed_at, h.run_due, h.holder)
 end
 
+-- `rec` (header h, grouped) with the G block's due time set to `due`: the due of its current
+-- scheduling, which names its member in gq (groups.lua), so it is always the one it waits under.
+local function rec_with_group_due(rec, h, due)
+  return string.sub(rec, 1, h.group_due_at - 1) .. struct.pack('>I6', due) .. string.sub(rec, h.group_due_at + 6)
+end
+
 -- A completed record holding `result` (the codec's bytes of the handler's return value).
 local function rec_completed_with_result(result)
   return REC_COMPLETED_RESULT_HEAD .. result

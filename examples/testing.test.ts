@@ -77,7 +77,14 @@ describe('sendReminder on a real queue', () => {
 
     expect(out.completed.map((c) => [c.id, c.result])).toEqual([['r1', { sentTo: 'ada@example.com' }]]);
     expect(out.dead.map((d) => [d.id, d.error.message])).toEqual([['r3', 'not an address: nobody']]);
-    expect(await queue.counts()).toEqual({ scheduled: 1, due: 0, active: 0, dead: 1 });
+    expect(await queue.counts()).toEqual({
+      scheduled: 1,
+      due: 0,
+      active: 0,
+      dead: 1,
+      completed: 1,
+      cancelled: 0,
+    });
     expect((await queue.get('r2'))?.state).toBe('scheduled');
   });
 });

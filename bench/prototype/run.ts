@@ -1,7 +1,7 @@
 /**
  * Prototype of the layout-2 hot path (docs/design/HOT-PATH.md): the core add, claim and ack cost of
- * the proposed scripts against today's, inside one private redis-server (never the shared one on
- * 6379), started on a free port and stopped by pid.
+ * the prototype scripts, inside one private redis-server (never the shared one on 6379), started on
+ * a free port and stopped by pid.
  *
  * Per variant and claim batch size B it adds the jobs (immediate, tiny payload), then one client
  * claims and acks them in batches of B until none is left, and prints Redis CPU (INFO cpu, user +
@@ -9,12 +9,13 @@
  * adds jobs delayed an hour with a 100-byte JSON payload and prints MEMORY USAGE per job of each
  * key and the used_memory growth per job.
  *
- * - today: src/scripts as shipped (add.lua, claim-zpopmin.lua, ack.lua through src/operations),
- *   with the defaults (every event, `rememberCompleted` 100,000 ids / 5 min), and with
- *   `events: { only: 'failures' }`. Claim and ack are two calls per batch, as the worker sends them.
  * - new: bench/prototype/add.lua and claim.lua; one call acks the last batch and claims the next.
  * - new, priorities: the same with priorities -50..49 (one in a hundred at the default 0).
  * - new, groups: the same with every job in one of 100 groups, group concurrency 1.
+ *
+ * The "today" rows of HOT-PATH.md §11 (layout 1's scripts, then in src/scripts) cannot be run any
+ * more: layout 2 replaced those scripts, so the runner keeps the prototype's variants only. The
+ * memory table keeps a 22-char-id row of the new layout for the id-length comparison.
  *
  * Indicative only: one client, no handler work, no network but loopback; on a shared machine the
  * µs move with the load (printed), the command counts and bytes do not.
@@ -25,14 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
-import { encodeEnvelope } from '../../src/codec/envelope.js';
-import { jsonCodec } from '../../src/codec/json.js';
-import { ackMany } from '../../src/operations/ack.js';
-import { add as addToday, type AddInput } from '../../src/operations/add.js';
-import { claim as claimToday } from '../../src/operations/claim.js';
-import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
-import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
-import { script, type Reply } from '../../src/redis/scripts.js';
+import type { Reply } from '../../src/redis/scripts.js';
 import { startRedis } from '../../src/testing/redis-server.js';
 import { callsBetween, commandCalls, cpuMicros, usedMemory } from '../lib/redis.js';
 import { runMain } from '../lib/main.js';
@@ -52,7 +46,7 @@ const GROUP_MAX = 1;
 const GROUPS = 100;
 const HOUR_MS = 3_600_000;
 
-/** A random id of `length` characters: 22 as delayq generates them today, 14 proposed (§3.3). */
+/** A random id of `length` characters: 14 as layout 2 generates them (§3.3), 22 as layout 1 did. */
 const newId = (length = 22): string => randomBytes(length).toString('base64url').slice(0, length);
 
 /** A JSON payload of exactly 100 bytes (W5's size). */
@@ -329,19 +323,8 @@ function between(a: Snapshot, b: Snapshot, jobs: number): PhaseFigures {
   };
 }
 
-type Variant =
-  | 'today, events all'
-  | "today, events 'failures'"
-  | 'new'
-  | 'new, 100 priorities'
-  | 'new, 100 groups (1 running each)';
-const VARIANTS: Variant[] = [
-  'today, events all',
-  "today, events 'failures'",
-  'new',
-  'new, 100 priorities',
-  'new, 100 groups (1 running each)',
-];
+type Variant = 'new' | 'new, 100 priorities' | 'new, 100 groups (1 running each)';
+const VARIANTS: Variant[] = ['new', 'new, 100 priorities', 'new, 100 groups (1 running each)'];
 
 interface Row {
   variant: Variant;
@@ -360,43 +343,25 @@ async function runVariant(
 ): Promise<Row> {
   await control.flushall();
   const q = 'proto';
-  const today = variant.startsWith('today');
-  const eventsCap = variant === 'today, events all' ? 10_000 : -10_000;
-  const oldKeys: QueueKeys = queueKeys(q);
   const keys = newKeys(q);
   const addSha = (await load(client, readFileSync(new URL('./add.lua', import.meta.url), 'utf8'))).sha;
   const claimSha = (await load(client, readFileSync(new URL('./claim.lua', import.meta.url), 'utf8'))).sha;
-  for (const name of ['add', 'claim-zpopmin', 'ack']) await client.script('LOAD', script(name).source);
 
   // Add: n immediate jobs with a tiny payload, in chunks, as W1 does.
   const before = await snapshot(control);
   for (let first = 0; first < n; first += ADD_CHUNK) {
     const count = Math.min(ADD_CHUNK, n - first);
-    if (today) {
-      const jobs: AddInput[] = [];
-      for (let i = first; i < first + count; i++) {
-        const id = newId();
-        jobs.push({
-          id,
-          when: { delay: 0 },
-          envelope: encodeEnvelope(jsonCodec, { id, version: 1, payload: { n: i } }, 1 << 20),
-          meta: { m: 3 },
-        });
-      }
-      await addToday(client, oldKeys, jobs, eventsCap, ZSET_LAYOUT);
-    } else {
-      const jobs: NewJob[] = [];
-      for (let i = first; i < first + count; i++) {
-        const priority = variant === 'new, 100 priorities' ? (i % 100) - 50 : undefined;
-        const group = variant.includes('groups') ? `tenant-${i % GROUPS}` : undefined;
-        const record = newRecord(Buffer.from(JSON.stringify({ n: i })), priority, group);
-        const job: NewJob = { id: newId(14), record, delayMs: 0 };
-        if (priority !== undefined) job.priority = priority;
-        if (group !== undefined) job.group = group;
-        jobs.push(job);
-      }
-      await addNew(client, keys, addSha, jobs);
+    const jobs: NewJob[] = [];
+    for (let i = first; i < first + count; i++) {
+      const priority = variant === 'new, 100 priorities' ? (i % 100) - 50 : undefined;
+      const group = variant.includes('groups') ? `tenant-${i % GROUPS}` : undefined;
+      const record = newRecord(Buffer.from(JSON.stringify({ n: i })), priority, group);
+      const job: NewJob = { id: newId(14), record, delayMs: 0 };
+      if (priority !== undefined) job.priority = priority;
+      if (group !== undefined) job.group = group;
+      jobs.push(job);
     }
+    await addNew(client, keys, addSha, jobs);
   }
   const added = await snapshot(control);
 
@@ -409,49 +374,24 @@ async function runVariant(
   let overGroupLimit = 0;
   let outOfOrder = 0;
   const lastDue = new Map<string, number>();
-  if (today) {
-    for (;;) {
-      const out = await claimToday(client, oldKeys, {
-        layout: ZSET_LAYOUT,
-        strategy: 'zpopmin',
-        limit: batch,
-        leaseMs: LEASE_MS,
-        workerId: 'proto:1',
-        deadMaxCount: 100_000,
-        deadMaxAgeMs: 0,
-        rate: { max: 0, perMs: 0 },
-        eventsCap,
-      });
-      if (out.jobs.length === 0) break;
-      const outcomes = await ackMany(client, oldKeys, {
-        jobs: out.jobs.map((j) => ({ id: j.id, token: j.token, knownDeadline: j.deadline })),
-        keepCompleted: { count: 0, ageMs: 0 },
-        rememberCompleted: { count: 100_000, ageMs: 300_000 },
-        eventsCap,
-      });
-      if (outcomes.some((o) => o.status !== 'ok')) throw new Error('today: an ack was refused');
-      processed += out.jobs.length;
-    }
-  } else {
-    let acks: string[] = [];
-    for (;;) {
-      const jobs = await claimNew(client, keys, claimSha, acks, batch);
-      const inBatch = new Map<string, number>();
-      for (const job of jobs) {
-        if (job.priority < lastPriority) inversions++;
-        lastPriority = job.priority;
-        if (job.group !== undefined) {
-          const running = (inBatch.get(job.group) ?? 0) + 1;
-          inBatch.set(job.group, running);
-          if (running > GROUP_MAX) overGroupLimit++;
-          if (job.due < (lastDue.get(job.group) ?? -Infinity)) outOfOrder++;
-          lastDue.set(job.group, job.due);
-        }
+  let acks: string[] = [];
+  for (;;) {
+    const jobs = await claimNew(client, keys, claimSha, acks, batch);
+    const inBatch = new Map<string, number>();
+    for (const job of jobs) {
+      if (job.priority < lastPriority) inversions++;
+      lastPriority = job.priority;
+      if (job.group !== undefined) {
+        const running = (inBatch.get(job.group) ?? 0) + 1;
+        inBatch.set(job.group, running);
+        if (running > GROUP_MAX) overGroupLimit++;
+        if (job.due < (lastDue.get(job.group) ?? -Infinity)) outOfOrder++;
+        lastDue.set(job.group, job.due);
       }
-      processed += jobs.length;
-      acks = jobs.map((j) => j.member);
-      if (jobs.length === 0) break;
     }
+    processed += jobs.length;
+    acks = jobs.map((j) => j.member);
+    if (jobs.length === 0) break;
   }
   const done = await snapshot(control);
   if (processed !== n) throw new Error(`${variant} B=${batch}: processed ${processed} of ${n}`);
@@ -468,18 +408,14 @@ async function runVariant(
       (await control.zcard(keys.gr));
     if (leftover !== 0) throw new Error(`${variant} B=${batch}: group state left behind (${leftover})`);
   }
-  // Today an ack deletes the job; the new ack leaves a completed record (visible, trimmed by count
-  // and age) in j and the id in c.
-  const left = today
-    ? (await control.hlen(oldKeys.jobs)) + (await control.zcard(oldKeys.active))
-    : (await control.zcard(keys.s)) + (await control.zcard(keys.r)) + (await control.zcard(keys.a));
+  // An ack leaves a completed record (visible, trimmed by count and age) in j and the id in c.
+  const left = (await control.zcard(keys.s)) + (await control.zcard(keys.r)) + (await control.zcard(keys.a));
   if (left !== 0) throw new Error(`${variant} B=${batch}: ${left} jobs or leases left behind`);
-  if (!today && (await control.zcard(keys.c)) !== n)
-    throw new Error(`${variant} B=${batch}: completed set incomplete`);
+  if ((await control.zcard(keys.c)) !== n) throw new Error(`${variant} B=${batch}: completed set incomplete`);
   return { variant, batch, jobs: n, add: between(before, added, n), process: between(added, done, n) };
 }
 
-type MemoryLayout = 'today' | 'new, 22-char ids' | 'new';
+type MemoryLayout = 'new, 22-char ids' | 'new';
 interface MemoryRow {
   layout: MemoryLayout;
   perKey: Array<[string, number]>;
@@ -489,48 +425,24 @@ interface MemoryRow {
 async function runMemory(client: Redis, control: Redis, layout: MemoryLayout, n: number): Promise<MemoryRow> {
   await control.flushall();
   const q = 'mem';
-  const oldKeys = queueKeys(q);
   const keys = newKeys(q);
   const addSha = (await load(client, readFileSync(new URL('./add.lua', import.meta.url), 'utf8'))).sha;
-  await client.script('LOAD', script('add').source);
   const usedBefore = await usedMemory(control);
   for (let first = 0; first < n; first += ADD_CHUNK) {
     const count = Math.min(ADD_CHUNK, n - first);
-    if (layout === 'today') {
-      const jobs: AddInput[] = [];
-      for (let i = first; i < first + count; i++) {
-        const id = newId();
-        jobs.push({
-          id,
-          when: { delay: HOUR_MS },
-          envelope: encodeEnvelope(jsonCodec, { id, version: 1, payload: payload100(i) }, 1 << 20),
-          meta: { m: 3 },
-        });
-      }
-      await addToday(client, oldKeys, jobs, 10_000, ZSET_LAYOUT);
-    } else {
-      const jobs: NewJob[] = [];
-      for (let i = first; i < first + count; i++) {
-        const record = newRecord(Buffer.from(JSON.stringify(payload100(i))));
-        jobs.push({ id: newId(layout === 'new' ? 14 : 22), record, delayMs: HOUR_MS });
-      }
-      await addNew(client, keys, addSha, jobs);
+    const jobs: NewJob[] = [];
+    for (let i = first; i < first + count; i++) {
+      const record = newRecord(Buffer.from(JSON.stringify(payload100(i))));
+      jobs.push({ id: newId(layout === 'new' ? 14 : 22), record, delayMs: HOUR_MS });
     }
+    await addNew(client, keys, addSha, jobs);
   }
   const usedAfter = await usedMemory(control);
-  const names =
-    layout === 'today'
-      ? ([
-          ['jobs', oldKeys.jobs],
-          ['schedule', oldKeys.schedule],
-          ['meta', oldKeys.meta],
-          ['events', oldKeys.events],
-        ] as const)
-      : ([
-          ['j', keys.j],
-          ['s', keys.s],
-          ['n', keys.n],
-        ] as const);
+  const names = [
+    ['j', keys.j],
+    ['s', keys.s],
+    ['n', keys.n],
+  ] as const;
   const perKey: Array<[string, number]> = [];
   for (const [name, key] of names) {
     const bytes = (await control.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) as number | null;
@@ -570,7 +482,7 @@ async function main(): Promise<void> {
     }
     console.log('\n| layout | MEMORY USAGE per job, by key | used_memory growth per job |');
     console.log('| --- | --- | ---: |');
-    for (const layout of ['today', 'new, 22-char ids', 'new'] as const) {
+    for (const layout of ['new, 22-char ids', 'new'] as const) {
       const row = await runMemory(client, control, layout, MEMORY_JOBS);
       const keysText = row.perKey.map(([k, b]) => `${k} ${f(b, 1)}`).join(', ');
       console.log(`| ${row.layout} | ${keysText} | ${f(row.usedPerJob, 1)} |`);

@@ -52,12 +52,8 @@ export function registerStats(program: Command): void {
 
 async function statsOf(inspector: Inspector): Promise<QueueStats> {
   const counts = await inspector.counts();
-  const [strategy, lateness, paused] = await Promise.all([
-    inspector.strategy(),
-    inspector.lateness(counts),
-    inspector.isPaused(),
-  ]);
-  return { queue: inspector.name, counts, strategy, lateness, paused };
+  const [strategy, lateness] = await Promise.all([inspector.strategy(), inspector.lateness(counts)]);
+  return { queue: inspector.name, counts, strategy, lateness, paused: counts.paused };
 }
 
 function latenessText(l: Lateness): string {

@@ -245,8 +245,8 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
             strategy: null,
             paused: false,
           };
-        const { scheduled, due, active, dead } = await inspector.counts();
-        const [strategy, paused] = await Promise.all([inspector.strategy(), inspector.isPaused()]);
+        const { scheduled, due, active, dead, paused } = await inspector.counts();
+        const strategy = await inspector.strategy();
         return { name, counts: { scheduled, due, active, dead }, strategy, paused };
       }),
     );

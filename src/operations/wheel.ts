@@ -1,8 +1,9 @@
 /**
- * The layout of a queue's waiting jobs, as the operations need it: the schedule ZSET (zpopmin and
- * range), or the wheel of bucket lists (see src/scripts/includes/wheel.lua and docs/PROTOCOL.md).
- * Scripts cannot build bucket keys, so a wheel call passes the buckets it expects and calls again
- * with the ones a script names in DELAYQ_WRONG_BUCKET.
+ * The layout of a queue's waiting jobs, as the operations need it: the waiting ZSETs (zpopmin and
+ * range), or the wheel of bucket lists with each job's due time in `wc` (see
+ * src/scripts/includes/wheel.lua and docs/PROTOCOL.md). Scripts cannot build bucket keys, so a
+ * wheel call passes the buckets it expects and calls again with the ones a script names in
+ * DELAYQ_WRONG_BUCKET.
  */
 import type { ServerClock } from '../clock.js';
 import { ValidationError } from '../errors.js';

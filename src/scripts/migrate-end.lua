@@ -10,6 +10,8 @@
 -- Returns: now.
 --          Error 'DELAYQ_MIGRATING <mark>' (nothing written) when the record's mark is not ARGV[1]:
 --          another `delayq migrate --resume` took over, and it finishes.
+-- Guarantee: only the run holding the mark lifts it, and format 2 and the lifted mark are one step:
+--          no client sees the queue open before it is layout 2.
 
 --!include prelude.lua
 

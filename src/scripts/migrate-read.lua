@@ -22,6 +22,8 @@
 --          id, envelope, meta, lease, error, due, deadline, died, completed, done, cancelled,
 --          has record (1/0) } with false for what layout 1 does not have of the id
 -- Cost: O(chunk × log n).
+-- Guarantee: writes nothing; what it returns of one id is one consistent snapshot (one script), so
+--          migrate-write's compare-and-set against it tells whether the job moved since.
 
 local phase, cursor, chunk = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local sets = { active = KEYS[4], dead = KEYS[6], completed = KEYS[8], schedule = KEYS[1], done = KEYS[9],

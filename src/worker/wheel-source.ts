@@ -1,7 +1,8 @@
 /**
- * The time wheel as a claim source: each claim also promotes the due buckets the previous claim
- * named, and the pause between claims also ends the moment the ready list holds a job (see
- * ready-waiter.ts), so a job promoted by another worker starts without waiting for a timer.
+ * The time wheel as a claim source: each claim (through the worker's exchange, with the acks it
+ * carries) also promotes the due buckets the previous claim named, and the pause between claims
+ * also ends the moment the ready list holds a job (see ready-waiter.ts), so a job promoted by
+ * another worker starts without waiting for a timer.
  */
 import type { ClaimOutput } from '../operations/claim.js';
 import type { ClaimSource, ClaimSourceContext } from './claim-source.js';

@@ -328,6 +328,27 @@ describe('wheel: layout and protocol', () => {
   });
 });
 
+describe('wheel: jobs in the waiting ZSET (another producer, or delayq migrate)', () => {
+  it("are cancelled, rescheduled into the wheel, and shown, like the wheel's own", async () => {
+    const name = uniqueQueue('wheel');
+    const queue = queueOf<number>(name);
+    const r = client();
+    const keys = queueKeys(name);
+    const later = (await serverNow(r)) + 3_600_000;
+    for (const id of ['gone', 'moved']) {
+      await r.hset(keys.records, id, encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload(1)));
+      await r.zadd(keys.waiting, later, id);
+    }
+    expect((await queue.get('moved'))?.runAt.getTime()).toBe(later);
+    expect(await queue.cancel('gone')).toBe(true);
+    expect((await queue.get('gone'))?.state).toBe('cancelled');
+    expect(await queue.reschedule('moved', { delay: 60_000 })).toBe(true);
+    const due = (await queue.get('moved'))!.runAt.getTime();
+    expect(await whereIs(name, 'moved')).toBe(`bucket ${bucketStart(due, G)}`);
+    expect(await r.zcard(keys.waiting)).toBe(0);
+  });
+});
+
 describe('wheel: lateness', () => {
   for (const granularityMs of [250, 1_000]) {
     it(`is never early and late by about one granularity at most (${granularityMs} ms buckets)`, async () => {

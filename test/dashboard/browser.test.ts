@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { startDashboard } from '../../src/dashboard/server.js';
@@ -15,15 +15,18 @@ import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.j
 import { CHROMIUM_PATH } from '../support/prerequisites.js';
 
 /**
- * The box of `locator`. The page re-renders its tables every 2 s, so a row can be replaced between
- * two reads (boundingBox() then answers null): ask again, a bounded number of times.
+ * Run `check` on a row's element again when the page's 2 s refresh replaced the row while it was
+ * being looked at (Playwright then reports the element detached), a bounded number of times.
  */
-async function boxOf(locator: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
-  for (let tries = 0; tries < 50; tries++) {
-    const box = await locator.boundingBox();
-    if (box) return box;
+async function onStableRow(check: () => Promise<void>): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (tries >= 5 || !/not attached|detached/i.test(String(err))) throw err;
+    }
   }
-  throw new Error('no bounding box after 50 tries');
 }
 
 const ARTIFACTS = fileURLToPath(new URL('../../.tmp/test-artifacts/', import.meta.url));
@@ -182,12 +185,15 @@ describe('dashboard in a browser', () => {
       const inspectorBox = (await page.locator('#inspector').boundingBox())!;
       for (const index of [0, 9]) {
         const button = cancels.nth(index);
-        await button.scrollIntoViewIfNeeded();
-        expect(await button.isVisible()).toBe(true);
-        const box = await boxOf(button);
-        expect(box.x + box.width, `Cancel ${index} at ${width} px`).toBeLessThanOrEqual(inspectorBox.x);
-        // A trial click runs Playwright's checks (visible, stable, not covered) without clicking.
-        await button.click({ trial: true, timeout: 5_000 });
+        await onStableRow(async () => {
+          await button.scrollIntoViewIfNeeded();
+          expect(await button.isVisible()).toBe(true);
+          const box = await button.boundingBox();
+          if (!box) throw new Error(`Cancel ${index}: element detached (no bounding box)`);
+          expect(box.x + box.width, `Cancel ${index} at ${width} px`).toBeLessThanOrEqual(inspectorBox.x);
+          // A trial click runs Playwright's checks (visible, stable, not covered) without clicking.
+          await button.click({ trial: true, timeout: 5_000 });
+        });
       }
       await page.screenshot({ path: `${ARTIFACTS}dashboard-${width}.png` });
     }

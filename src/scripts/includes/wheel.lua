@@ -147,7 +147,13 @@ end
 -- caller has checked wheel_missing for `id`. Cost: O(length of its bucket, or of ready) (LREM).
 local function wheel_remove(K, id, due)
   local at, where = wheel_due(K, id)
-  if at == nil then return nil end
+  if at == nil then
+    -- Not in the wheel, but maybe in K.s: written by a producer that did not pass the wheel's
+    -- keys, or by delayq migrate; it waits there until a claim sweeps it (wheel_sweep).
+    local score = K.s and redis.call('ZSCORE', K.s, id)
+    if score and redis.call('ZREM', K.s, id) == 1 then return tonumber(score) end
+    return nil
+  end
   local removed = 0
   if where == 'bucket' then
     local start = wheel_bucket_of(K, at)

@@ -391,3 +391,30 @@ it('SIGKILL mid-batch: every job of the batch is reaped and retried', async () =
   expect(await c.zcard(queueKeys(name).leases)).toBe(0);
   expect((await c.zrange(queueKeys(name).completed, 0, -1)).sort()).toEqual([...ids].sort());
 });
+
+it('close() while a batch forms hands its jobs back uncharged; the handler never sees them', async () => {
+  const name = uniqueQueue('batch-close');
+  const queue = queueOf(name);
+  const ids = await addDue(queue, 2);
+  const c = client();
+  const keys = queueKeys(name);
+  const calls: string[][] = [];
+  const worker = new Worker<number>(
+    name,
+    async (jobs) => {
+      calls.push(jobs.map((j) => j.id));
+    },
+    { connection: redis.url(), batch: { size: 10, waitMs: 60_000 } },
+  );
+  // Both claimed into the forming batch, which waits for 8 more.
+  await waitFor(async () => (await c.zcard(keys.leases)) === 2, { what: 'the batch to form' });
+  await worker.close({ timeoutMs: 2_000 });
+
+  expect(calls).toEqual([]);
+  expect(await c.zcard(keys.leases)).toBe(0);
+  for (const id of ids) {
+    const info = await queue.get(id);
+    expect(info?.state).toBe('scheduled');
+    expect(info?.attempts).toBe(0);
+  }
+});

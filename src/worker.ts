@@ -379,6 +379,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const freeSlot = this.slots.take();
     const done = runBatch(attempts, {
       handler: batch.handler,
+      queue: this.name,
+      tracing: this.tracing,
       codec: this.codec,
       options: this.options,
       retry: this.retry,

@@ -74,6 +74,8 @@ function setup() {
   const run = (attempts: Array<Attempt<unknown>>, handler: BatchHandler<unknown>, keepResults = false) =>
     runBatch(attempts, {
       handler,
+      queue: 'q',
+      tracing: null,
       codec,
       options: { version: 1, migrate: {}, schema: undefined, newerVersionDelayMs: 60_000, keepResults },
       retry: new RetryPolicy(undefined, { warn: () => {}, error: () => {} }, 'q'),

@@ -24,6 +24,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { validatePayload } from '../schema.js';
+import type { ProcessSpanInfo, Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import { BatchJob } from './batch-job.js';
 import type { ResolvedWorkerOptions } from './options.js';
@@ -46,6 +47,10 @@ export interface BatchRunDeps<T> {
     'version' | 'migrate' | 'schema' | 'newerVersionDelayMs' | 'keepResults'
   >;
   retry: RetryPolicy;
+  /** OpenTelemetry, when loaded: the batch runs in one consumer span linked to each job's trace. */
+  tracing: Tracing | null;
+  /** The queue's name, for the span. */
+  queue: string;
   /** job.extendLease(). */
   extend(attempt: Attempt<T>, ms: number): Promise<void>;
   /** The handler is done, or will not run: the batch's slot goes to the next batch. Called once. */
@@ -145,7 +150,13 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
 
   let outcome: { ok: true; result: unknown } | { ok: false; error: Error };
   try {
-    outcome = { ok: true, result: await deps.handler(entries.map((e) => e.job)) };
+    const jobs = entries.map((e) => e.job);
+    const { tracing } = deps;
+    const run = () => deps.handler(jobs);
+    outcome = {
+      ok: true,
+      result: await (tracing ? tracing.processBatch(deps.queue, entries.map(spanInfo), run) : run()),
+    };
   } catch (err) {
     outcome = { ok: false, error: toError(err) };
   }
@@ -163,6 +174,18 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
     return entry.attempt.complete(entry.job, result, bytes);
   });
   await Promise.all([...fates, ...sideFates]);
+}
+
+/** What the batch's span says of one job. */
+function spanInfo<T>({ attempt, job }: Entry<T>): Omit<ProcessSpanInfo, 'queue'> {
+  const { claimed } = attempt;
+  return {
+    id: job.id,
+    attempt: job.attempt,
+    runAt: claimed.runAt,
+    claimedAt: claimed.claimedAt,
+    traceparent: claimed.header.traceparent,
+  };
 }
 
 /** Fail one job of the batch: buried at once for an UnrecoverableError, else retried by its own backoff. */

@@ -102,9 +102,10 @@ export interface WorkerOptions<T = unknown> {
 /**
  * Options of a batch worker: WorkerOptions and `batch`, which hands the handler up to `batch.size`
  * due jobs at once (`jobs: BatchJob<T>[]`), holding a due job at most `batch.waitMs` for others to
- * join (README, "Batches"). A separate type, so a one-job handler cannot be given `batch`.
+ * join (README, "Batches"). A separate type, so a one-job handler cannot be given `batch`. No
+ * `prefetch`: the batch being formed is what a batch worker claims ahead.
  */
-export interface BatchWorkerOptions<T = unknown> extends WorkerOptions<T> {
+export interface BatchWorkerOptions<T = unknown> extends Omit<WorkerOptions<T>, 'prefetch'> {
   batch: BatchOptions;
 }
 

@@ -39,6 +39,8 @@ export const single = (options: WorkerOptions<Row>) =>
 export const wrong = () => [
   // @ts-expect-error batch needs a handler taking jobs: BatchJob<T>[]
   new Worker<Row>('rows', async (job: Job<Row>) => job.payload.n, { batch: { size: 10 } }),
+  // @ts-expect-error a batch worker claims no jobs ahead of its batches: no prefetch
+  new Worker<Row>('rows', async (jobs) => jobs.length, { batch: { size: 10 }, prefetch: 5 }),
   // @ts-expect-error a handler taking an array needs the batch option
   new Worker<Row>('rows', async (jobs: Array<BatchJob<Row>>) => jobs.length, { concurrency: 1 }),
 ];

@@ -12,6 +12,7 @@
  */
 import { Queue, Worker, type WorkerOptions } from '../../src/index.js';
 import { freshQueue, type Context } from '../lib/context.js';
+import type { Profile } from '../lib/profile.js';
 import { callsBetween, commandCalls, cpuMicros, scriptCallsBetween, startBenchRedis } from '../lib/redis.js';
 
 /** Jobs per case: the full run's and the quick run's. */
@@ -88,6 +89,11 @@ async function once(
     await queue.close();
     await redis.stop();
   }
+}
+
+/** What the workload does, for docs/benchmarks.md. */
+export function describeBatchWorkload(profile: Pick<Profile, 'name' | 'bulkSize' | 'reps'>): string {
+  return `delayq only. ${JOBS[profile.name].toLocaleString('en-US')} tiny jobs already due, added with addBulk in chunks of ${profile.bulkSize}, then run by one worker in the bench process (batches are not in the adapters' protocol, so these figures compare with each other, not with W1's): one job per handler call at concurrency 1 and 100, and \`batch: { size: 100 }\` at concurrency 1 (one batch in flight). Each case on a redis-server of its own; rate from the first handler start to the last completion (ack applied); Redis CPU, commands and script calls per job from INFO deltas over the run; ${profile.reps} repetition(s). \`--only batch\` runs it alone.`;
 }
 
 /** Run the batch workload (delayq only) for every case and repetition. */

@@ -5,7 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolvedBackoff } from '../backoff.js';
 import { encodeJobPayload, resolveCodec } from '../codec/payload.js';
-import { CancelledError, DelayqError, LeaseLostError, UnrecoverableError } from '../errors.js';
+import {
+  CancelledError,
+  DelayqError,
+  JobTimeoutError,
+  LeaseLostError,
+  UnrecoverableError,
+} from '../errors.js';
 import type { AckItem, ClaimedJob, ClaimOutput } from '../operations/claim.js';
 import type { FailOutput } from '../operations/fail.js';
 import { NEW_JOB_HEADER } from '../record/index.js';
@@ -183,6 +189,24 @@ describe('runBatch', () => {
       expect.stringMatching(/result refused/),
     ]);
     expect(t.errors.some((e) => e instanceof CancelledError)).toBe(false);
+  });
+
+  it("a job's timeoutMs aborts its signal and fails it alone; the handler runs on for the others", async () => {
+    const t = setup();
+    const slow = t.attempt('slow');
+    (slow.claimed as { header: ClaimedJob['header'] }).header = { ...slow.claimed.header, timeoutMs: 20 };
+    const attempts = [t.attempt('a'), slow];
+    let reason: unknown;
+    await t.run(attempts, async (jobs) => {
+      const job = jobs[1]!;
+      await new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()));
+      reason = job.signal.reason;
+      expect(jobs[0]!.signal.aborted).toBe(false);
+    });
+    expect(reason).toBeInstanceOf(JobTimeoutError);
+    expect(t.fails.map((f) => [f.id, f.error.name])).toEqual([['slow', 'JobTimeoutError']]);
+    expect(t.exchangeCalls.map((acks) => acks.map((x) => x.member))).toEqual([['1.1000|a']]);
+    expect(attempts.map((a) => a.state)).toEqual(['completed', 'retrying']);
   });
 
   it('an undecodable payload is buried alone before the call; the rest of the batch runs', async () => {

@@ -18,7 +18,7 @@ import {
   type BatchHandler,
   type BatchWorkerOptions,
 } from '../../src/index.js';
-import { queueKeys } from '../../src/redis/keys.js';
+import { partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import type { BatchChildConfig, BatchLedgerEntry } from '../support/batch-worker-process.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { readJsonLines } from '../support/json-lines.js';
@@ -417,4 +417,31 @@ it('close() while a batch forms hands its jobs back uncharged; the handler never
     expect(info?.state).toBe('scheduled');
     expect(info?.attempts).toBe(0);
   }
+});
+
+it('a partitioned queue: one batch takes due jobs of several partitions; each ack goes to its own', async () => {
+  const name = uniqueQueue('batch-parts');
+  const queue = new Queue<number>(name, { connection: redis.url(), partitions: 4 });
+  closers.push(() => queue.close());
+  const ids = await addDue(queue, 12);
+  const calls: string[][] = [];
+  const completed: string[] = [];
+  const worker = batchWorker(
+    name,
+    async (jobs) => {
+      calls.push(jobs.map((j) => j.id));
+    },
+    { partitions: 4, batch: { size: 12, waitMs: 200 } },
+  );
+  worker.on('completed', (job) => completed.push(job.id));
+  await waitFor(() => completed.length === 12, { what: 'all twelve to complete' });
+
+  expect(calls.flat().sort()).toEqual([...ids].sort());
+  const c = client();
+  const parts = partitionKeys(name, 4);
+  // The jobs spread over the partitions; every one is completed in its own and none is held.
+  const perPartition = await Promise.all(parts.map((keys) => c.zrange(keys.completed, 0, -1)));
+  expect(perPartition.filter((members) => members.length > 0).length).toBeGreaterThan(1);
+  expect(perPartition.flat().sort()).toEqual([...ids].sort());
+  for (const keys of parts) expect(await c.zcard(keys.leases)).toBe(0);
 });

@@ -128,7 +128,7 @@ async function evenName(shardOf: (key: string) => Promise<{ master: { port: numb
   for (let i = 0; i < 1_000; i++) {
     const name = `bench-${i}`;
     const ports = await Promise.all(
-      partitionKeys(name, PARTITIONS).map(async (k) => (await shardOf(k.schedule)).master.port),
+      partitionKeys(name, PARTITIONS).map(async (k) => (await shardOf(k.waiting)).master.port),
     );
     const per = new Map<number, number>();
     for (const port of ports) per.set(port, (per.get(port) ?? 0) + 1);

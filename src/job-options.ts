@@ -157,7 +157,7 @@ export function resolveAddOptions(
   const attempts = o.attempts ?? defaults.attempts;
   if (!Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS) {
     throw new ValidationError(
-      `attempts must be a whole number >= 1 and at most ${MAX_ATTEMPTS}, got ${describe(attempts)}`,
+      `attempts must be a whole number from 1 to ${MAX_ATTEMPTS}, got ${describe(attempts)}`,
       'attempts',
     );
   }

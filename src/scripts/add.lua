@@ -35,8 +35,8 @@
 -- Cost: per batch TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n: no per-job command for
 --          new jobs of the default class; O(log n) per job.
 -- Guarantee: every job is checked before anything is written, and the batch is written in one
---          atomic step. A delayed job is due at max(now, now - elapsed + delay) by the server's
---          clock, so never earlier than the caller asked. A resent add (a lost reply) writes
+--          atomic step. A delayed job is due at now - elapsed + delay by the server's clock, so
+--          never earlier than the caller asked. A resent add (a lost reply) writes
 --          nothing twice: it finds its own job (mode n: by identical record bytes) or the
 --          completed, cancelled or dead record the job left. A replace keeps the attempts the
 --          waiting job used and its last error.
@@ -83,9 +83,9 @@ for i = 1, n do
   end
   if not problem then
     due, problem = check_when(kind, when, now)
-    -- The delay counts from the add() call, which was `elapsed` ms before the send; what is left
-    -- of it is never below 0, so a job is never due before the script ran (as a delay of 0 is).
-    if due and kind == 'd' then due = math.max(now - elapsed + tonumber(when), now) end
+    -- The delay counts from the add() call, which was `elapsed` ms before the send (HOT-PATH
+    -- §6.3): a delay shorter than a hold-up before the send is due at call + delay, already past.
+    if due and kind == 'd' then due = now - elapsed + tonumber(when) end
   end
   if not problem then
     h, problem = rec_parse(rec)

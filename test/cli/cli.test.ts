@@ -233,7 +233,6 @@ describe('delayq cancel / reschedule / retry / remove', () => {
         limit: 1,
         leaseMs: 60_000,
         holder: await registerHolder(r, queueKeys(q), 'holder'),
-        zmscore: true,
         deadMaxCount: 100,
         deadMaxAgeMs: 0,
         rate: { max: 0, perMs: 0 },

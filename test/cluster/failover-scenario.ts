@@ -5,7 +5,7 @@
  * worker, lease token) to count what was lost, what ran twice, and what ran in two places at once.
  */
 import { performance } from 'node:perf_hooks';
-import { Queue, Worker } from '../../src/index.js';
+import { Queue, Worker, type Counts } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedisCluster, type Failover, type RedisCluster } from '../../src/testing/redis-cluster.js';
 
@@ -61,8 +61,8 @@ export interface FailoverFigures {
   foreignLeases: Run[];
   /** Worker 'error' events by message prefix (Redis errors during the failover, lost leases). */
   errors: Record<string, number>;
-  /** What the queue holds at the end (all zero when every job finished). */
-  counts: { scheduled: number; due: number; active: number; dead: number };
+  /** What the queue holds at the end (nothing waiting, active or dead when every job finished). */
+  counts: Counts;
   /** Lateness (claim minus due, Redis clock) of jobs due during the outage: max, ms. */
   maxLatenessMs: number;
 }

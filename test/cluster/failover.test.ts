@@ -45,7 +45,15 @@ describe('cluster: master failover', () => {
         expect(figures.lost).toEqual([]);
         expect(figures.overlaps).toEqual([]);
         expect(figures.foreignLeases).toEqual([]);
-        expect(figures.counts).toEqual({ scheduled: 0, due: 0, active: 0, dead: 0 });
+        // Every job kept as completed, once: a completion the failover lost was run and kept again.
+        expect(figures.counts).toEqual({
+          scheduled: 0,
+          due: 0,
+          active: 0,
+          dead: 0,
+          completed: figures.jobs,
+          cancelled: 0,
+        });
         expect(figures.resumedAfterMs).toBeLessThan(20_000);
 
         await idleQueue.add('after the failover', { delay: 200 });

@@ -1253,6 +1253,42 @@ export function conformanceSuite(
       await client.quit();
     });
 
+    it('priority: among due jobs the lower runs first, the default class as 0; the wheel refuses it', async () => {
+      const { queue, name } = setup<string>();
+      if (strategy === 'wheel') {
+        const refused = await queue.add('x', { priority: 1 }).catch((err: unknown) => err);
+        expect(refused).toBeInstanceOf(ValidationError);
+        expect((refused as ValidationError).issues.map((i) => i.path)).toEqual(['priority']);
+        expect((refused as Error).message).toMatch(/wheel/);
+        return;
+      }
+      const r = at.inspector();
+      const due = (await serverNow(r)) - 1;
+      await r.quit();
+      await queue.addBulk([
+        { payload: 'p5', opts: { runAt: due, priority: 5 } },
+        { payload: 'default', opts: { runAt: due } },
+        { payload: 'm3', opts: { runAt: due, priority: -3 } },
+        { payload: 'p5-older', opts: { runAt: due - 10, priority: 5 } },
+      ]);
+      await expect(queue.add('x', { priority: 2000 })).rejects.toThrow(
+        /priority must be a whole number from -1024/,
+      );
+      const ran: string[] = [];
+      worker<string>(name, async (job) => void ran.push(job.payload), { concurrency: 1 });
+      await waitFor(() => ran.length === 4, { what: 'four runs' });
+      expect(ran).toEqual(['m3', 'default', 'p5-older', 'p5']);
+      expect((await queue.get((await queue.add('y', { priority: -7, delay: '1h' })).id))?.priority).toBe(-7);
+    });
+
+    it('keepResults keeps the handler’s result in the completed record, readable by get()', async () => {
+      const { queue, name } = setup<number>();
+      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), { keepResults: true });
+      const { id } = await queue.add(21);
+      await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job completed' });
+      expect((await queue.get(id))?.result).toEqual({ doubled: 42 });
+    });
+
     it('caps the dead set by count', async () => {
       const { queue, name } = setup();
       let dead = 0;

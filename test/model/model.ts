@@ -1,620 +1,283 @@
 /**
- * A pure TypeScript model of one queue's job states, written from docs/PROTOCOL.md and the script
- * headers (not from the Lua bodies): what every operation returns and what the queue holds after
- * it. model.test.ts runs random sequences against it and against the real scripts, side by side.
+ * A pure TypeScript model of one queue's hot path in layout 2 (docs/design/HOT-PATH.md §3, §4.1,
+ * §4.2, §4.3, §4.6), written from the design and the script headers, not from the Lua bodies:
+ * where each job waits (its class: default `s`, prioritized `p` / `r`), its lease member and
+ * deadline, its record header, and the final records (completed, cancelled, dead). model.test.ts
+ * runs random sequences against it and against the shipped scripts, side by side.
  *
- * Orders follow Redis sorted sets: by score, then by member bytes (memcmp of the UTF-8 form).
+ * Orders follow Redis sorted sets: by score, then by member bytes.
  */
-import type { ResolvedBackoff } from '../../src/backoff.js';
-import { KEEP_CANCELLED } from '../../src/operations/trim.js';
 
-/** Bookkeeping of one job, as the meta hash must hold it. */
-export interface ModelMeta {
-  a: number;
-  m: number;
-  r: number;
-  b?: ResolvedBackoff;
-  t?: string;
+/** The header fields the model tracks (the rest stay at their defaults). */
+export interface ModelHeader {
+  attempts: number;
+  claims: number;
+  claimedAt: number;
+  runDue: number;
+  holder: number;
+  maxAttempts: number;
+  priority: number;
+  hasError: boolean;
 }
 
-/** Where a job is; a job that is gone (acked, cancelled, removed, trimmed) is not in the model. */
-export type ModelState = 'scheduled' | 'active' | 'dead' | 'completed';
+export type ModelState = 'waiting' | 'active' | 'completed' | 'cancelled' | 'dead';
 
 /** One job the queue holds. */
 export interface ModelJob {
-  envelope: string;
-  meta: ModelMeta;
   state: ModelState;
-  /** Due time (scheduled), lease deadline (active), died at (dead), finished at (completed). */
+  header: ModelHeader;
+  payload: string;
+  /** waiting: due; active: lease deadline; completed/cancelled/dead: when. */
   score: number;
-  /** "token|startMs|workerId" while active. */
-  lease?: string;
-  /** The recorded last error, parsed. */
-  error?: unknown;
-  /** The running attempt's last progress value (JSON), written by its lease holder. */
-  progress?: string;
+  /** active: its lease member. */
+  member?: string;
 }
 
-/** A lease as its holder knows it: what a worker would pass to ack, fail, extend, release. */
+/** A lease as its holder knows it (stale ones included: a worker may still use them). */
 export interface Handle {
   id: string;
-  token: string;
-  worker: string;
-  /** The latest deadline the holder was told (claim, then each extend that kept it). */
+  member: string;
   knownDeadline: number;
+  hadError: boolean;
 }
 
-/** Why a token-checked operation was refused. */
-export type LeaseLoss = 'not held' | 'expired';
-
-/** A refusal the model predicts: the real call must throw DELAYQ_LEASE_LOST with this detail. */
-export class ModelLeaseLost extends Error {
-  constructor(readonly detail: LeaseLoss) {
-    super(`lease lost: ${detail}`);
-  }
-}
-
-/** Trimming of the dead set, as the worker passes it to fail, reap and claim. */
-export interface DeadLimits {
-  count: number;
-  ageMs: number;
-}
-
-/** Completed-job retention, as the worker passes it to ack. */
-export interface Retention {
-  count: number;
-  ageMs: number;
-}
-
-/** When a job is due: `delay` ms after now, or at an absolute time. */
-export type ModelWhen = { delay: number } | { at: number };
-
-/** What claim returns for one job. */
-export interface ModelClaimed {
+/** One job of an add. */
+export interface ModelAdd {
   id: string;
-  token: string;
-  envelope: string;
-  meta: ModelMeta;
-  runAt: number;
-  claimedAt: number;
-  deadline: number;
+  /** Absolute due time (the model adds with `at` or a delay of its own clock). */
+  due: number;
+  priority: number;
+  maxAttempts: number;
+  payload: string;
+  mode: 'keep' | 'replace' | 'new';
 }
 
-const REAP_ON_CLAIM = 100;
-const TRIM_BATCH = 100;
+export type AddCode = 'c' | 'k' | 'R' | 'A' | 'C' | 'X' | 'D' | 'T';
 
-function compareMembers(a: string, b: string): number {
+const TWO42 = 2 ** 42;
+const REAP_ON_CLAIM = 100;
+
+function bytesCompare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
-/** The state of one queue. */
-export class QueueModel {
-  /** The server clock, epoch ms. */
-  now: number;
-  /** The last fencing token issued (0: none yet). */
-  lastToken = 0;
-  readonly jobs = new Map<string, ModelJob>();
-  /** Ids of recently completed jobs -> when they completed (ack's `done` set). */
-  readonly done = new Map<string, number>();
-  /** Every lease ever handed out, stale ones included: a worker may still hold and use them. */
-  readonly handles: Handle[] = [];
-  /** Wake messages published since the last check, in order. */
-  readonly wakes: string[] = [];
-  /** The events stream: each entry's fields, in order (ids are the server's real clock, not modelled). */
-  readonly events: string[][] = [];
-  /** The rate limiter's log: token -> start time. */
-  readonly limiter = new Map<string, number>();
-  /** The events cap the next operation is called with (0: no events). */
-  eventsCap = 0;
-  /** When the queue was paused (the `paused` key's value), or null while it is not. */
-  pausedAt: number | null = null;
-  /** Ids of recently cancelled jobs -> when (cancel.lua's `cancelled` set). */
-  readonly cancelled = new Map<string, number>();
+/** The score of a due prioritized job in r, and the default class's when merged with r. */
+export function prioScore(priority: number, due: number): number {
+  return (priority + 1024) * TWO42 + due;
+}
 
-  constructor(now: number) {
-    this.now = now;
+/** The state of one queue. */
+export class HotModel {
+  readonly jobs = new Map<string, ModelJob>();
+  readonly handles: Handle[] = [];
+  paused = false;
+  added = 0;
+
+  constructor(public now: number) {}
+
+  /** Jobs waiting in the default class, in s order. */
+  waitingDefault(): Array<[string, ModelJob]> {
+    return [...this.jobs]
+      .filter(([, j]) => j.state === 'waiting' && j.header.priority === 0)
+      .sort(([ia, a], [ib, b]) => a.score - b.score || bytesCompare(ia, ib));
   }
 
-  /** Ids in `state`, in sorted-set order. */
+  /** Prioritized waiting jobs split as the scripts keep them: p (not due when placed) or r (due). */
+  readonly promoted = new Set<string>();
+
   inState(state: ModelState): Array<[string, ModelJob]> {
     return [...this.jobs]
-      .filter(([, job]) => job.state === state)
-      .sort(([ia, a], [ib, b]) => a.score - b.score || compareMembers(ia, ib));
+      .filter(([, j]) => j.state === state)
+      .sort(([ia, a], [ib, b]) => a.score - b.score || bytesCompare(a.member ?? ia, b.member ?? ib));
   }
 
-  private head(state: ModelState): number | undefined {
-    return this.inState(state)[0]?.[1].score;
+  /** Put a waiting job where its class says (prioritized: r when due now, else p). */
+  private place(id: string, job: ModelJob, due: number): void {
+    job.state = 'waiting';
+    job.score = due;
+    delete job.member;
+    if (job.header.priority !== 0 && due <= this.now) this.promoted.add(id);
+    else this.promoted.delete(id);
   }
 
-  // A wake message goes out when the job just (re)scheduled at `due` is at the head of the schedule.
-  private wakeIfHead(due: number): void {
-    const head = this.head('scheduled');
-    if (head !== undefined && head >= due) this.wakes.push(String(due));
-  }
-
-  private emit(kind: string, id: string, ...fields: Array<string | number>): void {
-    if (this.eventsCap > 0) this.events.push(['type', kind, 'id', id, ...fields.map(String)]);
-  }
-
-  private checkLease(id: string, token: string): LeaseLoss | null {
-    const job = this.jobs.get(id);
-    if (!job?.lease || job.lease.split('|')[0] !== token) return 'not held';
-    if (job.score <= this.now) return 'expired';
-    return null;
-  }
-
-  private bury(id: string, limits: DeadLimits): void {
-    const job = this.jobs.get(id)!;
-    job.state = 'dead';
-    job.score = this.now;
-    delete job.lease;
-    delete job.progress;
-    this.emit('dead', id, 'at', this.now);
-    if (limits.ageMs > 0) {
-      const cutoff = this.now - limits.ageMs;
-      const old = this.inState('dead').filter(([, j]) => j.score < cutoff);
-      for (const [oldId] of old.slice(0, TRIM_BATCH)) this.jobs.delete(oldId);
-    }
-    if (limits.count > 0) {
-      const dead = this.inState('dead');
-      const excess = dead.length - limits.count;
-      for (const [oldId] of dead.slice(0, Math.max(0, Math.min(excess, TRIM_BATCH)))) this.jobs.delete(oldId);
-    }
-  }
-
-  private reapExpired(limit: number, limits: DeadLimits): { returned: number; buried: number } {
-    let returned = 0;
-    let buried = 0;
-    const expired = this.inState('active')
-      .filter(([, job]) => job.score <= this.now)
-      .slice(0, limit);
-    for (const [id, job] of expired) {
-      job.error = {
-        message: 'lease expired',
-        name: 'LeaseExpired',
-        at: this.now,
-        attempt: job.meta.a,
-        lease: job.lease ?? false,
+  add(batch: readonly ModelAdd[]): Array<{ code: AddCode; time: number }> {
+    const written = new Set<string>();
+    return batch.map((a) => {
+      const old = this.jobs.get(a.id);
+      if (written.has(a.id) && a.mode !== 'replace') {
+        return a.mode === 'new' ? { code: 'T' as const, time: -1 } : { code: 'k' as const, time: old!.score };
+      }
+      const header: ModelHeader = {
+        attempts: 0,
+        claims: 0,
+        claimedAt: 0,
+        runDue: 0,
+        holder: 0,
+        maxAttempts: a.maxAttempts,
+        priority: a.priority,
+        hasError: false,
       };
-      this.emit('lease-lost', id, 'attempt', job.meta.a, 'at', this.now, 'lease', job.lease ?? '');
-      delete job.lease;
-      delete job.progress;
-      if (job.meta.a >= job.meta.m) {
-        this.bury(id, limits);
-        buried++;
-      } else {
-        job.state = 'scheduled';
+      if (!old) {
+        const job: ModelJob = { state: 'waiting', header, payload: a.payload, score: a.due };
+        this.jobs.set(a.id, job);
+        this.place(a.id, job, a.due);
+        written.add(a.id);
+        this.added++;
+        return { code: 'c' as const, time: a.due };
+      }
+      if (old.state === 'completed') return { code: 'C' as const, time: old.score };
+      if (old.state === 'cancelled') return { code: 'X' as const, time: old.score };
+      if (old.state === 'dead') return { code: 'D' as const, time: old.score };
+      if (old.state === 'active') return { code: 'A' as const, time: old.score };
+      if (a.mode === 'new') {
+        // Every add of the model carries a fresh payload: a generated id found is a collision.
+        return { code: 'T' as const, time: -1 };
+      }
+      if (a.mode === 'keep') return { code: 'k' as const, time: old.score };
+      // Replace: the new header and payload; the claim block and the error flag stay.
+      const kept = old.header;
+      old.header = {
+        ...header,
+        attempts: kept.attempts,
+        claims: kept.claims,
+        claimedAt: kept.claimedAt,
+        runDue: kept.runDue,
+        holder: kept.holder,
+        hasError: kept.hasError,
+      };
+      old.payload = a.payload;
+      this.place(a.id, old, a.due);
+      written.add(a.id);
+      return { code: 'R' as const, time: a.due };
+    });
+  }
+
+  /** claim.lua: acks, then the gate, then take and lease; reap-on-claim when not full. */
+  claim(
+    limit: number,
+    leaseMs: number,
+    holder: number,
+    acks: readonly Handle[],
+  ): { acks: string[]; paused: boolean; jobs: Array<{ id: string; member: string; due: number }> } {
+    const outcomes: string[] = [];
+    const applied = new Set<string>();
+    for (const ack of acks) {
+      const job = this.jobs.get(ack.id);
+      const held = job?.state === 'active' && job.member === ack.member;
+      if (applied.has(ack.member)) outcomes.push('ALREADY');
+      else if (held && job.score > this.now) {
+        applied.add(ack.member);
+        job.state = 'completed';
         job.score = this.now;
-        job.meta.r = this.now;
+        delete job.member;
+        outcomes.push('OK');
+      } else if (!held && ack.knownDeadline > this.now && job?.state === 'completed')
+        outcomes.push('ALREADY');
+      else if (held) outcomes.push('LOST expired');
+      else if (job?.state === 'cancelled') outcomes.push('LOST cancelled');
+      else outcomes.push('LOST not held');
+    }
+    const jobs: Array<{ id: string; member: string; due: number }> = [];
+    if (limit <= 0) return { acks: outcomes, paused: false, jobs };
+    if (this.paused) {
+      if (this.inState('active').some(([, j]) => j.score <= this.now)) this.reap();
+      return { acks: outcomes, paused: true, jobs };
+    }
+    this.take(limit, leaseMs, holder, jobs);
+    if (jobs.length < limit) {
+      const head = this.inState('active')[0];
+      if (head && head[1].score <= this.now) {
+        const returned = this.reap();
+        if (returned > 0) this.take(limit - jobs.length, leaseMs, holder, jobs);
+      }
+    }
+    return { acks: outcomes, paused: false, jobs };
+  }
+
+  /** Due jobs in claim order: lower priority first (the default class is 0), then due, then member. */
+  private dueInOrder(): Array<[string, ModelJob]> {
+    const due = [...this.jobs].filter(([, j]) => j.state === 'waiting' && j.score <= this.now);
+    // Promotion moves every due prioritized job to r before the merge.
+    for (const [id, j] of due) if (j.header.priority !== 0) this.promoted.add(id);
+    const key = ([id, j]: [string, ModelJob]): [number, string] =>
+      j.header.priority === 0
+        ? [prioScore(0, j.score), id]
+        : [prioScore(j.header.priority, j.score), `${j.header.priority}:${id}`];
+    return due.sort((a, b) => {
+      const [sa, ma] = key(a);
+      const [sb, mb] = key(b);
+      if (sa !== sb) return sa - sb;
+      // Equal scores: the default class wins the merge (r is taken only when strictly lower).
+      const da = a[1].header.priority === 0 ? 0 : 1;
+      const db = b[1].header.priority === 0 ? 0 : 1;
+      return da - db || bytesCompare(ma, mb);
+    });
+  }
+
+  private take(
+    limit: number,
+    leaseMs: number,
+    holder: number,
+    out: Array<{ id: string; member: string; due: number }>,
+  ): void {
+    for (const [id, job] of this.dueInOrder().slice(0, limit)) {
+      const h = job.header;
+      h.attempts += 1;
+      h.claims = (h.claims % 65535) + 1;
+      h.claimedAt = this.now;
+      h.runDue = job.score;
+      h.holder = holder;
+      const member = `${h.claims}.${this.now}|${id}`;
+      const due = job.score;
+      job.state = 'active';
+      job.member = member;
+      job.score = this.now + leaseMs;
+      this.promoted.delete(id);
+      this.handles.push({ id, member, knownDeadline: job.score, hadError: h.hasError });
+      out.push({ id, member, due });
+    }
+  }
+
+  /** reap-expired: back to waiting due now with the error flag, or dead once attempts are spent. */
+  reap(): number {
+    let returned = 0;
+    const expired = this.inState('active')
+      .filter(([, j]) => j.score <= this.now)
+      .slice(0, REAP_ON_CLAIM);
+    for (const [id, job] of expired) {
+      job.header.hasError = true;
+      if (job.header.attempts >= job.header.maxAttempts) {
+        job.state = 'dead';
+        job.score = this.now;
+        delete job.member;
+      } else {
+        this.place(id, job, this.now);
         returned++;
       }
     }
-    return { returned, buried };
+    return returned;
   }
 
-  private runAt(when: ModelWhen): number {
-    return 'delay' in when ? this.now + when.delay : when.at;
-  }
-
-  /**
-   * add.lua: one atomic batch, jobs in order. An existing id is left untouched, unless the job
-   * asks to replace (mode r): a waiting job then takes the new envelope, max attempts, backoff and
-   * due time, keeping the attempts it used; a running, dead or kept completed one is left alone
-   * and its state answered. A recently completed id (`done`) writes nothing either way.
-   */
-  add(
-    batch: ReadonlyArray<{
-      id: string;
-      when: ModelWhen;
-      envelope: string;
-      m: number;
-      b?: ResolvedBackoff;
-      replace?: boolean;
-    }>,
-  ): Array<{
-    created: boolean;
-    runAt: number;
-    completedAt?: number;
-    replaced?: boolean;
-    state?: 'active' | 'dead' | 'completed';
-  }> {
-    let earliest: number | undefined;
-    const out = batch.map((job) => {
-      const runAt = this.runAt(job.when);
-      const flag = job.replace ? { replaced: false } : {};
-      const doneAt = this.done.get(job.id);
-      if (doneAt !== undefined) return { created: false, runAt: doneAt, completedAt: doneAt, ...flag };
-      const existing = this.jobs.get(job.id);
-      if (existing && !job.replace) return { created: false, runAt: existing.meta.r };
-      if (existing && existing.state !== 'scheduled') {
-        const { state, score } = existing;
-        return {
-          created: false,
-          replaced: false,
-          state,
-          runAt: score,
-          ...(state === 'completed' && { completedAt: score }),
-        };
-      }
-      const meta: ModelMeta = { a: existing?.meta.a ?? 0, m: job.m, r: runAt };
-      if (job.b) meta.b = job.b;
-      if (existing?.meta.t !== undefined) meta.t = existing.meta.t;
-      // A replaced job keeps the error of its last failed attempt, like the attempts it used.
-      const error = existing && 'error' in existing ? { error: existing.error } : {};
-      this.jobs.set(job.id, { envelope: job.envelope, meta, state: 'scheduled', score: runAt, ...error });
-      this.emit(existing ? 'replaced' : 'added', job.id, 'runAt', runAt, 'at', this.now);
-      earliest = earliest === undefined ? runAt : Math.min(earliest, runAt);
-      return existing ? { created: false, replaced: true, runAt } : { created: true, runAt, ...flag };
-    });
-    if (earliest !== undefined) this.wakeIfHead(earliest);
-    return out;
-  }
-
-  /**
-   * cancel.lua: a waiting or a running job. A running one's lease goes with it, and `C <member>`
-   * tells its holder. The id is kept in `cancelled` (count and age bounded), as get() shows it.
-   */
-  cancel(id: string): boolean {
-    const job = this.jobs.get(id);
-    if (job?.state !== 'scheduled' && job?.state !== 'active') return false;
-    this.jobs.delete(id);
-    this.cancelled.set(id, this.now);
-    for (const [old, at] of this.cancelled) {
-      if (at < this.now - KEEP_CANCELLED.ageMs) this.cancelled.delete(old);
-    }
-    const excess = this.cancelled.size - KEEP_CANCELLED.count;
-    for (const [old] of this.cancelledInOrder().slice(0, Math.max(0, excess))) this.cancelled.delete(old);
-    if (job.state === 'active') this.wakes.push(`C ${job.lease!.split('|')[0]}|${id}`);
-    this.emit('cancelled', id, 'at', this.now, 'was', job.state === 'active' ? 'running' : 'waiting');
-    return true;
-  }
-
-  /** The `cancelled` ZSET: id -> cancelled at, in sorted-set order. */
-  cancelledInOrder(): Array<[string, number]> {
-    return [...this.cancelled].sort(([ia, a], [ib, b]) => a - b || compareMembers(ia, ib));
-  }
-
-  /** reschedule.lua: only a waiting job; the new due time, or null. */
-  reschedule(id: string, when: ModelWhen): number | null {
-    const job = this.jobs.get(id);
-    if (job?.state !== 'scheduled') return null;
-    const runAt = this.runAt(when);
-    job.score = runAt;
-    job.meta.r = runAt;
-    this.wakeIfHead(runAt);
-    this.emit('rescheduled', id, 'runAt', runAt, 'at', this.now);
-    return runAt;
-  }
-
-  /**
-   * claim-*.lua: reap expired leases, then lease up to `limit` due jobs (due <= now), earliest
-   * first; with a rate limit, at most `rate.max` starts in any `rate.perMs` window (a start at t
-   * counts while now - perMs < t).
-   */
-  claim(input: {
-    limit: number;
-    leaseMs: number;
-    worker: string;
-    dead: DeadLimits;
-    rate: { max: number; perMs: number };
-  }): {
-    now: number;
-    nextAt: number;
-    jobs: ModelClaimed[];
-    paused: boolean;
-  } {
-    this.reapExpired(REAP_ON_CLAIM, input.dead);
-    // The pause gate: after reap-on-claim, before the rate limit; nothing taken, no time to look.
-    if (this.pausedAt !== null) return { now: this.now, nextAt: -1, jobs: [], paused: true };
-    let limit = input.limit;
-    let windowReopens: number | undefined;
-    if (input.rate.max > 0) {
-      for (const [token, at] of this.limiter)
-        if (at <= this.now - input.rate.perMs) this.limiter.delete(token);
-      const allowed = input.rate.max - this.limiter.size;
-      if (allowed < limit) {
-        limit = Math.max(allowed, 0);
-        // The oldest start leaves the window at oldest + perMs; the scripts look again 1 ms later.
-        if (this.limiter.size > 0) windowReopens = Math.min(...this.limiter.values()) + input.rate.perMs + 1;
-      }
-    }
-    const claimed: ModelClaimed[] = [];
-    if (limit > 0) {
-      const deadline = this.now + input.leaseMs;
-      const due = this.inState('scheduled')
-        .filter(([, job]) => job.score <= this.now)
-        .slice(0, limit);
-      for (const [id, job] of due) {
-        const runAt = job.score;
-        job.meta.a += 1;
-        // The counter orders tokens; the claim time keeps them unique should a failover roll it back.
-        const token = `${++this.lastToken}.${this.now}`;
-        job.state = 'active';
-        job.score = deadline;
-        job.lease = `${token}|${this.now}|${input.worker}`;
-        this.handles.push({ id, token, worker: input.worker, knownDeadline: deadline });
-        claimed.push({
-          id,
-          token,
-          envelope: job.envelope,
-          meta: structuredClone(job.meta),
-          runAt,
-          claimedAt: this.now,
-          deadline,
-        });
-        if (input.rate.max > 0) this.limiter.set(token, this.now);
-        this.emit(
-          'claimed',
-          id,
-          'attempt',
-          job.meta.a,
-          'runAt',
-          runAt,
-          'at',
-          this.now,
-          'worker',
-          input.worker,
-        );
-      }
-    }
-    const scheduleHead = this.head('scheduled');
-    const heads = [scheduleHead, this.head('active')].filter((h) => h !== undefined);
-    let nextAt = heads.length > 0 ? Math.min(...heads) : -1;
-    // Held back by the rate limit: the next look is when the window lets a due job start.
-    if (windowReopens !== undefined && scheduleHead !== undefined && scheduleHead <= this.now)
-      nextAt = windowReopens;
-    return { now: this.now, nextAt, jobs: claimed, paused: false };
-  }
-
-  /** pause.lua: the first pause's time is kept; `P` wakes every worker. */
-  pause(): { now: number; paused: boolean } {
-    const paused = this.pausedAt === null;
-    if (paused) this.pausedAt = this.now;
-    this.wakes.push('P');
-    return { now: this.now, paused };
-  }
-
-  /** resume.lua: `R <head>` wakes every worker, paused or not. */
-  resume(): { now: number; resumed: boolean } {
-    const resumed = this.pausedAt !== null;
-    this.pausedAt = null;
-    this.wakes.push(`R ${this.head('scheduled') ?? -1}`);
-    return { now: this.now, resumed };
-  }
-
-  /** ack.lua: only the holder of a valid lease; a resent ack of a job it already finished is 'already'. */
-  ack(handle: Handle, keep: Retention, remember: Retention): 'ok' | 'already' {
-    const { id, token } = handle;
-    const lost = this.checkLease(id, token);
-    const job = this.jobs.get(id);
-    if (lost) {
-      if (
-        lost === 'not held' &&
-        handle.knownDeadline > this.now &&
-        !job?.lease &&
-        (!job || job.state === 'completed')
-      ) {
-        return 'already';
-      }
-      throw new ModelLeaseLost(lost);
-    }
-    if (!job) throw new Error('unreachable: a held lease without its job');
-    const started = Number(job.lease!.split('|')[1]);
-    this.emit('completed', id, 'at', this.now, 'runMs', this.now - started);
-    if (remember.count > 0) this.rememberDone(id, remember);
-    if (keep.count <= 0) {
-      this.jobs.delete(id);
-      return 'ok';
-    }
-    job.state = 'completed';
-    job.score = this.now;
-    delete job.lease;
-    delete job.progress;
-    delete job.error;
-    // Keep the newest `count`, none older than `ageMs`.
-    const completed = this.inState('completed');
-    const tooOld = keep.ageMs > 0 ? completed.filter(([, j]) => j.score < this.now - keep.ageMs) : [];
-    const drop = new Set(tooOld.slice(0, TRIM_BATCH).map(([oldId]) => oldId));
-    const left = completed.filter(([oldId]) => !drop.has(oldId));
-    const excess = left.length - keep.count;
-    for (const [oldId] of left.slice(0, Math.max(0, Math.min(excess, TRIM_BATCH)))) drop.add(oldId);
-    for (const oldId of drop) this.jobs.delete(oldId);
-    return 'ok';
-  }
-
-  /** ack.lua's `done` set: record `id`, then drop ids older than `ageMs` and all but the newest `count`. */
-  private rememberDone(id: string, remember: Retention): void {
-    this.done.set(id, this.now);
-    for (const [old, at] of this.done) if (at < this.now - remember.ageMs) this.done.delete(old);
-    const oldestFirst = this.doneInOrder();
-    for (const [old] of oldestFirst.slice(0, Math.max(0, oldestFirst.length - remember.count))) {
-      this.done.delete(old);
-    }
-  }
-
-  /** The `done` set as Redis orders it: by time, then by id. */
-  doneInOrder(): Array<[string, number]> {
-    return [...this.done].sort(([ia, a], [ib, b]) => a - b || compareMembers(ia, ib));
-  }
-
-  /** fail.lua: retry after `delay` ms while attempts are left (null: bury now), else bury. */
-  fail(
-    handle: Handle,
-    delay: number | null,
-    error: { message: string },
-    dead: DeadLimits,
-  ): { outcome: 'retry' | 'dead'; at: number } | { outcome: 'already' } {
-    const { id, token } = handle;
-    const lost = this.checkLease(id, token);
-    const job = this.jobs.get(id);
-    if (lost) {
-      if (job && job.meta.t === token) return { outcome: 'already' };
-      throw new ModelLeaseLost(lost);
-    }
-    if (!job) throw new Error('unreachable: a held lease without its job');
-    delete job.lease;
-    delete job.progress;
-    job.error = error;
-    job.meta.t = token;
-    if (delay !== null && job.meta.a < job.meta.m) {
-      const runAt = this.now + delay;
-      job.state = 'scheduled';
-      job.score = runAt;
-      job.meta.r = runAt;
-      this.wakeIfHead(runAt);
-      this.emit(
-        'failed',
-        id,
-        'attempt',
-        job.meta.a,
-        'retryAt',
-        runAt,
-        'at',
-        this.now,
-        'reason',
-        error.message.slice(0, 200),
-      );
-      return { outcome: 'retry', at: runAt };
-    }
-    this.emit(
-      'failed',
-      id,
-      'attempt',
-      job.meta.a,
-      'retryAt',
-      -1,
-      'at',
-      this.now,
-      'reason',
-      error.message.slice(0, 200),
-    );
-    this.bury(id, dead);
-    return { outcome: 'dead', at: this.now };
-  }
-
-  /** extend.lua: per handle, the new deadline (never shortened) or null when its lease is lost. */
-  extend(leaseMs: number, handles: readonly Handle[]): { now: number; deadlines: Array<number | null> } {
-    const deadlines = handles.map((handle) => {
-      if (this.checkLease(handle.id, handle.token)) return null;
-      const job = this.jobs.get(handle.id)!;
-      job.score = Math.max(job.score, this.now + leaseMs);
+  /** extend.lua: each valid lease to now + ms unless already later; 0 for a lost one. */
+  extend(ms: number, handles: readonly Handle[]): number[] {
+    return handles.map((handle) => {
+      const job = this.jobs.get(handle.id);
+      if (job?.state !== 'active' || job.member !== handle.member || job.score <= this.now) return 0;
+      job.score = Math.max(job.score, this.now + ms);
       handle.knownDeadline = job.score;
       return job.score;
     });
-    return { now: this.now, deadlines };
   }
 
-  /** reap.lua. */
-  reap(limit: number, dead: DeadLimits): { returned: number; buried: number; nextDeadline: number } {
-    const { returned, buried } = this.reapExpired(limit, dead);
-    if (returned > 0) this.wakeIfHead(this.now);
-    return { returned, buried, nextDeadline: this.head('active') ?? -1 };
-  }
-
-  /** progress.lua: only the holder of a valid lease writes the value. */
-  progress(handle: Handle, json: string): void {
-    const lost = this.checkLease(handle.id, handle.token);
-    if (lost) throw new ModelLeaseLost(lost);
-    this.jobs.get(handle.id)!.progress = json;
-  }
-
-  /** release.lua: back to the schedule after `delay`, the attempt not charged. */
-  release(handle: Handle, delay: number): boolean {
-    if (this.checkLease(handle.id, handle.token)) return false;
-    const job = this.jobs.get(handle.id)!;
-    delete job.lease;
-    delete job.progress;
-    if (job.meta.a > 0) job.meta.a -= 1;
-    job.state = 'scheduled';
-    job.score = this.now + delay;
-    job.meta.r = job.score;
-    this.wakeIfHead(job.score);
-    this.emit('released', handle.id, 'runAt', job.score, 'at', this.now);
-    return true;
-  }
-
-  /** dead-retry.lua: one dead job, or the `batch` oldest; due now, attempts reset, last error kept. */
-  deadRetry(id: string | null, batch: number): number {
-    const ids =
-      id !== null
-        ? [id]
-        : this.inState('dead')
-            .slice(0, batch)
-            .map(([i]) => i);
-    let moved = 0;
-    for (const each of ids) {
-      const job = this.jobs.get(each);
-      if (job?.state !== 'dead') continue;
-      job.meta.a = 0;
-      job.meta.r = this.now;
-      delete job.meta.t;
-      job.state = 'scheduled';
-      job.score = this.now;
-      this.emit('retried', each, 'runAt', this.now, 'at', this.now);
-      moved++;
-    }
-    if (moved > 0) this.wakeIfHead(this.now);
-    return moved;
-  }
-
-  /** dead-remove.lua. */
-  deadRemove(id: string): boolean {
-    if (this.jobs.get(id)?.state !== 'dead') return false;
-    this.jobs.delete(id);
-    return true;
-  }
-
-  /** get.lua, as getJob parses it. */
-  get(id: string): {
-    state: ModelState | 'cancelled';
-    envelope: string;
-    meta: ModelMeta;
-    score: number;
-    lease: { token: string; startedAt: number; workerId: string } | null;
-    lastError: unknown;
-    progress: string | null;
-  } | null {
+  /** cancel.lua: a waiting or running job becomes a cancelled record. */
+  cancel(id: string): 'waiting' | 'running' | null {
     const job = this.jobs.get(id);
-    if (!job) {
-      const at = this.cancelled.get(id);
-      if (at === undefined) return null;
-      const blank = { a: 0, m: 0 } as ModelMeta;
-      return {
-        state: 'cancelled',
-        envelope: '',
-        meta: blank,
-        score: at,
-        lease: null,
-        lastError: null,
-        progress: null,
-      };
-    }
-    let lease = null;
-    if (job.lease) {
-      const [token = '', started = '0', ...worker] = job.lease.split('|');
-      lease = { token, startedAt: Number(started), workerId: worker.join('|') };
-    }
-    return {
-      state: job.state,
-      envelope: job.envelope,
-      meta: structuredClone(job.meta),
-      score: job.score,
-      lease,
-      lastError: job.error ?? null,
-      progress: job.progress ?? null,
-    };
-  }
-
-  /** counts.lua. */
-  counts(): { scheduled: number; due: number; active: number; dead: number; now: number; nextDue: number } {
-    const scheduled = this.inState('scheduled');
-    return {
-      scheduled: scheduled.length,
-      due: scheduled.filter(([, job]) => job.score <= this.now).length,
-      active: this.inState('active').length,
-      dead: this.inState('dead').length,
-      now: this.now,
-      nextDue: scheduled[0]?.[1].score ?? -1,
-    };
+    if (!job || (job.state !== 'waiting' && job.state !== 'active')) return null;
+    const was = job.state === 'waiting' ? 'waiting' : 'running';
+    job.state = 'cancelled';
+    job.score = this.now;
+    delete job.member;
+    this.promoted.delete(id);
+    return was;
   }
 }

@@ -70,12 +70,32 @@ async function claimAs(client: Redis, workerId: string, queueKeysOf = keys) {
   return { holder, ...(await claim(client, queueKeysOf, claimInput(holder))) };
 }
 
-/** The selector docs/SECURITY.md gives a role that must cancel running jobs. */
-function cancelSelector(): string {
+/** The selectors docs/SECURITY.md adds to the producer's rule for `what` (cancel, pause). */
+function documentedSelectors(what: 'cancel' | 'pause'): string[] {
   const doc = readFileSync(fileURLToPath(new URL('../../docs/SECURITY.md', import.meta.url)), 'utf8');
-  const selector = /cancel running jobs\s+one more selector, `(\([^`]+\))`/.exec(doc)?.[1];
-  if (!selector) throw new Error('docs/SECURITY.md names no selector for cancelling running jobs');
-  return selector;
+  const pattern =
+    what === 'cancel'
+      ? /cancel running jobs\s+one more selector, `([^`]+)`/
+      : /give the producer's rule two more selectors,\s+`([^`]+)`/;
+  const selectors = (pattern.exec(doc)?.[1] ?? '').replace(/\s+/g, ' ').match(/\([^)]*\)/g);
+  if (!selectors) throw new Error(`docs/SECURITY.md names no selector to ${what}`);
+  return selectors;
+}
+
+/** A Queue as a producer whose rule has one more documented selector, for `what`. */
+async function producerWith(what: 'cancel' | 'pause'): Promise<{ queue: Queue<number>; client: Redis }> {
+  const rule = rules.get('delayq-producer')!;
+  const user = `delayq-producer-${what}`;
+  await admin().call('ACL', 'SETUSER', user, 'reset', ...rule.args, ...documentedSelectors(what));
+  cleanups.push(() => admin().call('ACL', 'DELUSER', user));
+  const connection = { ...as('delayq-producer'), username: user };
+  const queue = new Queue<number>(QUEUE, { connection });
+  const client = new Redis({ ...connection, maxRetriesPerRequest: 1 });
+  cleanups.push(
+    () => queue.close(),
+    () => client.quit(),
+  );
+  return { queue, client };
 }
 
 describe('ACL rules of docs/SECURITY.md', () => {
@@ -221,12 +241,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
   });
 
   test('with the selector docs/SECURITY.md gives, a producer cancels a running job', async () => {
-    const rule = rules.get('delayq-producer')!;
-    await admin().call('ACL', 'SETUSER', 'delayq-canceller', 'reset', ...rule.args, cancelSelector());
-    cleanups.push(() => admin().call('ACL', 'DELUSER', 'delayq-canceller'));
-    const url = as('delayq-producer');
-    const canceller = new Queue<number>(QUEUE, { connection: { ...url, username: 'delayq-canceller' } });
-    cleanups.push(() => canceller.close());
+    const { queue: canceller, client: c } = await producerWith('cancel');
     await canceller.add(1, { id: 'x' });
     const w = clientAs('delayq-worker');
     const { jobs, holder } = await claimAs(w, 'w');
@@ -245,11 +260,29 @@ describe('ACL rules of docs/SECURITY.md', () => {
     ).rejects.toThrow(/cancelled/);
     // Still no claim, and no lease written by hand.
     await canceller.add(2, { id: 'y' });
-    const c = new Redis({ ...url, username: 'delayq-canceller', maxRetriesPerRequest: 1 });
-    cleanups.push(() => c.quit());
     await refused(claim(c, keys, claimInput(holder)));
     await refused(c.zadd(keys.leases, Date.now() + 60_000, '9.1|y'));
     expect((await canceller.get('y'))?.state).toBe('scheduled');
+  });
+
+  test('with the selectors docs/SECURITY.md gives, a producer pauses and resumes the queue, and nothing more', async () => {
+    const { queue: operator, client: c } = await producerWith('pause');
+    await operator.add(1, { id: 'x' });
+    await operator.pause();
+    expect(await operator.isPaused()).toBe(true);
+    expect(await admin().exists(keys.paused)).toBe(1);
+    // The worker's claim takes nothing while paused.
+    const w = clientAs('delayq-worker');
+    const paused = await claimAs(w, 'w');
+    expect(paused.paused).toBe(true);
+    expect(paused.jobs).toEqual([]);
+    await operator.resume();
+    expect(await operator.isPaused()).toBe(false);
+    expect((await claimAs(w, 'w')).jobs.map((j) => j.id)).toEqual(['x']);
+    // The selectors grant SET and DEL on the pause key only.
+    await refused(c.set(keys.records, 'x'));
+    await refused(c.del(keys.waiting));
+    await refused(claim(c, keys, claimInput(1)));
   });
 
   test('no role reaches another queue', async () => {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Sleeper, wholeMsSince } from './clock.js';
 
 /** CPU time (user + system, ms) this process spends while `run` runs, and when it ended. */
@@ -20,20 +20,52 @@ describe('wholeMsSince', () => {
 });
 
 describe('Sleeper spin', () => {
-  it('an approach sleep ends at its end, never before it, spinning only its last spinMs', async () => {
-    // spinMs as long as the sleep: the whole sleep is a spin, which shows as CPU time.
-    const spinning = new Sleeper(200);
-    const target = performance.now() + 200;
-    const spun = await cpuDuring(() => spinning.sleep(200, true));
-    expect(spun.endedAt).toBeGreaterThanOrEqual(target);
-    expect(spun.cpuMs).toBeGreaterThan(100);
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
-    // A 2 ms spin: the rest is one timer, so the same sleep costs next to no CPU.
+  /**
+   * Watch the sleeper's event-loop turns: when each setImmediate was scheduled, and the delays of
+   * the timers set (the spies call through, so the sleep runs as it would).
+   */
+  function watchTurns(): { immediatesAt: number[]; timerDelays: number[] } {
+    const seen = { immediatesAt: [] as number[], timerDelays: [] as number[] };
+    const setImmediateReal = globalThis.setImmediate;
+    const setTimeoutReal = globalThis.setTimeout;
+    vi.spyOn(globalThis, 'setImmediate').mockImplementation(((...args: Parameters<typeof setImmediate>) => {
+      seen.immediatesAt.push(performance.now());
+      return setImmediateReal(...args);
+    }));
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+      seen.timerDelays.push(Number(args[1] ?? 0));
+      return setTimeoutReal(...args);
+    }));
+    return seen;
+  }
+
+  // CPU time would show the spin too, but a loaded machine gives the process less of it: the tests
+  // count the turns instead.
+  it('an approach sleep ends at its end, never before it, spinning only its last spinMs', async () => {
+    // spinMs as long as the sleep: the whole sleep is a spin, one turn after another, no timer.
+    const spinning = new Sleeper(200);
+    const spinTurns = watchTurns();
+    const target = performance.now() + 200;
+    const spun = spinning.sleep(200, true);
+    expect(spinTurns.immediatesAt.length).toBe(1); // the spin starts at once
+    await spun;
+    expect(performance.now()).toBeGreaterThanOrEqual(target);
+    expect(spinTurns.immediatesAt.length).toBeGreaterThan(1);
+    expect(spinTurns.timerDelays.filter((ms) => ms >= 100)).toEqual([]);
+    vi.restoreAllMocks();
+
+    // A 2 ms spin: the rest is one timer, and the spin's turns all come within its last 2 ms.
     const sleeper = new Sleeper(2);
+    const turns = watchTurns();
     const target2 = performance.now() + 200;
-    const timed = await cpuDuring(() => sleeper.sleep(200, true));
-    expect(timed.endedAt).toBeGreaterThanOrEqual(target2);
-    expect(timed.cpuMs).toBeLessThan(50);
+    await sleeper.sleep(200, true);
+    expect(performance.now()).toBeGreaterThanOrEqual(target2);
+    expect(turns.timerDelays.filter((ms) => ms >= 100)).toHaveLength(1);
+    for (const at of turns.immediatesAt) expect(at).toBeGreaterThanOrEqual(target2 - 2);
   });
 
   it('a sleep that does not end at a due time never spins', async () => {

@@ -137,16 +137,24 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     } else {
       this.handler = handler as Handler<T>;
     }
-    this.storage = new WorkerStorage(client, this.partitions, o);
+    this.storage = new WorkerStorage(client, this.partitions, {
+      ...o,
+      onLateLost: (id) =>
+        this.report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),
+    });
     // Only a backoff the user gave can be overridden by a job's; the default cannot be "silently lost".
     this.retry = new RetryPolicy(options.backoff === undefined ? undefined : o.backoff, o.logger, name);
     this.hooks = {
       completed: (job, result) => {
         this.counters.count('completed', 1, partitionOf(job.id, this.partitions.length));
+        this.reaper.finished();
         this.emit('completed', job, result);
       },
       failed: (job, error, retryAt) => this.emit('failed', job, error, retryAt),
-      dead: (job, error, id) => this.emit('dead', job, error, id),
+      dead: (job, error, id) => {
+        this.reaper.finished();
+        this.emit('dead', job, error, id);
+      },
       error: (err) => this.report(err),
       // Stop renewing first: a renewal racing the ack or fail would find the lease gone and cry wolf.
       settling: (lease) => this.keeper.untrack(lease),
@@ -456,7 +464,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * worker's job matches nothing here.
    */
   private onCancelled(token: string, id: string): void {
-    this.inFlight.get(member(token, id))?.attempt.cancel();
+    const running = this.inFlight.get(member(token, id));
+    if (!running) return;
+    this.reaper.finished();
+    running.attempt.cancel();
   }
 
   private async extendOne(attempt: Attempt<T>, ms: number): Promise<void> {

@@ -19,7 +19,7 @@ export interface AckItem {
   hadError: boolean;
   /** The job reported progress: the ack deletes it. */
   progressed: boolean;
-  /** The handler's result, encoded by the codec, to keep in the completed record (keepResults). */
+  /** The handler's result, encoded by the codec, to keep in the completed record (keepCompleted). */
   result?: Buffer;
 }
 

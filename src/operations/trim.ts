@@ -1,7 +1,7 @@
 /**
  * The `trim` operation (trim.lua): keep completed, cancelled and dead jobs within their retention
  * by count and age, and forget the worker-registry entries of workers long gone. Run by every
- * worker's Reaper duty about once a second, never on the hot path.
+ * worker's Reaper duty (src/worker/reaper.ts), never on the hot path.
  */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';

@@ -36,8 +36,8 @@ export interface JobInfo<T> {
   /** For a completed job (kept for a while, bounded by count and age): when. */
   completedAt?: Date;
   /**
-   * For a completed job whose worker kept results (`keepResults: true`): the handler's return
-   * value, decoded with the queue's codec.
+   * For a completed job whose worker keeps completed jobs (its `keepCompleted` option): the
+   * handler's return value, decoded with the queue's codec.
    */
   result?: unknown;
   /** For a cancelled job (kept for a while, bounded by count and age): when. Its payload is not kept. */

@@ -89,8 +89,12 @@ for i = 1, n do
   end
   if not problem then
     h, problem = rec_parse(rec)
-    if h and (h.claims > 0 or h.has_error or h.completed or h.cancelled or h.has_result) then
-      problem = 'record is not a new job\'s: it has a claim block or the E, D, Q or U flag'
+    -- A producer never sends a claim block, even an empty one: the claims field is the worker's
+    -- (a replace carries the old job's block over itself).
+    if h and rec_has(h.fa, REC_A_CLAIM) then
+      problem = 'record has the C flag (a claim block); a new job\'s record must not carry one'
+    elseif h and (h.has_error or h.completed or h.cancelled or h.has_result) then
+      problem = 'record is not a new job\'s: it has the E, D, Q or U flag'
     end
   end
   if not problem then problem = check_record_class(class, h, K.wi ~= nil) end

@@ -177,7 +177,7 @@ export class Attempt<T> {
 
   /**
    * The handler resolved: ack (lease member checked). `resultBytes`: the result encoded by the
-   * codec, kept in the completed record (the worker option keepResults).
+   * codec, kept in the completed record (when the worker keeps completed jobs: keepCompleted).
    */
   async complete(job: Job<T>, result: unknown, resultBytes?: Buffer): Promise<AttemptState> {
     if (!this.begin('complete', 'completing')) return this.current;

@@ -70,8 +70,9 @@ export interface WorkerOptions<T = unknown> {
   /**
    * How long completed jobs stay visible (`queue.get`, list 'completed') as a small completed
    * record: the last `count`, none older than `age` (no age: no age bound). While kept, an add of
-   * the same id (such as one ioredis resends after a lost reply) writes nothing. Default: as
-   * rememberCompleted.
+   * the same id (such as one ioredis resends after a lost reply) writes nothing, and the record
+   * holds the handler's return value, encoded by the codec (DESIGN §1b; none when count is 0).
+   * Default: as rememberCompleted, without results.
    */
   keepCompleted?: { count: number; age?: Duration };
   /**
@@ -79,8 +80,6 @@ export interface WorkerOptions<T = unknown> {
    * `age`. `false` keeps completed jobs about a second. Default 100,000 ids and 5 min.
    */
   rememberCompleted?: { count?: number; age?: Duration } | false;
-  /** Keep each handler's return value (encoded by the codec) in the completed record. Default false. */
-  keepResults?: boolean;
   /**
    * Jobs claimed ahead of free slots, so the next ones are on their way while the current ones run.
    * They hold leases (renewed like running ones) and are handed back uncharged at close. Default
@@ -132,6 +131,7 @@ export interface ResolvedWorkerOptions<T> {
   reapIntervalMs: number;
   /** The completed set's bound, as trim.lua takes it (a count or age of 0: no bound of that kind). */
   keepCompleted: Retention;
+  /** Whether completed records hold the handler's return value: keepCompleted was given with count > 0. */
   keepResults: boolean;
   prefetch: number;
   deadMaxCount: number;
@@ -155,7 +155,6 @@ const KNOWN = new Set([
   'reapIntervalMs',
   'keepCompleted',
   'rememberCompleted',
-  'keepResults',
   'prefetch',
   'dead',
   'autorun',
@@ -225,10 +224,8 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
     // A count of 0 keeps none; trim.lua reads 0 as "no bound", so none is "older than 1 ms".
     keepCompleted = count === 0 ? KEEP_NONE : { count, ageMs };
   }
-  const keepResults = options.keepResults ?? false;
-  if (typeof keepResults !== 'boolean') {
-    throw new ValidationError(`keepResults must be true or false, got ${String(keepResults)}`, 'keepResults');
-  }
+  // Results are kept with the completed jobs the user asked to keep, not with the ids remembered.
+  const keepResults = options.keepCompleted !== undefined && keepCompleted.count > 0;
   const batch = resolveBatchOptions(options.batch);
   // The batch being formed is a batch worker's claim-ahead: jobs beyond it would wait unbatched.
   if (batch !== undefined && options.prefetch !== undefined && options.prefetch !== 0) {

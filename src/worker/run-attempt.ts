@@ -102,7 +102,7 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
 }
 
 /**
- * The handler's result as the codec encodes it, for the completed record (keepResults); a result
+ * The handler's result as the codec encodes it, for the completed record (kept with keepCompleted); a result
  * the codec cannot encode is reported and the job completes without one (it did run).
  */
 function encodeResult<T>(deps: RunDeps<T>, id: string, result: unknown): Buffer | undefined {

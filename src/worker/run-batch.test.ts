@@ -222,7 +222,7 @@ describe('runBatch', () => {
     expect(t.exchangeCalls.map((acks) => acks.map((x) => x.member))).toEqual([['1.1000|a']]);
   });
 
-  it('with keepResults, an array with one entry per job gives each job its result; another value is reported', async () => {
+  it('when results are kept, an array with one entry per job gives each job its result; another value is reported', async () => {
     const t = setup();
     await t.run([t.attempt('a'), t.attempt('b')], async () => ['ra', 'rb'], true);
     const kept = t.exchangeCalls[0]!.map(

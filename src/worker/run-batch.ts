@@ -197,8 +197,8 @@ function failJob<T>(entry: Entry<T>, error: Error, deps: BatchRunDeps<T>): Promi
 
 /**
  * Each job's result: the handler's value when it is an array with one entry per job. Any other
- * value cannot be split between the jobs; with keepResults that is reported (the jobs still
- * complete: they did run), so a result meant to be kept is never dropped silently.
+ * value cannot be split between the jobs; when results are kept (keepCompleted) that is reported
+ * (the jobs still complete: they did run), so a result meant to be kept is never dropped silently.
  */
 function resultsPerJob<T>(result: unknown, jobs: number, deps: BatchRunDeps<T>): unknown[] | undefined {
   if (Array.isArray(result) && result.length === jobs) return result as unknown[];
@@ -206,7 +206,7 @@ function resultsPerJob<T>(result: unknown, jobs: number, deps: BatchRunDeps<T>):
     deps.report(
       new ValidationError(
         `a batch handler keeps results only as an array with one entry per job (${jobs} here, in the order given); got ${Array.isArray(result) ? `an array of ${result.length}` : typeof result}, so no result was kept for this batch`,
-        'keepResults',
+        'keepCompleted',
       ),
     );
   }

@@ -19,6 +19,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import { mapByPartition, partitionOf } from '../partition/index.js';
 import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
 import { Exchange } from './exchange.js';
+import { confirmLateClaim } from './late-claim.js';
 import { PROGRESS_MAX_BYTES } from './progress-value.js';
 
 /** How many expired leases one reap call returns at most, per partition. */
@@ -29,6 +30,8 @@ export interface StorageOptions {
   keepCompleted: Retention;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  /** A claimed job not started: the claim's reply came back after its lease was gone (late-claim.ts). */
+  onLateLost?: (id: string) => void;
 }
 
 /** What every claim of this worker sends besides the limit, the acks and its partition's holder. */
@@ -64,15 +67,24 @@ export class WorkerStorage implements AttemptStore {
     );
     this.exchanges = this.partitions.map(
       (keys, p) =>
-        new Exchange((limit, acks) => {
+        new Exchange(async (limit, acks) => {
           const buckets = this.buckets[p];
-          return claim(this.client, keys, {
+          const sentAt = performance.now();
+          const out = await claim(this.client, keys, {
             ...settings,
             limit,
             acks,
             holder: this.holders[p]!,
             ...(buckets !== undefined && { buckets }),
           });
+          const confirmed = await confirmLateClaim(
+            out,
+            performance.now() - sentAt,
+            settings.leaseMs,
+            (members) => extend(this.client, keys, settings.leaseMs, members, this.zmscore),
+          );
+          for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
+          return confirmed;
         }),
     );
   }

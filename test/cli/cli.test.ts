@@ -500,7 +500,7 @@ describe('delayq worker <module>', () => {
     await writeFile(
       mod,
       `import { appendFileSync } from 'node:fs';
-export const options = { concurrency: 2, keepResults: true };
+export const options = { concurrency: 2, keepCompleted: { count: 100 } };
 export const handlers = {
   ${JSON.stringify(q)}: async (job) => {
     appendFileSync(${JSON.stringify(started)}, job.id + '\\n');

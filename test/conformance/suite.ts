@@ -1281,12 +1281,20 @@ export function conformanceSuite(
       expect((await queue.get((await queue.add('y', { priority: -7, delay: '1h' })).id))?.priority).toBe(-7);
     });
 
-    it('keepResults keeps the handler’s result in the completed record, readable by get()', async () => {
+    it('keepCompleted keeps the handler’s result in the completed record, readable by get()', async () => {
       const { queue, name } = setup<number>();
-      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), { keepResults: true });
+      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), { keepCompleted: { count: 100 } });
       const { id } = await queue.add(21);
       await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job completed' });
       expect((await queue.get(id))?.result).toEqual({ doubled: 42 });
+    });
+
+    it('without keepCompleted, a completed job is remembered without its result', async () => {
+      const { queue, name } = setup<number>();
+      worker<number>(name, async (job) => ({ doubled: job.payload * 2 }));
+      const { id } = await queue.add(21);
+      await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job completed' });
+      expect((await queue.get(id))?.result).toBeUndefined();
     });
 
     it('caps the dead set by count', async () => {
@@ -1304,6 +1312,126 @@ export function conformanceSuite(
       await waitFor(() => dead === 4);
       expect(await queue.counts()).toMatchObject({ dead: 2 });
       expect(await footprint(name)).toEqual({ dead: 2, records: 2, errors: 2 });
+    });
+
+    if (strategy === 'wheel') {
+      it('refuses a priority, naming the option and the strategy, and writes nothing', async () => {
+        const { queue, name } = setup();
+        const refused = await queue.add('x', { id: 'urgent', priority: -5 }).catch((err: unknown) => err);
+        expect(refused).toBeInstanceOf(ValidationError);
+        expect((refused as ValidationError).message).toMatch(
+          /priority is not supported with the wheel strategy/,
+        );
+        expect((refused as ValidationError).issues.map((issue) => issue.path)).toEqual(['priority']);
+        // A batch with one prioritized job is refused whole.
+        const batch = await queue
+          .addBulk([
+            { payload: 'a', opts: { id: 'plain' } },
+            { payload: 'b', opts: { id: 'urgent', priority: 1 } },
+          ])
+          .catch((err: unknown) => err);
+        expect(batch).toBeInstanceOf(ValidationError);
+        expect(await footprint(name)).toEqual({});
+      });
+    } else {
+      it('priorities: among due jobs lower runs first, equal ones in due order, the default as 0; never early', async () => {
+        const { queue, name } = setup<string>();
+        const r = at.inspector();
+        const now = await serverNow(r);
+        await r.quit();
+        // Added while no worker runs, all already due, in an order neither due time nor add order
+        // would run them in.
+        await queue.addBulk([
+          { payload: 'p5-old', opts: { runAt: now - 50, priority: 5 } },
+          { payload: 'default-new', opts: { runAt: now - 10 } },
+          { payload: 'm3-new', opts: { runAt: now - 20, priority: -3 } },
+          { payload: 'zero-old', opts: { runAt: now - 40, priority: 0 } },
+          { payload: 'p5-new', opts: { runAt: now - 5, priority: 5 } },
+          { payload: 'm3-old', opts: { runAt: now - 30, priority: -3 } },
+          // The most urgent class there is, but not due yet: it must wait for its time.
+          { payload: 'urgent-later', opts: { runAt: now + 1_500, priority: -1024 } },
+        ]);
+        const runs: Array<{ payload: string; runAt: number; claimedAt: number }> = [];
+        worker<string>(
+          name,
+          async (job) =>
+            void runs.push({
+              payload: job.payload,
+              runAt: job.runAt.getTime(),
+              claimedAt: job.claimedAt.getTime(),
+            }),
+          { concurrency: 1 },
+        );
+        await waitFor(() => runs.length === 7, { what: '7 runs', timeoutMs: 10_000 });
+        expect(runs.filter((run) => run.payload !== 'urgent-later').map((run) => run.payload)).toEqual([
+          'm3-old',
+          'm3-new',
+          'zero-old',
+          'default-new',
+          'p5-old',
+          'p5-new',
+        ]);
+        for (const run of runs) expect(run.claimedAt, run.payload).toBeGreaterThanOrEqual(run.runAt);
+      });
+
+      it('refuses a priority that is not a whole number in -1024..1023, naming it, and writes nothing', async () => {
+        const { queue, name } = setup();
+        for (const priority of [1.5, 1024, -1025, Number.NaN, '3' as unknown as number]) {
+          const refused = await queue.add('x', { id: 'bad', priority }).catch((err: unknown) => err);
+          expect(refused, String(priority)).toBeInstanceOf(ValidationError);
+          expect((refused as ValidationError).message).toMatch(/^priority must be a whole number from -1024/);
+          expect((refused as ValidationError).issues.map((issue) => issue.path)).toEqual(['priority']);
+        }
+        // One bad job refuses its whole batch.
+        const batch = await queue
+          .addBulk([
+            { payload: 'a', opts: { id: 'good', priority: 3 } },
+            { payload: 'b', opts: { id: 'bad', priority: 2_000 } },
+          ])
+          .catch((err: unknown) => err);
+        expect(batch).toBeInstanceOf(ValidationError);
+        expect((batch as ValidationError).message).toMatch(/^job 1: priority must be/);
+        expect(await footprint(name)).toEqual({});
+        // The bounds themselves are accepted.
+        await queue.add('lo', { id: 'lo', delay: '1h', priority: -1024 });
+        await queue.add('hi', { id: 'hi', delay: '1h', priority: 1023 });
+        expect((await queue.get('lo'))?.priority).toBe(-1024);
+        expect((await queue.get('hi'))?.priority).toBe(1023);
+      });
+    }
+
+    it('get() tells a completed job (with its kept result), a cancelled one and an id never added apart', async () => {
+      const { queue, name } = setup<number>();
+      const done: string[] = [];
+      const w = worker<number>(name, async (job) => ({ doubled: job.payload * 2 }), {
+        keepCompleted: { count: 10 },
+      });
+      w.on('completed', (job) => done.push(job.id));
+      await queue.add(21, { id: 'finished' });
+      await queue.add(1, { id: 'called-off', delay: '1h' });
+      await waitFor(() => done.length === 1, { what: 'the run' });
+      expect(await queue.cancel('called-off')).toBe(true);
+
+      const completed = await queue.get('finished');
+      expect(completed).toMatchObject({ id: 'finished', state: 'completed', result: { doubled: 42 } });
+      expect(completed?.completedAt).toBeInstanceOf(Date);
+      expect(completed?.cancelledAt).toBeUndefined();
+      const cancelled = await queue.get('called-off');
+      expect(cancelled).toMatchObject({ id: 'called-off', state: 'cancelled', payload: undefined });
+      expect(cancelled?.cancelledAt).toBeInstanceOf(Date);
+      expect(cancelled?.completedAt).toBeUndefined();
+      expect(cancelled).not.toHaveProperty('result');
+      expect(await queue.get('never-added')).toBeNull();
+
+      expect((await queue.list('completed')).map((job) => [job.id, job.result])).toEqual([
+        ['finished', { doubled: 42 }],
+      ]);
+      expect((await queue.list('cancelled')).map((job) => job.id)).toEqual(['called-off']);
+      // Both stay visible as such: a re-add of either id writes nothing.
+      expect(await queue.add(5, { id: 'finished' })).toMatchObject({ created: false });
+      expect(await queue.add(5, { id: 'called-off' })).toMatchObject({ created: false });
+      expect((await queue.get('finished'))?.state).toBe('completed');
+      expect((await queue.get('called-off'))?.state).toBe('cancelled');
     });
   });
 }

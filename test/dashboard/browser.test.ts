@@ -168,6 +168,8 @@ describe('dashboard in a browser', () => {
     await page.locator('#table-dead tbody tr[data-id]').first().click();
     await page.locator('#inspector pre.bad').waitFor();
     expect(await page.locator('#inspector').textContent()).toContain('card declined');
+    // Parts a job lacks (no result, no progress) leave nothing behind, not the text "null".
+    expect(await page.locator('#inspector').textContent()).not.toContain('null');
 
     // Pause from the page: the badge shows, the button turns to Resume, Redis holds the pause.
     await page.locator('#pause-toggle', { hasText: 'Pause' }).click();

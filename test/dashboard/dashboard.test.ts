@@ -298,7 +298,7 @@ describe('dashboard over HTTP', () => {
     open.push(queue);
     await queue.add({ n: 1 }, { id: 'urgent', delay: '1h', priority: -3 });
     await queue.add({ n: 2 }, { id: 'plain', delay: '2h' });
-    // Two completed records as an ack writes them: one with the handler's result (keepResults),
+    // Two completed records as an ack writes them: one with the handler's result (keepCompleted),
     // one without.
     const r = inspector(redis.url());
     const keys = queueKeys(name);

@@ -108,7 +108,12 @@ describe('refused by add.lua, nothing written', () => {
     [
       'a claim block of a claimed job (only a claim writes one)',
       { record: record('1', 0x01, [0, 1, 0, 1, ...new Array<number>(16).fill(0)]) },
-      /not a new job's/,
+      /DELAYQ_BAD_ARG.*the C flag \(a claim block\)/,
+    ],
+    [
+      'an empty claim block (claims 0): a producer never sends one',
+      { record: record('1', 0x01, new Array<number>(20).fill(0)) },
+      /DELAYQ_BAD_ARG.*the C flag \(a claim block\)/,
     ],
     ['a completed record', { record: Buffer.from([0x01, 0x80, 0x08]) }, /not a new job's/],
     [

@@ -305,13 +305,13 @@ describe('through a Queue', () => {
 });
 
 describe('completed jobs and their results', () => {
-  it('get and list show a completed job, with the handler’s result when its worker keeps results', async () => {
+  it('get and list show a completed job, with the handler’s result when its worker keeps completed jobs', async () => {
     const name = uniqueQueue('reads');
     const queue = new Queue<{ n: number }>(name, { connection: redis.url() });
     await queue.add({ n: 21 }, { id: 'kept' });
     const kept = new Worker<{ n: number }>(name, async (job) => ({ doubled: job.payload.n * 2 }), {
       connection: redis.url(),
-      keepResults: true,
+      keepCompleted: { count: 100 },
     });
     try {
       await waitFor(async () => (await queue.get('kept'))?.state === 'completed', { what: "'kept' done" });

@@ -144,4 +144,46 @@ describe('Reaper', () => {
     }
     expect(await c.exists(keys.records)).toBe(0);
   });
+
+  it('trims only while there is something to trim, then waits for the slow sweep', async () => {
+    const EMPTY: TrimOutput = { completed: 0, cancelled: 0, dead: 0, workers: 0 };
+    let removes = 1; // the first trim removes one entry, every later one nothing
+    let trims = 0;
+    let clock = 0;
+    const reaper = new Reaper(
+      60_000,
+      () => Promise.reject(new Error('the reap must not run: the worker is not busy')),
+      () => false,
+      (err) => {
+        throw err;
+      },
+      async (): Promise<TrimOutput> => {
+        trims++;
+        const out = { ...EMPTY, completed: removes };
+        removes = 0;
+        return out;
+      },
+      5,
+      1_000,
+      () => clock,
+    );
+    const ticks = (n: number): Promise<void> => new Promise((r) => setTimeout(r, 5 * n + 50));
+    reaper.start();
+    try {
+      // Once at start; again because that one removed something; then quiet.
+      await waitFor(() => trims >= 2, { what: 'the first trims' });
+      await ticks(10);
+      expect(trims).toBe(2);
+      reaper.finished();
+      await waitFor(() => trims >= 3, { what: 'a trim after a finished job' });
+      await ticks(10);
+      expect(trims).toBe(3);
+      clock += 1_000;
+      await waitFor(() => trims >= 4, { what: 'the sweep' });
+      await ticks(10);
+      expect(trims).toBe(4);
+    } finally {
+      await reaper.stop();
+    }
+  });
 });

@@ -378,7 +378,8 @@
         ['cancelled', job.cancelledAt],
         ['progress', job.progress === undefined ? null : JSON.stringify(job.progress)],
       ].filter(([, v]) => v !== null && v !== undefined);
-      panel.replaceChildren(
+      // replaceChildren would show a null as the text "null": only the parts this job has.
+      const parts = [
         el('h2', {}, 'Job inspector'),
         el(
           'dl',
@@ -397,7 +398,7 @@
               {},
               job.decodeError ? `cannot decode: ${job.decodeError}` : JSON.stringify(job.payload, null, 2),
             ),
-        // The handler's return value, kept when its worker has keepResults: true.
+        // The handler's return value, kept when its worker keeps completed jobs (keepCompleted).
         'result' in job ? el('h3', {}, 'result') : null,
         'result' in job ? el('pre', {}, JSON.stringify(job.result, null, 2)) : null,
         job.lastError ? el('h3', {}, 'last error') : null,
@@ -408,7 +409,8 @@
               job.lastError.stack || `${job.lastError.name}: ${job.lastError.message}`,
             )
           : null,
-      );
+      ];
+      panel.replaceChildren(...parts.filter((part) => part !== null));
     } catch (err) {
       panel.replaceChildren(
         el('h2', {}, 'Job inspector'),

@@ -5,6 +5,7 @@ import type { Environment } from './lib/machine.js';
 import { FULL, type Profile } from './lib/profile.js';
 import type { Figure } from './lib/recorder.js';
 import type { W8Step } from './workloads/w8-capacity.js';
+import { describeBatchWorkload } from './workloads/batch-throughput.js';
 
 /** Everything a run wrote to its JSON file. */
 export interface RunResults {
@@ -156,6 +157,7 @@ const TITLES: Record<string, string> = {
   W6: 'W6 crash recovery',
   W7: 'W7 scale',
   W8: 'W8 capacity at the lateness bound',
+  batch: 'Batch handlers against one-job handlers (issue 16)',
 };
 
 function describeWorkload(p: Profile, w: string, results: RunResults): string {
@@ -184,6 +186,8 @@ function describeWorkload(p: Profile, w: string, results: RunResults): string {
     }
     case 'W8':
       return describeW8(p);
+    case 'batch':
+      return describeBatchWorkload(p);
     default:
       return '';
   }
@@ -283,7 +287,7 @@ export function markdownReport(
     out.push(targets);
   }
   if (analysis.trim()) out.push(`${analysis.trim()}\n`);
-  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8']) {
+  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'batch']) {
     const table = figureTable(results, w);
     if (!table) continue;
     out.push(`## ${TITLES[w]}\n`);

@@ -5,7 +5,7 @@
  * bench/results/<date>-<commit>.md (a quick or partial run: <date>-<commit>-quick.tmp.md or
  * -partial.tmp.md, ignored by git).
  *
- * Flags: --quick, --only=W1,W2,...,ceiling,groups, --systems=delayq,bullmq,bee-queue,
+ * Flags: --quick, --only=W1,W2,...,ceiling,groups,batch, --systems=delayq,bullmq,bee-queue,
  * --cpu-prof=delayq (worker processes of those systems write .cpuprofile files to bench/results/prof),
  * --reps=N (repetitions instead of the profile's), --write-docs (also write the docs for a partial run),
  * --render=bench/results/latest.json (only re-render the docs from a saved results file),
@@ -36,6 +36,7 @@ import { runW6 } from './workloads/w6-recovery.js';
 import { runW7, w7Sizes } from './workloads/w7-scale.js';
 import { runW8 } from './workloads/w8-capacity.js';
 import { runGroups } from './workloads/groups.js';
+import { runBatchThroughput } from './workloads/batch-throughput.js';
 import { runMain } from './lib/main.js';
 
 const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
@@ -49,6 +50,7 @@ const WORKLOADS: Record<string, (ctx: Context) => Promise<void>> = {
   W8: runW8,
   ceiling: runCeiling,
   groups: runGroups,
+  batch: runBatchThroughput,
 };
 
 /** Flags that take a value, given as `--name=value` or `--name value`; the others are switches. */

@@ -2,8 +2,10 @@
 export { Queue, DeadLetters } from './queue.js';
 export type { QueueOptions, AddResult, BulkJob, JobInfo } from './queue.js';
 export { Worker } from './worker.js';
-export type { Handler, WorkerEvents } from './worker.js';
-export type { WorkerOptions, Logger } from './worker/options.js';
+export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
+export type { WorkerOptions, BatchWorkerOptions, Logger } from './worker/options.js';
+export type { BatchOptions } from './worker/batch-options.js';
+export type { BatchJob } from './worker/batch-job.js';
 export type { Job } from './job.js';
 export type { AddOptions } from './job-options.js';
 export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';

@@ -38,6 +38,15 @@ export interface Tracing {
   ): Promise<R>;
   /** Run the handler inside a consumer span that continues the producer's trace. */
   process<R>(info: ProcessSpanInfo, run: () => Promise<R>): Promise<R>;
+  /**
+   * Run a batch handler inside one consumer span, linked to each job's producer span: the jobs
+   * came from many traces, so none is the parent (the messaging conventions' batch processing).
+   */
+  processBatch<R>(
+    queue: string,
+    jobs: ReadonlyArray<Omit<ProcessSpanInfo, 'queue'>>,
+    run: () => Promise<R>,
+  ): Promise<R>;
 }
 
 /** The instrumentation scope: this package, at the version in its package.json (same path from src/ and dist/). */
@@ -127,6 +136,29 @@ function otelTracing(api: OtelApi): Tracing {
         parent,
       );
       return ended(span, api.context.with(api.trace.setSpan(parent, span), run));
+    },
+
+    processBatch(queue, jobs, run) {
+      const links = jobs.flatMap((job): Otel.Link[] => {
+        const remote = parse(job.traceparent, api);
+        return remote ? [{ context: remote, attributes: { 'messaging.message.id': job.id } }] : [];
+      });
+      const span = tracer().startSpan(
+        `process ${queue}`,
+        {
+          kind: api.SpanKind.CONSUMER,
+          links,
+          attributes: {
+            'messaging.system': 'delayq',
+            'messaging.destination.name': queue,
+            'messaging.operation.type': 'process',
+            'messaging.operation.name': 'process',
+            'messaging.batch.message_count': jobs.length,
+          },
+        },
+        api.ROOT_CONTEXT,
+      );
+      return ended(span, api.context.with(api.trace.setSpan(api.ROOT_CONTEXT, span), run));
     },
   };
 }

@@ -27,7 +27,15 @@ import { Attempt, type AttemptHooks } from './worker/attempt.js';
 import { APPROACH_SPIN_MS, ClaimLoop } from './worker/claim-loop.js';
 import type { ClaimSource } from './worker/claim-source.js';
 import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
-import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker/options.js';
+import {
+  resolveWorkerOptions,
+  type AnyWorkerOptions,
+  type BatchWorkerOptions,
+  type ResolvedWorkerOptions,
+  type WorkerOptions,
+} from './worker/options.js';
+import { BatchCollector } from './worker/batch-collector.js';
+import { runBatch, type BatchHandler } from './worker/run-batch.js';
 import { Reaper } from './worker/reaper.js';
 import { RetryPolicy } from './worker/retry-policy.js';
 import { runAttempt, toError, type Handler } from './worker/run-attempt.js';
@@ -37,6 +45,7 @@ import { CounterFlusher } from './worker/counters.js';
 import { WorkerStorage } from './worker/storage.js';
 
 export type { Handler } from './worker/run-attempt.js';
+export type { BatchHandler } from './worker/run-batch.js';
 
 /** Events a Worker emits. */
 export interface WorkerEvents<T> {
@@ -90,12 +99,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private chosenStrategy: Strategy | undefined;
   private ready: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  /** One job per handler call, or (the option `batch`) the batch handler and the batch being formed. */
+  private readonly handler: Handler<T> | undefined;
+  private readonly batch: { handler: BatchHandler<T>; collector: BatchCollector<Attempt<T>> } | undefined;
 
-  constructor(
-    name: string,
-    private readonly handler: Handler<T>,
-    options: WorkerOptions<T> = {},
-  ) {
+  /** A batch worker: the handler takes up to `batch.size` due jobs at once (README, "Batches"). */
+  constructor(name: string, handler: BatchHandler<T>, options: BatchWorkerOptions<T>);
+  /** Runs `handler` for each due job. */
+  constructor(name: string, handler: Handler<T>, options?: WorkerOptions<T>);
+  constructor(name: string, handler: Handler<T> | BatchHandler<T>, options: AnyWorkerOptions<T> = {}) {
     super();
     this.name = name;
     this.options = resolveWorkerOptions(options);
@@ -112,6 +124,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const client = this.connection.client;
     const o = this.options;
     this.slots = new Slots(o.concurrency);
+    if (o.batch) {
+      // Concurrency counts batches in flight: a slot is held from a batch's dispatch to its handler's end.
+      this.batch = {
+        handler: handler as BatchHandler<T>,
+        collector: new BatchCollector<Attempt<T>>({
+          ...o.batch,
+          now: () => this.clock.now(),
+          dispatch: (attempts) => this.runBatchInSlot(attempts),
+        }),
+      };
+    } else {
+      this.handler = handler as Handler<T>;
+    }
     this.storage = new WorkerStorage(client, this.partitions, {
       ...o,
       onLateLost: (id) =>
@@ -254,8 +279,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.closing) return source.stop();
     this.loop = new ClaimLoop({
       source,
-      // Free slots, plus room for the prefetched jobs not yet started.
-      freeSlots: () => this.slots.free() + o.prefetch - this.prefetched.length,
+      // Free slots, plus room for the prefetched jobs not yet started; a batch worker with a free
+      // slot claims exactly the room left in the batch being formed.
+      freeSlots: () =>
+        this.batch
+          ? this.slots.free() > 0
+            ? this.batch.collector.room()
+            : 0
+          : this.slots.free() + o.prefetch - this.prefetched.length,
       waitForSlot: () => this.slots.waitForSlot(),
       start: (claimed) => this.start(claimed),
       bury: (job) => this.buryUnreadable(job),
@@ -275,8 +306,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     await this.source?.stop();
     this.slots.dropWaiters();
     await this.subscriber.stop();
-    // Prefetched jobs never started: handed back uncharged, due at once, for another worker.
-    const unstarted = this.prefetched.splice(0);
+    // Prefetched jobs (or a batch still forming) never started: handed back uncharged, due at
+    // once, for another worker.
+    const unstarted = [...this.prefetched.splice(0), ...(this.batch?.collector.take() ?? [])];
     await Promise.all(
       unstarted.map(async (attempt) => {
         await attempt.release('shutdown', 0);
@@ -313,7 +345,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.counters.count('claimed', 1, partition);
     this.counters.lateness(claimed.claimedAt - claimed.runAt, partition);
     this.keeper.track(attempt.lease);
-    if (this.slots.free() > 0) this.runInSlot(attempt);
+    if (this.batch) {
+      // Known here, so a cancel or a lost lease finds the attempt while its batch forms.
+      this.inFlight.set(claimed.member, { attempt, done: Promise.resolve() });
+      this.batch.collector.add(attempt, claimed.runAt);
+    } else if (this.slots.free() > 0) this.runInSlot(attempt);
     else {
       this.prefetched.push(attempt);
       this.inFlight.set(claimed.member, { attempt, done: Promise.resolve() });
@@ -332,7 +368,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.inFlight.set(claimed.member, flight);
     flight.done = runAttempt(attempt, {
       queue: this.name,
-      handler: this.handler,
+      handler: this.handler!,
       codec: this.codec,
       options: this.options,
       retry: this.retry,
@@ -347,6 +383,35 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.inFlight.delete(claimed.member);
         handlerDone();
       });
+  }
+
+  /**
+   * Run a formed batch in one slot. Each attempt stays in `inFlight` (so a cancel or a lost lease
+   * reaches that job alone) until the batch's fates are all sent.
+   */
+  private runBatchInSlot(attempts: Array<Attempt<T>>): void {
+    const batch = this.batch!;
+    const freeSlot = this.slots.take();
+    const done = runBatch(attempts, {
+      handler: batch.handler,
+      queue: this.name,
+      tracing: this.tracing,
+      codec: this.codec,
+      options: this.options,
+      retry: this.retry,
+      extend: (a, ms) => this.extendOne(a, ms),
+      handlerDone: freeSlot,
+      report: (err) => this.report(err),
+    })
+      .catch((err: unknown) => this.report(err))
+      .finally(() => {
+        for (const attempt of attempts) {
+          this.keeper.untrack(attempt.lease);
+          this.inFlight.delete(attempt.claimed.member);
+        }
+        freeSlot();
+      });
+    for (const attempt of attempts) this.inFlight.set(attempt.claimed.member, { attempt, done });
   }
 
   /** Start prefetched jobs while slots are free (not once closing: those are handed back). */

@@ -22,6 +22,7 @@ import { resolveGranularity } from '../operations/wheel.js';
 import { assertPartitions } from '../redis/keys.js';
 import { assertSchema, type StandardSchemaV1 } from '../schema.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
+import { resolveBatchOptions, type BatchOptions, type ResolvedBatch } from './batch-options.js';
 
 /** Where a worker's warnings and unhandled errors go. */
 export interface Logger {
@@ -53,7 +54,7 @@ export interface WorkerOptions<T = unknown> {
   connection?: ConnectionOption;
   /** Must match the producers' codec. Default 'json'. */
   codec?: CodecOption;
-  /** Handlers running at once. Default 1. */
+  /** Handlers running at once (a batch worker: batches in flight). Default 1. */
   concurrency?: number;
   /** How long a claim holds a job before others may take it back; renewed while the handler runs. Default 15 s. */
   leaseMs?: number;
@@ -106,6 +107,19 @@ export interface WorkerOptions<T = unknown> {
   groups?: GroupsOption;
 }
 
+/**
+ * Options of a batch worker: WorkerOptions and `batch`, which hands the handler up to `batch.size`
+ * due jobs at once (`jobs: BatchJob<T>[]`), holding a due job at most `batch.waitMs` for others to
+ * join (README, "Batches"). A separate type, so a one-job handler cannot be given `batch`. No
+ * `prefetch`: the batch being formed is what a batch worker claims ahead.
+ */
+export interface BatchWorkerOptions<T = unknown> extends Omit<WorkerOptions<T>, 'prefetch'> {
+  batch: BatchOptions;
+}
+
+/** Either kind, as the Worker's implementation takes them. */
+export type AnyWorkerOptions<T = unknown> = WorkerOptions<T> & { batch?: BatchOptions };
+
 /** Options after validation. */
 export interface ResolvedWorkerOptions<T> {
   rate: { max: number; perMs: number };
@@ -115,6 +129,8 @@ export interface ResolvedWorkerOptions<T> {
   migrate: Migrations;
   newerVersionDelayMs: number;
   concurrency: number;
+  /** Set for a batch worker. */
+  batch: ResolvedBatch | undefined;
   leaseMs: number;
   strategy: StrategyOption;
   /** Bucket width of the wheel (used with strategy 'wheel'). */
@@ -139,6 +155,7 @@ const KNOWN = new Set([
   'connection',
   'codec',
   'concurrency',
+  'batch',
   'leaseMs',
   'strategy',
   'wheel',
@@ -181,7 +198,7 @@ function logsAt(level: (typeof LOG_LEVELS)[number]): boolean {
 }
 
 /** Validate worker options; throws ValidationError naming the first wrong option. */
-export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWorkerOptions<T> {
+export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedWorkerOptions<T> {
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key))
       throw new ValidationError(
@@ -219,7 +236,15 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
   }
   // Results are kept with the completed jobs the user asked to keep, not with the ids remembered.
   const keepResults = options.keepCompleted !== undefined && keepCompleted.count > 0;
-  const prefetch = options.prefetch ?? Math.min(Math.floor(concurrency / 2), 25);
+  const batch = resolveBatchOptions(options.batch);
+  // The batch being formed is a batch worker's claim-ahead: jobs beyond it would wait unbatched.
+  if (batch !== undefined && options.prefetch !== undefined && options.prefetch !== 0) {
+    throw new ValidationError(
+      'prefetch does not apply to a batch worker (the batch being formed is what it claims ahead); remove prefetch or batch',
+      'prefetch',
+    );
+  }
+  const prefetch = options.prefetch ?? (batch ? 0 : Math.min(Math.floor(concurrency / 2), 25));
   if (!Number.isInteger(prefetch) || prefetch < 0 || prefetch > 10_000) {
     throw new ValidationError(
       `prefetch must be a whole number from 0 to 10000, got ${String(prefetch)}`,
@@ -288,6 +313,7 @@ export function resolveWorkerOptions<T>(options: WorkerOptions<T>): ResolvedWork
     migrate,
     newerVersionDelayMs: parseDuration(options.newerVersionDelay ?? '1m', 'newerVersionDelay'),
     concurrency,
+    batch,
     leaseMs,
     strategy,
     granularityMs,

@@ -116,7 +116,7 @@ function encodeResult<T>(deps: RunDeps<T>, id: string, result: unknown): Buffer 
 }
 
 /** A kept result is stored in the completed record; past this it is reported and not kept. */
-const RESULT_MAX_BYTES = 64 * 1024;
+export const RESULT_MAX_BYTES = 64 * 1024;
 
 /**
  * The handler, bounded by the job's timeoutMs when it has one: at the timeout its signal aborts

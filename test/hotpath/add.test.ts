@@ -201,10 +201,11 @@ describe('malformed input is refused before anything is written', () => {
     expect(await f.client.exists(keys.records, keys.waiting, keys.counters)).toBe(0);
   });
 
-  it('a grouped job: groups are not supported yet', async () => {
+  it('a record whose group the class does not name: refused, nothing written', async () => {
     const keys = freshKeys('add-group');
     const grouped = job('g', { header: { group: 'tenant-1', groupDue: 0 } });
-    await expect(addJobs(f, keys, [grouped])).rejects.toThrow(/groups are not supported yet/);
+    await expect(addJobs(f, keys, [grouped])).rejects.toThrow(/disagrees with the record's group tenant-1/);
+    expect(await f.client.exists(keys.records, keys.waiting, keys.groupJobs, keys.counters)).toBe(0);
   });
 });
 

@@ -18,9 +18,10 @@ export class BatchJob<T> extends Job<T> {
     signalOf: () => AbortSignal,
     extender: (ms: number) => Promise<void>,
     reporter: (value: unknown) => Promise<void>,
+    group: string | undefined,
     private readonly failer: (error: unknown) => Promise<void>,
   ) {
-    super(id, payload, attempt, maxAttempts, runAt, claimedAt, signalOf, extender, reporter);
+    super(id, payload, attempt, maxAttempts, runAt, claimedAt, signalOf, extender, reporter, group);
   }
 
   /**

@@ -123,6 +123,7 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
         () => attempt.signal,
         (ms) => deps.extend(attempt, ms),
         (value) => attempt.reportProgress(value),
+        header.group,
         (error) => failAlone(entry, error),
       );
       return entry;

@@ -22,6 +22,7 @@ import { partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import type { BatchChildConfig, BatchLedgerEntry } from '../support/batch-worker-process.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { readJsonLines } from '../support/json-lines.js';
+import { groupState } from '../groups/group-state.js';
 import { awaitReady, captureOutput } from '../support/ready-line.js';
 
 const CHILD = fileURLToPath(new URL('../support/batch-worker-process.ts', import.meta.url));
@@ -444,4 +445,26 @@ it('a partitioned queue: one batch takes due jobs of several partitions; each ac
   expect(perPartition.filter((members) => members.length > 0).length).toBeGreaterThan(1);
   expect(perPartition.flat().sort()).toEqual([...ids].sort());
   for (const keys of parts) expect(await c.zcard(keys.leases)).toBe(0);
+});
+
+it('with groups: a batch holds at most groups.concurrency jobs of a group, and its ack frees their slots', async () => {
+  const name = uniqueQueue('batch-groups');
+  const queue = queueOf(name);
+  await queue.addBulk(Array.from({ length: 9 }, (_, i) => ({ payload: i, opts: { group: `t${i % 3}` } })));
+  const batches: Array<Array<string | undefined>> = [];
+  const completed: number[] = [];
+  const worker = batchWorker(
+    name,
+    async (jobs) => {
+      batches.push(jobs.map((j) => j.group));
+    },
+    { batch: { size: 9 }, groups: { concurrency: 1 }, maxSleepMs: 200 },
+  );
+  worker.on('completed', (job) => completed.push(job.payload));
+  await waitFor(() => completed.length === 9, { what: 'all nine to complete' });
+
+  // One job of each group per batch: the bound holds inside a batch too, and every ack freed a slot.
+  for (const groups of batches) expect(new Set(groups).size).toBe(groups.length);
+  expect(batches.flat().sort()).toEqual(['t0', 't0', 't0', 't1', 't1', 't1', 't2', 't2', 't2']);
+  await waitFor(async () => (await groupState(queue)).empty, { what: 'group keys empty' });
 });

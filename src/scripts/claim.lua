@@ -401,6 +401,10 @@ local function take_and_lease(limit)
       -- Priorities: promote p's due heads to r, then merge r with the default class's due jobs by
       -- score (the default class is priority 0): lower priority first, then due order.
       local p_heads = redis.call('ZRANGE', K.p, 0, PROMOTE, 'WITHSCORES')
+      -- More due jobs in p than one call promotes: one of them may outrank everything in r, so
+      -- this call takes nothing from r or the default class and answers "look again now". Each
+      -- call stays bounded, and the order among due jobs stays strict (a burst costs a few calls).
+      local promote_capped = false
       if #p_heads > 0 then
         local zr, rm = {}, {}
         for i = 1, #p_heads, 2 do
@@ -411,6 +415,7 @@ local function take_and_lease(limit)
           end
           if #rm == PROMOTE then
             sooner(now)
+            promote_capped = true
             break
           end
           local prio = tonumber(string.match(member, '^(-?%d+):'))
@@ -424,7 +429,7 @@ local function take_and_lease(limit)
         end
       end
       local g_ids, g_due, g_groups = take_groups(limit, d_ids)
-      local room = limit - #g_ids
+      local room = promote_capped and 0 or limit - #g_ids
       local r_heads = room > 0 and redis.call('ZRANGE', K.r, 0, room, 'WITHSCORES') or {}
       local di, ri = 1, 1
       local from_s, from_r = 0, {}

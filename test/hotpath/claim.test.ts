@@ -138,6 +138,32 @@ describe('claim', () => {
     expect(out.jobs.map((j) => j.id)).toStrictEqual(['plain', 'soon']);
   });
 
+  it('more due prioritized jobs than one call promotes: still lower priority first, each call bounded', async () => {
+    const keys = freshKeys('claim-promote-burst');
+    const now = await serverNow();
+    const due = now + 300;
+    // 1,000 is what one call promotes from p to r: the urgent job falls due 1 ms after them and
+    // so would be left in p by the first call.
+    const many = Array.from({ length: 1_000 }, (_, i) =>
+      job(`p5-${i}`, { at: due, header: { priority: 5 } }),
+    );
+    await addJobs(f, keys, [...many, job('urgent', { at: due + 1, header: { priority: -5 } })]);
+    while ((await serverNow()) <= due + 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    const empty: string[] = [];
+    let first: string | undefined;
+    for (let call = 0; call < 5 && first === undefined; call++) {
+      const out = await claimJobs(f, keys, 1);
+      if (out.jobs.length === 0) {
+        // A call that promoted its share and took nothing says to look again at once.
+        expect(out.nextAt).toBeLessThanOrEqual(out.now);
+        empty.push(`call ${call}`);
+      } else first = out.jobs[0]!.id;
+    }
+    expect(first).toBe('urgent');
+    expect(empty).toHaveLength(1);
+    expect(await f.client.zcard(keys.prioWaiting)).toBe(0);
+  });
+
   it('takes nothing while the queue is paused, but still applies the acks', async () => {
     const keys = freshKeys('claim-pause');
     await addJobs(f, keys, [job('a'), job('b')]);

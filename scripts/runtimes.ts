@@ -198,9 +198,15 @@ async function cliWorker(runtime: Runtime, url: string): Promise<string> {
     const data = (await api.json()) as { counts?: Record<string, number> };
     if (api.status !== 200 || data.counts?.['scheduled'] !== 0)
       throw new Error(`api: ${JSON.stringify(data)}`);
-    const metrics = await (await fetch(`${dashboardUrl}metrics`)).text();
-    if (!metrics.includes(`delayq_completed_total{queue="${queue}"} 1`))
-      throw new Error(`metrics:\n${metrics}`);
+    // Workers flush their completed count to Redis once a second (HOT-PATH §7): read /metrics
+    // until the flush has landed, for up to 5 s.
+    const expected = `delayq_completed_total{queue="${queue}"} 1`;
+    let metrics = '';
+    for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+      metrics = await (await fetch(`${dashboardUrl}metrics`)).text();
+      if (metrics.includes(expected)) break;
+    }
+    if (!metrics.includes(expected)) throw new Error(`metrics (after 5 s):\n${metrics}`);
     w.child.kill('SIGTERM');
     const code = await exitOf(w, 15_000);
     if (code !== 0) throw new Error(`exited ${code} on SIGTERM`);

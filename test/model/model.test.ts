@@ -149,7 +149,7 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
         return source.split(from).join(to);
       });
       expect(applied, 'the mutation applies to the shipped source').toBeGreaterThan(0);
-      const result = await fc.check(scriptsMatchModel(client), { numRuns: 300, endOnFailure: true });
+      const result = await fc.check(scriptsMatchModel(client), { numRuns: 1_500, endOnFailure: true });
       expect(result.failed, `mutant survived ${result.numRuns} runs`).toBe(true);
     },
     120_000,

@@ -97,6 +97,11 @@ export const PHASES: readonly Phase[] = [
 /** Fields migrate-read returns per id. */
 const PER_ID = 12;
 
+/** The layout-1 keys that hold a job, in the order migrate-read, -write and -seal take them first. */
+function legacyJobKeys(o: PartitionKeys['old']): string[] {
+  return [o.schedule, o.jobs, o.meta, o.active, o.leases, o.dead, o.errors, o.completed, o.done];
+}
+
 /** One chunk of a layout-1 partition (migrate-read.lua), and the cursor to read the next from. */
 export async function readChunk(
   client: RedisClient,
@@ -110,19 +115,7 @@ export async function readChunk(
     await runScript(
       client,
       script('migrate-read'),
-      [
-        o.schedule,
-        o.jobs,
-        o.meta,
-        o.active,
-        o.leases,
-        o.dead,
-        o.errors,
-        o.completed,
-        o.done,
-        keys.current.cancelled,
-        keys.current.records,
-      ],
+      [...legacyJobKeys(o), keys.current.cancelled, keys.current.records],
       [phase, cursor, chunk],
     ),
     'migrate-read',
@@ -168,24 +161,7 @@ export async function writeChunk(
     await runScript(
       client,
       script('migrate-write'),
-      [
-        o.schedule,
-        o.jobs,
-        o.meta,
-        o.active,
-        o.leases,
-        o.dead,
-        o.errors,
-        o.completed,
-        o.done,
-        c.cancelled,
-        c.records,
-        c.waiting,
-        c.leases,
-        c.dead,
-        c.completed,
-        c.errors,
-      ],
+      [...legacyJobKeys(o), c.cancelled, c.records, c.waiting, c.leases, c.dead, c.completed, c.errors],
       [
         conversions.length,
         ...conversions.flatMap((v) => [
@@ -222,15 +198,7 @@ export async function sealPartition(client: RedisClient, keys: PartitionKeys): P
       client,
       script('migrate-seal'),
       [
-        o.schedule,
-        o.jobs,
-        o.meta,
-        o.active,
-        o.leases,
-        o.dead,
-        o.errors,
-        o.completed,
-        o.done,
+        ...legacyJobKeys(o),
         o.token,
         o.layout,
         o.events,

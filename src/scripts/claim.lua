@@ -97,6 +97,9 @@ local REAP_ON_CLAIM = 100
 local MAX_CLAIMS = 65535
 
 local out = { now, -1, 0 }
+-- ".<now>" of every token this call writes, formatted once (claims is a whole number below 2^16,
+-- which `..` writes without a fraction).
+local now_token_tail = string.format('.%.0f', now)
 -- Field/value pairs of the one HSET of every record this call writes (completed and leased).
 local hset = {}
 
@@ -482,7 +485,7 @@ local function take_and_lease(limit)
         local claims = h.claims % MAX_CLAIMS + 1
         local due = take_due[i]
         local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
-        local token = string.format('%d.%.0f', claims, now)
+        local token = claims .. now_token_tail
         local member = token .. '|' .. id
         -- A grouped job's member names its group, so whatever ends the lease frees the slot
         -- without reading the record.

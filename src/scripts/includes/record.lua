@@ -31,79 +31,89 @@ end
 -- completed, cancelled, has_result, body (1-based offset of the payload or result), and for the
 -- rewriting helpers below: claim_at (offset where the claim block is or would go), claim_end
 -- (offset after it), group_due_at (offset of G's due time).
+-- Why a record is cut short: `what` was announced at byte `at` of a record of `len` bytes.
+local function rec_short(what, at, len)
+  return nil, 'record is truncated: ' .. what .. ' announced at byte ' .. (at - 1) .. ' of ' .. len
+end
+
+-- Every job a claim takes is parsed, so this reads into locals and builds h with one table
+-- constructor (no closure, no fields added later): about half the cost of filling h field by field.
 local function rec_parse(rec)
-  if type(rec) ~= 'string' or #rec < 2 then return nil, 'record is truncated (under 2 bytes)' end
+  if type(rec) ~= 'string' then return nil, 'record is truncated (under 2 bytes)' end
+  local len = #rec
+  if len < 2 then return nil, 'record is truncated (under 2 bytes)' end
   local format, fa = string.byte(rec, 1, 2)
   if format ~= REC_FORMAT then return nil, 'record format byte ' .. format .. ' is unknown' end
   local at, fb = 3, 0
-  local function short(what)
-    return nil, 'record is truncated: ' .. what .. ' announced at byte ' .. (at - 1) .. ' of ' .. #rec
-  end
   if fa >= REC_A_MORE then
-    if #rec < 3 then return short('flags B') end
+    if len < 3 then return rec_short('flags B', at, len) end
     fb = string.byte(rec, 3)
     at = 4
-    if rec_has(fb, REC_B_RESERVED) then return nil, 'record flags B has reserved bits set (a newer format?)' end
+    if bit.band(fb, REC_B_RESERVED) ~= 0 then return nil, 'record flags B has reserved bits set (a newer format?)' end
   end
-  local h = {
-    fa = fa, fb = fb, attempts = 0, claims = 0, claimed_at = 0, run_due = 0, holder = 0,
-    max = 3, prio = 0, claim_at = at,
-  }
-  if rec_has(fa, REC_A_CLAIM) then
-    if #rec < at + REC_CLAIM_LEN - 1 then return short('the claim block') end
-    h.attempts, h.claims, h.claimed_at, h.run_due, h.holder = struct.unpack(REC_CLAIM_BLOCK, rec, at)
+  local claim_at = at
+  local attempts, claims, claimed_at, run_due, holder = 0, 0, 0, 0, 0
+  local max, prio, group, group_due_at, group_due, timeout = 3, 0, nil, nil, nil, nil
+  if bit.band(fa, REC_A_CLAIM) ~= 0 then
+    if len < at + REC_CLAIM_LEN - 1 then return rec_short('the claim block', at, len) end
+    attempts, claims, claimed_at, run_due, holder = struct.unpack(REC_CLAIM_BLOCK, rec, at)
     at = at + REC_CLAIM_LEN
   end
-  h.claim_end = at
-  if rec_has(fa, REC_A_MAX) then
-    if #rec < at + 1 then return short('max attempts') end
-    h.max = struct.unpack('>H', rec, at)
-    at = at + 2
+  local claim_end = at
+  -- Past the claim block: the optional fields, only when a flag other than C is set.
+  if bit.band(fa, 0x7E) ~= 0 or fb ~= 0 then
+    if bit.band(fa, REC_A_MAX) ~= 0 then
+      if len < at + 1 then return rec_short('max attempts', at, len) end
+      max = struct.unpack('>H', rec, at)
+      at = at + 2
+    end
+    if bit.band(fa, REC_A_BACKOFF) ~= 0 then
+      if len < at + 8 then return rec_short('the backoff', at, len) end
+      at = at + 9
+    end
+    if bit.band(fa, REC_A_PRIO) ~= 0 then
+      if len < at + 1 then return rec_short('the priority', at, len) end
+      prio = struct.unpack('>h', rec, at)
+      at = at + 2
+    end
+    if bit.band(fa, REC_A_GROUP) ~= 0 then
+      if len < at then return rec_short('the group length', at, len) end
+      local glen = string.byte(rec, at)
+      if glen == 0 then return nil, 'record group length is 0' end
+      if len < at + glen + 6 then return rec_short('the group', at, len) end
+      group = string.sub(rec, at + 1, at + glen)
+      group_due_at = at + 1 + glen
+      group_due = struct.unpack('>I6', rec, group_due_at)
+      at = at + 1 + glen + 6
+    end
+    if bit.band(fa, REC_A_TIMEOUT) ~= 0 then
+      if len < at + 3 then return rec_short('the timeout', at, len) end
+      timeout = struct.unpack('>I4', rec, at)
+      at = at + 4
+    end
+    if bit.band(fa, REC_A_CREATED) ~= 0 then
+      if len < at + 5 then return rec_short('the created-at time', at, len) end
+      at = at + 6
+    end
+    if bit.band(fb, REC_B_VERSION) ~= 0 then
+      if len < at + 1 then return rec_short('the version', at, len) end
+      at = at + 2
+    end
+    if bit.band(fb, REC_B_TRACE) ~= 0 then
+      if len < at then return rec_short('the traceparent length', at, len) end
+      local tlen = string.byte(rec, at)
+      if len < at + tlen then return rec_short('the traceparent', at, len) end
+      at = at + 1 + tlen
+    end
   end
-  if rec_has(fa, REC_A_BACKOFF) then
-    if #rec < at + 8 then return short('the backoff') end
-    at = at + 9
-  end
-  if rec_has(fa, REC_A_PRIO) then
-    if #rec < at + 1 then return short('the priority') end
-    h.prio = struct.unpack('>h', rec, at)
-    at = at + 2
-  end
-  if rec_has(fa, REC_A_GROUP) then
-    if #rec < at then return short('the group length') end
-    local len = string.byte(rec, at)
-    if len == 0 then return nil, 'record group length is 0' end
-    if #rec < at + len + 6 then return short('the group') end
-    h.group = string.sub(rec, at + 1, at + len)
-    h.group_due_at = at + 1 + len
-    h.group_due = struct.unpack('>I6', rec, h.group_due_at)
-    at = at + 1 + len + 6
-  end
-  if rec_has(fa, REC_A_TIMEOUT) then
-    if #rec < at + 3 then return short('the timeout') end
-    h.timeout = struct.unpack('>I4', rec, at)
-    at = at + 4
-  end
-  if rec_has(fa, REC_A_CREATED) then
-    if #rec < at + 5 then return short('the created-at time') end
-    at = at + 6
-  end
-  if rec_has(fb, REC_B_VERSION) then
-    if #rec < at + 1 then return short('the version') end
-    at = at + 2
-  end
-  if rec_has(fb, REC_B_TRACE) then
-    if #rec < at then return short('the traceparent length') end
-    local len = string.byte(rec, at)
-    if #rec < at + len then return short('the traceparent') end
-    at = at + 1 + len
-  end
-  h.has_error = rec_has(fb, REC_B_ERROR)
-  h.completed = rec_has(fb, REC_B_COMPLETED)
-  h.cancelled = rec_has(fb, REC_B_CANCELLED)
-  h.has_result = rec_has(fb, REC_B_RESULT)
-  h.body = at
-  return h
+  return {
+    fa = fa, fb = fb, attempts = attempts, claims = claims, claimed_at = claimed_at,
+    run_due = run_due, holder = holder, max = max, prio = prio, group = group,
+    group_due_at = group_due_at, group_due = group_due, timeout = timeout,
+    claim_at = claim_at, claim_end = claim_end, body = at,
+    has_error = bit.band(fb, REC_B_ERROR) ~= 0, completed = bit.band(fb, REC_B_COMPLETED) ~= 0,
+    cancelled = bit.band(fb, REC_B_CANCELLED) ~= 0, has_result = bit.band(fb, REC_B_RESULT) ~= 0,
+  }
 end
 
 -- The flag bytes of a header with flags A `fa` and flags B `fb`: B is written only when not 0.

@@ -12,23 +12,6 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Per-job bookkeeping the scripts need: a = attempts started, m = max attempts,
--- r = due time of the current or last scheduling, t = token of the last failed attempt.
-local function read_meta(meta_key, id)
-  local raw = redis.call('HGET', meta_key, id)
-  if not raw then return nil end
-  return cjson.decode(raw)
-end
-
-local function write_meta(meta_key, id, meta)
-  redis.call('HSET', meta_key, id, cjson.encode(meta))
-end
-
--- A lease is stored as "token|startMs|workerId"; the worker id goes last because it may contain "|".
-local function lease_token(lease)
-  return string.match(lease, '^([^|]*)')
-end
-
 -- Tell sleeping workers the schedule's head moved earlier than they may know.
 local function wake_if_head(schedule_key, wake_channel, due)
   local head = redis.call('ZRANGE', schedule_key, 0, 0, 'WITHSCORES')

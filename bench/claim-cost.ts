@@ -64,7 +64,12 @@ async function busyRun(redis: BenchRedis): Promise<{ cpu: number; script: number
   while (claimed < JOBS) {
     const out = await claim(redis.control, keys, { ...SETTINGS, limit: LIMIT, acks });
     if (out.jobs.length === 0) throw new Error(`claim-cost: only ${claimed} of ${JOBS} jobs were due`);
-    acks = out.jobs.map((job) => ({ member: job.member, knownDeadline: job.deadline, hadError: false, progressed: false }));
+    acks = out.jobs.map((job) => ({
+      member: job.member,
+      knownDeadline: job.deadline,
+      hadError: false,
+      progressed: false,
+    }));
     claimed += out.jobs.length;
   }
   await claim(redis.control, keys, { ...SETTINGS, limit: 0, acks });
@@ -88,7 +93,9 @@ async function fixedCost(redis: BenchRedis): Promise<{ empty: number; trivial: n
 async function main(): Promise<void> {
   const redis = await startBenchRedis();
   try {
-    console.log(`claim.lua cost: ${JOBS} jobs, ${LIMIT} per call, ${RUNS} run(s); load average ${loadavg()[0]!.toFixed(2)}`);
+    console.log(
+      `claim.lua cost: ${JOBS} jobs, ${LIMIT} per call, ${RUNS} run(s); load average ${loadavg()[0]!.toFixed(2)}`,
+    );
     for (let run = 1; run <= RUNS; run++) {
       const r = await busyRun(redis);
       console.log(
@@ -96,7 +103,9 @@ async function main(): Promise<void> {
       );
     }
     const f = await fixedCost(redis);
-    console.log(`a claim finding nothing: ${f.empty.toFixed(1)} µs per call (a trivial EVAL: ${f.trivial.toFixed(1)} µs)`);
+    console.log(
+      `a claim finding nothing: ${f.empty.toFixed(1)} µs per call (a trivial EVAL: ${f.trivial.toFixed(1)} µs)`,
+    );
   } finally {
     await redis.stop();
   }

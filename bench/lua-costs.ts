@@ -37,11 +37,17 @@ const STEPS: Array<[string, string]> = [
 /** Steps of the layout-2 hot path, run with the record and events helpers the scripts include. */
 const RECORD_STEPS: Array<[string, string]> = [
   ['rec_parse of a new job (2-byte header, 40-byte payload)', 'local h = rec_parse(rec)'],
-  ['rec_claimed (the claim block written into that record)', 'local x = rec_claimed(rec, h0, 1, 1, 1796040423737, 1796040423737, 7)'],
+  [
+    'rec_claimed (the claim block written into that record)',
+    'local x = rec_claimed(rec, h0, 1, 1, 1796040423737, 1796040423737, 7)',
+  ],
   ["lease token by string.format('%d.%.0f')", "local t = string.format('%d.%.0f', 3, 1796040423737)"],
   ["lease token by concatenation with '.<now>' formatted once", 'local t = 3 .. tail'],
   ['member_id of a lease member', 'local x = member_id(member)'],
-  ['emit of a routine event with events off (the default)', "emit(K, 'claimed', 'abcdefghijklmn', 'attempt', 1, 'at', 1796040423737)"],
+  [
+    'emit of a routine event with events off (the default)',
+    "emit(K, 'claimed', 'abcdefghijklmn', 'attempt', 1, 'at', 1796040423737)",
+  ],
 ];
 
 const scriptsDir = fileURLToPath(new URL('../src/scripts/', import.meta.url));

@@ -1,0 +1,103 @@
+/**
+ * Where W8's lateness comes from, in three parts, at one arrival rate: (1) the add path, the
+ * due time Redis stored minus the one the caller asked for (Date.now() at the add call + delay),
+ * which is the time from the send to the script's TIME (queueing behind other commands and
+ * reading the request; the time before the send is already taken off); (2) the claim, claim time
+ * minus due time by the Redis clock; (3) the start, the handler's Date.now() minus the claim time.
+ * Same arrivals as W8: rate/10 jobs every 100 ms, each due 1.0–1.1 s after its add call, one
+ * worker process at concurrency 50, on a private redis-server.
+ *
+ * Run: node --import tsx bench/lateness-breakdown.ts [--rate=6000] [--seconds=10]
+ */
+import { fork } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Queue } from '../src/index.js';
+import { startBenchRedis } from './lib/redis.js';
+import { runMain } from './lib/main.js';
+
+function flag(name: string, fallback: number): number {
+  const given = process.argv.find((a) => a.startsWith(`--${name}=`));
+  const value = given === undefined ? fallback : Number(given.slice(name.length + 3));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a number > 0`);
+  return value;
+}
+
+const RATE = flag('rate', 6_000);
+const SECONDS = flag('seconds', 10);
+const TICK_MS = 100;
+const LEAD_MS = 1_000;
+const SPREAD_MS = 100;
+
+function summary(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return `p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} max ${sorted[sorted.length - 1]} ms`;
+}
+
+async function main(): Promise<void> {
+  const redis = await startBenchRedis();
+  const perTick = Math.max(1, Math.round((RATE * TICK_MS) / 1000));
+  const ticks = Math.round((SECONDS * 1000) / TICK_MS);
+  const queue = new Queue<{ due: number }>('breakdown', { connection: redis.url });
+  const child = fork(
+    fileURLToPath(new URL('./lateness-breakdown-worker.ts', import.meta.url)),
+    [redis.url, 'breakdown', String(perTick * ticks)],
+    { execArgv: ['--import', 'tsx'] },
+  );
+  try {
+    const messages = new Map<string, (m: { rows?: number[] }) => void>();
+    child.on('message', (m: { ready?: boolean; rows?: number[] }) =>
+      messages.get(m.ready ? 'ready' : 'rows')?.(m),
+    );
+    const ready = new Promise((resolve) => messages.set('ready', resolve));
+    const done = new Promise<{ rows?: number[] }>((resolve) => messages.set('rows', resolve));
+    await ready;
+    // The producer's first add connects and loads the script: before the arrivals start.
+    await queue.addBulk([{ payload: { due: 0 }, opts: { delay: 60_000 } }]);
+    console.log(
+      `lateness breakdown: ${RATE} jobs/s for ${SECONDS} s; load average ${loadavg()[0]!.toFixed(2)}`,
+    );
+    let maxAddMs = 0;
+    const t0 = performance.now();
+    for (let k = 0; k < ticks; k++) {
+      const wait = t0 + k * TICK_MS - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const calledAt = Date.now();
+      const before = performance.now();
+      await queue.addBulk(
+        Array.from({ length: perTick }, (_, j) => {
+          const delay = LEAD_MS + Math.floor((j * SPREAD_MS) / perTick);
+          return { payload: { due: calledAt + delay }, opts: { delay } };
+        }),
+      );
+      maxAddMs = Math.max(maxAddMs, performance.now() - before);
+    }
+    const rows = (await done).rows ?? [];
+    const total: number[] = [];
+    const addPath: number[] = [];
+    const claimPart: number[] = [];
+    const startPart: number[] = [];
+    for (let i = 0; i < rows.length; i += 4) {
+      const [asked, runAt, claimedAt, started] = [rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!];
+      total.push(started - asked);
+      addPath.push(runAt - asked);
+      claimPart.push(claimedAt - runAt);
+      startPart.push(started - claimedAt);
+    }
+    console.log(`from the add call (W8's figure): ${summary(total)}`);
+    console.log(`  1. add path, stored due - asked due: ${summary(addPath)}`);
+    console.log(`  2. claim, claim time - due (Redis clock): ${summary(claimPart)}`);
+    console.log(`  3. start, handler - claim time: ${summary(startPart)}`);
+    console.log(
+      `longest add call ${maxAddMs.toFixed(1)} ms; load average at the end ${loadavg()[0]!.toFixed(2)}`,
+    );
+  } finally {
+    child.send('close');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await queue.close();
+    await redis.stop();
+  }
+}
+
+runMain(main);

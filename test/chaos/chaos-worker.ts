@@ -34,6 +34,8 @@ export interface ChaosWorkerConfig {
   connectionName: string;
   maxSleepMs?: number;
   reapIntervalMs?: number;
+  /** groups.concurrency, when the run adds grouped jobs. */
+  groupConcurrency?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '') as ChaosWorkerConfig;
@@ -66,10 +68,12 @@ function outcomeOf(err: unknown): CallOutcome | null {
   return lost ? `refused: ${lost[1] ?? ''}` : `error: ${message.slice(0, 200)}`;
 }
 
-/** "<claims>.<claimed at>|<id>" -> id and token (a token has no '|'; an id may). */
+/** "<claims>.<claimed at>|<id>[\0<group>]" -> id and token (a token has no '|'; an id may). */
 function splitMember(member: string): { id: string; token: string } {
   const bar = member.indexOf('|');
-  return { token: member.slice(0, bar), id: member.slice(bar + 1) };
+  const rest = member.slice(bar + 1);
+  const zero = rest.indexOf('\0');
+  return { token: member.slice(0, bar), id: zero === -1 ? rest : rest.slice(0, zero) };
 }
 
 // claim.lua's ARGV (src/operations/claim.ts): limit, lease ms, holder, 3 group settings, rate max
@@ -237,6 +241,7 @@ const worker = new Worker<ChaosPayload>(
     rememberCompleted: { count: 10_000_000, age: '7d' },
     ...(config.maxSleepMs !== undefined && { maxSleepMs: config.maxSleepMs }),
     ...(config.reapIntervalMs !== undefined && { reapIntervalMs: config.reapIntervalMs }),
+    ...(config.groupConcurrency !== undefined && { groups: { concurrency: config.groupConcurrency } }),
   },
 );
 

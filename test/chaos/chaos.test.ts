@@ -270,6 +270,8 @@ const bounded: ChaosOptions = {
   attempts: 25,
   drainTimeoutMs: 60_000,
   seed: Number(process.env['DELAYQ_CHAOS_SEED'] ?? Date.now() % 1_000_000),
+  // A fifth of the jobs in groups: their slots must all be free again after the faults.
+  groupShare: 0.2,
 };
 
 describe('chaos: real processes, real faults', () => {

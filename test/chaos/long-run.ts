@@ -3,7 +3,8 @@
  * with appendonly yes + appendfsync always. Prints the checker's counts and exits 1 on any
  * violation. Options: --jobs N --faults N --workers N --concurrency N --lease MS --inject MS
  * --seed N --kinds kill,stop,... --no-persistence (the control: with --kinds redis-restart the checker
- * must then report lost jobs).
+ * must then report lost jobs), --group-share F (default 0.2: that share of jobs is added with one of
+ * 8 groups, workers at groups.concurrency 2; every group's running count must be 0 afterwards).
  *
  * Then the cluster fault: --cluster-rounds N (default 3; 0 skips it) rounds of the master-failover
  * scenario (test/cluster/failover-scenario.ts), each on a fresh 3+3 Redis Cluster whose master of
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     kinds: { type: 'string', default: 'kill,stop,term,client-kill,stall,reset,redis-restart' },
     'no-persistence': { type: 'boolean', default: false },
     'cluster-rounds': { type: 'string', default: '3' },
+    'group-share': { type: 'string', default: '0.2' },
   },
 });
 
@@ -49,11 +51,12 @@ const options = {
   attempts: 25,
   drainTimeoutMs: 180_000,
   seed: Number(values.seed),
+  groupShare: Number(values['group-share']),
   log: (line: string) => console.log(`[chaos +${Math.round((Date.now() - t0) / 1000)}s] ${line}`),
 };
 const t0 = Date.now();
 console.log(
-  `chaos: ${options.jobs} jobs, ${options.faults} faults over ${options.injectMs} ms, ${options.workers}x${options.concurrency} workers, lease ${options.leaseMs} ms, seed ${options.seed}, persistence ${persistence ? 'appendfsync always' : 'OFF (control)'}`,
+  `chaos: ${options.jobs} jobs (${Math.round(options.groupShare * 100)} % grouped), ${options.faults} faults over ${options.injectMs} ms, ${options.workers}x${options.concurrency} workers, lease ${options.leaseMs} ms, seed ${options.seed}, persistence ${persistence ? 'appendfsync always' : 'OFF (control)'}`,
 );
 const result = await runChaos(options);
 console.log(formatCounts(result.counts, result.faultsByKind));

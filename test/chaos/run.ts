@@ -45,6 +45,14 @@ export interface ChaosOptions {
   log?: (line: string) => void;
   /** Keep the ledgers, run.json and the Redis log when the check fails (default true). */
   keepOnFailure?: boolean;
+  /**
+   * Share of jobs added with a group (default 0), spread over `groupCount` groups (default 8), and
+   * the workers' groups.concurrency (default 2). After the run every group's running count in gc
+   * must be back to 0 (issue 16: a slot is freed on every path, SIGKILL of its holder included).
+   */
+  groupShare?: number;
+  groupCount?: number;
+  groupConcurrency?: number;
 }
 
 /** What a run produced. */
@@ -84,6 +92,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const random = prng(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  // Groups draw from their own sequence, so a seed's jobs, delays and faults are the same with
+  // groups as without.
+  const groupRandom = prng(options.seed + 7_919);
+  const groupShare = options.groupShare ?? 0;
+  const groupCount = options.groupCount ?? 8;
+  const groupConcurrency = options.groupConcurrency ?? 2;
   const ledgerDir = mkdtempSync(join(tmpdir(), 'delayq-chaos-'));
   const redisArgs = options.persistence
     ? ['--appendonly', 'yes', '--appendfsync', 'always']
@@ -122,6 +136,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // Claim and reap eagerly, so a job whose holder died is taken soon after its lease allows.
       maxSleepMs: 250,
       reapIntervalMs: 250,
+      ...(groupShare > 0 && { groupConcurrency }),
     });
     slot.worker = worker;
     void worker.exited.then(() => {
@@ -174,6 +189,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           payload: ChaosPayload;
           attempts: number;
           delay: number;
+          group?: string;
         }> = [];
         for (let n = b * batch; n < Math.min(options.jobs, (b + 1) * batch); n++) {
           const roll = random();
@@ -192,6 +208,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             payload,
             attempts: kind === 'failAlways' ? 3 : options.attempts,
             delay: Math.floor(random() * options.dueSpreadMs),
+            ...(groupRandom() < groupShare && { group: `t${Math.floor(groupRandom() * groupCount)}` }),
           });
         }
         // A batch that failed may or may not have been written: send the same ids again. An id
@@ -201,7 +218,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             await queue.addBulk(
               jobs.map((j) => ({
                 payload: j.payload,
-                opts: { id: j.id, delay: j.delay, attempts: j.attempts },
+                opts: {
+                  id: j.id,
+                  delay: j.delay,
+                  attempts: j.attempts,
+                  ...(j.group !== undefined && { group: j.group }),
+                },
               })),
             );
             for (const j of jobs) accepted.set(j.id, j.kind);
@@ -345,8 +367,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         ...(await admin.zrange(keys.prioWaiting, 0, -1)),
         ...(await admin.zrange(keys.prioReady, 0, -1)),
       ].map((member) => member.slice(member.indexOf(':') + 1)),
-      ...(await admin.zrange(keys.leases, 0, -1)).map((member) => member.slice(member.indexOf('|') + 1)),
+      ...(await admin.zrange(keys.leases, 0, -1)).map((member) => {
+        const id = member.slice(member.indexOf('|') + 1);
+        const zero = id.indexOf('\0');
+        return zero === -1 ? id : id.slice(0, zero);
+      }),
+      // Grouped waiting jobs: "<group>\0<due: 6 bytes><id>" in gq.
+      ...(await admin.zrangeBuffer(keys.groupJobs, 0, -1)).map((member) =>
+        member.subarray(member.indexOf(0) + 1 + 6).toString(),
+      ),
     ];
+    // Every group's running count must be back to 0: a slot left counted would hold the group
+    // back for ever. "<group>\0l" fields are rate buckets, not counts.
+    const groupSlots = Object.entries(await admin.hgetall(keys.groupCounts)).filter(
+      ([field, count]) => !field.includes('\0') && Number(count) !== 0,
+    );
     // Completed records: the workers keep every one for the run (rememberCompleted in chaos-worker).
     const completedIds = await admin.zrange(keys.completed, 0, -1);
     const completedRecords =
@@ -383,6 +418,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       completed,
       lingerMs: 2 * options.leaseMs + 2_000,
     });
+    for (const [group, count] of groupSlots) {
+      report.violations.push(`group ${group} still counts ${count} running job(s) after the run (gc)`);
+      report.ok = false;
+    }
     const faultsByKind = Object.fromEntries(
       (['kill', 'stop', 'term', 'client-kill', 'stall', 'reset', 'redis-restart', 'crash'] as const).map(
         (k) => [k, faults.filter((f) => f.kind === k).length],

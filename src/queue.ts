@@ -78,9 +78,9 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * Schedule many jobs, one round trip per batch of 500 jobs of one partition (the batches go at
-   * once). Every job is validated and encoded before anything is written, so a bad one fails the
-   * call with nothing written.
+   * Schedule many jobs, one script call per batch of 200 jobs of one partition, two calls out at a
+   * time per partition (the partitions go at once). Every job is validated and encoded before
+   * anything is written, so a bad one fails the call with nothing written.
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<AddResult[]> {
     // Delays count from here (DESIGN invariant 7): what follows until the send, connecting and

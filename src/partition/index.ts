@@ -43,8 +43,9 @@ export function partitionOfMember(member: string, partitions: number): number {
 }
 
 /**
- * Send `items` to their partitions, in chunks of at most `batch` per call, all calls at once (on a
- * Cluster the partitions' masters work in parallel), and return the outputs in the items' order.
+ * Send `items` to their partitions, in chunks of at most `batch` per call, and return the outputs
+ * in the items' order. The partitions go at once (on a Cluster their masters work in parallel);
+ * within one partition at most `inFlight` calls are out at a time, the next sent as one answers.
  * `send` must return one output per item it is given, in order.
  */
 export async function mapByPartition<I, O>(
@@ -53,6 +54,7 @@ export async function mapByPartition<I, O>(
   idOf: (item: I) => string,
   send: (partition: number, items: I[]) => Promise<readonly O[]>,
   batch = Infinity,
+  inFlight = Infinity,
 ): Promise<O[]> {
   const groups = new Map<number, number[]>();
   items.forEach((item, index) => {
@@ -61,20 +63,25 @@ export async function mapByPartition<I, O>(
     if (group) group.push(index);
     else groups.set(p, [index]);
   });
-  const calls: Array<{ partition: number; indexes: number[] }> = [];
-  for (const [partition, indexes] of groups) {
-    for (let i = 0; i < indexes.length; i += batch)
-      calls.push({ partition, indexes: indexes.slice(i, i + batch) });
-  }
-  const replies = await Promise.all(
-    calls.map((call) =>
-      send(
-        call.partition,
-        call.indexes.map((i) => items[i]!),
-      ),
-    ),
-  );
   const outputs: O[] = [];
-  calls.forEach((call, c) => call.indexes.forEach((index, i) => (outputs[index] = replies[c]![i]!)));
+  await Promise.all(
+    [...groups].map(async ([partition, indexes]) => {
+      const chunks: number[][] = [];
+      for (let i = 0; i < indexes.length; i += batch) chunks.push(indexes.slice(i, i + batch));
+      // `inFlight` workers take the chunks in order: each sends its next when its last answered.
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < chunks.length) {
+          const chunk = chunks[next++]!;
+          const replies = await send(
+            partition,
+            chunk.map((i) => items[i]!),
+          );
+          chunk.forEach((index, i) => (outputs[index] = replies[i]!));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(inFlight, chunks.length) }, lane));
+    }),
+  );
   return outputs;
 }

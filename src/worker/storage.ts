@@ -5,13 +5,7 @@
  * through its Exchange: one script call carries both.
  */
 import type { AckOutcome } from '../operations/ack.js';
-import {
-  claimPrepared,
-  prepareClaim,
-  type AckItem,
-  type ClaimInput,
-  type ClaimOutput,
-} from '../operations/claim.js';
+import { claimPrepared, prepareClaim, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
@@ -124,15 +118,9 @@ export class WorkerStorage implements AttemptStore {
   ack(job: AttemptAck): Promise<AckOutcome> {
     // The member finds the partition (a grouped job lives in its group's); the id rides along.
     const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
-    const item: AckItem = {
-      member: job.member,
-      knownDeadline: job.knownDeadline,
-      hadError: job.hadError,
-      progressed: job.progressed,
-      ...(job.result !== undefined && { result: job.result }),
-    };
     if (!exchange) return Promise.reject(new Error('worker storage: ack before open()'));
-    return exchange.ack(item);
+    // Queued as it is, not copied: an AttemptAck is an AckItem, and the call reads only those fields.
+    return exchange.ack(job);
   }
 
   fail(input: AttemptFail): Promise<FailOutput> {

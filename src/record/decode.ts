@@ -116,27 +116,28 @@ export function decodeRecord(record: Buffer): DecodedRecord {
     traceparent = record.toString('latin1', at + 1, at + 1 + length);
     at += 1 + length;
   }
-  const header: RecordHeader = {
-    attempts,
-    claims,
-    claimedAt,
-    runDue,
-    holder,
-    maxAttempts,
-    ...(backoff === undefined ? {} : { backoff }),
-    priority,
-    ...(group === undefined ? {} : { group, groupDue: groupDue ?? 0 }),
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(createdAt === undefined ? {} : { createdAt }),
-    version,
-    ...(traceparent === undefined ? {} : { traceparent }),
-    hasError: (b & FLAG_B.hasError) !== 0,
-    completed: (b & FLAG_B.completed) !== 0,
-    cancelled: (b & FLAG_B.cancelled) !== 0,
-    hasResult: (b & FLAG_B.hasResult) !== 0,
-  };
-  return { header, payload: record.subarray(at), headerLength: at };
+  // Assigned one by one in the order of the header's fields, the optional ones only when present:
+  // a literal with conditional spreads made a throw-away object per absent field, per claimed job.
+  const header: Mutable<RecordHeader> = { attempts, claims, claimedAt, runDue, holder, maxAttempts };
+  if (backoff !== undefined) header.backoff = backoff;
+  header.priority = priority;
+  if (group !== undefined) {
+    header.group = group;
+    header.groupDue = groupDue ?? 0;
+  }
+  if (timeoutMs !== undefined) header.timeoutMs = timeoutMs;
+  if (createdAt !== undefined) header.createdAt = createdAt;
+  header.version = version;
+  if (traceparent !== undefined) header.traceparent = traceparent;
+  header.hasError = (b & FLAG_B.hasError) !== 0;
+  header.completed = (b & FLAG_B.completed) !== 0;
+  header.cancelled = (b & FLAG_B.cancelled) !== 0;
+  header.hasResult = (b & FLAG_B.hasResult) !== 0;
+  return { header: header as RecordHeader, payload: record.subarray(at), headerLength: at };
 }
+
+/** A header being filled in: the required fields not yet assigned are optional here too. */
+type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
 
 /** Refuse a record too short for the `bytes` of `field` its flags announce at `at`. */
 function need(record: Buffer, at: number, bytes: number, field: string): void {

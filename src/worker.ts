@@ -38,7 +38,7 @@ import { BatchCollector } from './worker/batch-collector.js';
 import { runBatch, type BatchHandler } from './worker/run-batch.js';
 import { Reaper } from './worker/reaper.js';
 import { RetryPolicy } from './worker/retry-policy.js';
-import { runAttempt, toError, type Handler } from './worker/run-attempt.js';
+import { runAttempt, toError, type Handler, type RunDeps } from './worker/run-attempt.js';
 import { Slots } from './worker/slots.js';
 import { claimSourceFor } from './worker/sources.js';
 import { CounterFlusher } from './worker/counters.js';
@@ -101,6 +101,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private closing: Promise<void> | undefined;
   /** One job per handler call, or (the option `batch`) the batch handler and the batch being formed. */
   private readonly handler: Handler<T> | undefined;
+  /** What every attempt of a one-job handler runs with (runAttempt), made at the first job. */
+  private runDeps: RunDeps<T> | undefined;
   private readonly batch: { handler: BatchHandler<T>; collector: BatchCollector<Attempt<T>> } | undefined;
 
   /** A batch worker: the handler takes up to `batch.size` due jobs at once (README, "Batches"). */
@@ -347,26 +349,30 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.keeper.track(attempt.lease);
     if (this.batch) {
       // Known here, so a cancel or a lost lease finds the attempt while its batch forms.
-      this.inFlight.set(claimed.member, { attempt, done: Promise.resolve() });
+      this.inFlight.set(claimed.member, { attempt, done: SETTLED });
       this.batch.collector.add(attempt, claimed.runAt);
     } else if (this.slots.free() > 0) this.runInSlot(attempt);
     else {
       this.prefetched.push(attempt);
-      this.inFlight.set(claimed.member, { attempt, done: Promise.resolve() });
+      this.inFlight.set(claimed.member, { attempt, done: SETTLED });
     }
   }
 
   /** Run `attempt` in a slot; when its handler is done the slot goes to the next prefetched job. */
   private runInSlot(attempt: Attempt<T>): void {
-    const { claimed } = attempt;
     const freeSlot = this.slots.take();
     const handlerDone = (): void => {
       freeSlot();
       this.startPrefetched();
     };
-    const flight = { attempt, done: Promise.resolve() };
-    this.inFlight.set(claimed.member, flight);
-    flight.done = runAttempt(attempt, {
+    const flight = { attempt, done: SETTLED };
+    this.inFlight.set(attempt.claimed.member, flight);
+    flight.done = this.runFlight(attempt, handlerDone);
+  }
+
+  private async runFlight(attempt: Attempt<T>, handlerDone: () => void): Promise<void> {
+    // Made at the first job, not per job: everything in it is settled by start-up.
+    this.runDeps ??= {
       queue: this.name,
       handler: this.handler!,
       codec: this.codec,
@@ -374,15 +380,17 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       retry: this.retry,
       tracing: this.tracing,
       extend: (a, ms) => this.extendOne(a, ms),
-      handlerDone,
       report: (err) => this.report(err),
-    })
-      .catch((err: unknown) => this.report(err))
-      .finally(() => {
-        this.keeper.untrack(attempt.lease);
-        this.inFlight.delete(claimed.member);
-        handlerDone();
-      });
+    };
+    try {
+      await runAttempt(attempt, this.runDeps, handlerDone);
+    } catch (err) {
+      this.report(err);
+    } finally {
+      this.keeper.untrack(attempt.lease);
+      this.inFlight.delete(attempt.claimed.member);
+      handlerDone();
+    }
   }
 
   /**
@@ -492,6 +500,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     else this.options.logger.error(`worker '${this.name}': ${error.message}`, error);
   }
 }
+
+/** The `done` of an attempt that has nothing to wait for (yet). */
+const SETTLED: Promise<void> = Promise.resolve();
 
 /** The key of a running attempt: its lease member, as the `C` wake message names it. */
 function member(token: string, id: string): string {

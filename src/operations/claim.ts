@@ -7,6 +7,7 @@ import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { asArray, bytes, num, str } from './reply.js';
+import { runScript, script } from '../redis/scripts.js';
 import { runWheelAware, type Layout } from './wheel.js';
 
 /** One finished job to ack, by its lease member. */
@@ -136,51 +137,111 @@ export function claimKeys(keys: QueueKeys): string[] {
 /** A queue whose workers set no group options: one running job per group. */
 export const DEFAULT_GROUP_CONCURRENCY = 1;
 
+/**
+ * What every claim of one worker in one partition sends besides the limit, the holder, the acks
+ * and the buckets: its KEYS and the ARGV of its settings, built once rather than at every call
+ * (a worker at concurrency 1 makes one call per job).
+ */
+export interface PreparedClaim {
+  readonly keys: QueueKeys;
+  readonly strategy: Strategy;
+  readonly layout: Layout;
+  readonly leaseMs: number;
+  /** claimKeys(keys). */
+  readonly keyList: readonly string[];
+  /** ARGV 4 to 12: from the group concurrency to the events cap. */
+  readonly settingsArgs: ReadonlyArray<string | number>;
+}
+
+/** The fixed parts of `keys`' claims with `settings`. */
+export function prepareClaim(
+  keys: QueueKeys,
+  settings: Omit<ClaimInput, 'limit' | 'acks' | 'buckets' | 'holder'>,
+): PreparedClaim {
+  const flags = `${settings.strategy === 'zpopmin' ? 'z' : ''}${settings.zmscore ? 'm' : ''}`;
+  return {
+    keys,
+    strategy: settings.strategy,
+    layout: settings.layout,
+    leaseMs: settings.leaseMs,
+    keyList: claimKeys(keys),
+    settingsArgs: [
+      settings.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
+      settings.groups?.limit?.max ?? 0,
+      settings.groups?.limit?.perMs ?? 0,
+      settings.rate.max,
+      settings.rate.perMs,
+      settings.deadMaxCount,
+      settings.deadMaxAgeMs,
+      flags,
+      settings.eventsCap,
+    ],
+  };
+}
+
 /** Ack `input.acks`, then claim up to `input.limit` due jobs. */
 export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimInput): Promise<ClaimOutput> {
-  const acks = input.acks ?? [];
-  const flags = `${input.strategy === 'zpopmin' ? 'z' : ''}${input.zmscore ? 'm' : ''}`;
-  const args: Array<string | number | Buffer> = [
+  return claimPrepared(
+    client,
+    prepareClaim(keys, input),
     input.limit,
-    input.leaseMs,
     input.holder,
-    input.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
-    input.groups?.limit?.max ?? 0,
-    input.groups?.limit?.perMs ?? 0,
-    input.rate.max,
-    input.rate.perMs,
-    input.deadMaxCount,
-    input.deadMaxAgeMs,
-    flags,
-    input.eventsCap,
-    acks.length,
-  ];
+    input.acks,
+    input.buckets,
+  );
+}
+
+// Outcomes carry no per-ack data but a lost one's detail: shared, never changed.
+const ACK_OK: AckOutcome = Object.freeze({ status: 'ok' });
+const ACK_ALREADY: AckOutcome = Object.freeze({ status: 'already' });
+const NO_ACKS: readonly AckItem[] = [];
+
+/** claim() with its fixed parts prepared (prepareClaim). */
+export async function claimPrepared(
+  client: RedisClient,
+  prepared: PreparedClaim,
+  limit: number,
+  holder: number,
+  acks: readonly AckItem[] = NO_ACKS,
+  buckets: readonly number[] = [],
+): Promise<ClaimOutput> {
+  const { layout, leaseMs, settingsArgs } = prepared;
+  const args: Array<string | number | Buffer> = [limit, leaseMs, holder];
+  for (let i = 0; i < settingsArgs.length; i++) args.push(settingsArgs[i]!);
+  args.push(acks.length);
   for (const ack of acks) {
     const ackFlags = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
     args.push(ack.member, ack.knownDeadline, ackFlags, ack.result ?? '');
   }
-  if (input.strategy === 'wheel' && input.layout.kind !== 'wheel') {
+  if (prepared.strategy === 'wheel' && layout.kind !== 'wheel') {
     throw new Error("claim: strategy 'wheel' needs the wheel layout");
   }
   const reply = asArray(
-    await runWheelAware(client, 'claim', keys, input.layout, input.buckets ?? [], {
-      keys: claimKeys(keys),
-      args,
-    }),
+    layout.kind === 'zset'
+      ? // The zset layout has no wheel tail and never a bucket to retry with: one plain call.
+        await runScript(client, script('claim'), prepared.keyList, args)
+      : await runWheelAware(client, 'claim', prepared.keys, layout, buckets, {
+          keys: prepared.keyList,
+          args,
+        }),
     'claim',
   );
   const now = num(reply, 0, 'claim');
-  const outcomes = acks.map((_, i): AckOutcome => {
+  const outcomes: AckOutcome[] = new Array<AckOutcome>(acks.length);
+  for (let i = 0; i < acks.length; i++) {
     const status = str(reply, 3 + i, 'claim');
-    if (status === 'OK') return { status: 'ok' };
-    if (status === 'ALREADY') return { status: 'already' };
-    return { status: 'lost', detail: status.replace(/^LOST /, '') };
-  });
+    outcomes[i] =
+      status === 'OK'
+        ? ACK_OK
+        : status === 'ALREADY'
+          ? ACK_ALREADY
+          : { status: 'lost', detail: status.replace(/^LOST /, '') };
+  }
   const countAt = 3 + acks.length;
   const count = num(reply, countAt, 'claim');
   const jobs: ClaimedJob[] = [];
   const unreadable: UnreadableJob[] = [];
-  const deadline = now + input.leaseMs;
+  const deadline = now + leaseMs;
   for (let i = 0; i < count; i++) {
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
@@ -211,7 +272,7 @@ export async function claim(client: RedisClient, keys: QueueKeys, input: ClaimIn
     unreadable,
     paused: num(reply, 2, 'claim') === 1,
   };
-  if (input.layout.kind === 'wheel') {
+  if (layout.kind === 'wheel') {
     const at = countAt + 1 + count * FIELDS_PER_JOB;
     const heads = num(reply, at + 2, 'claim');
     out.wheel = {

@@ -26,14 +26,7 @@ export interface DecodedRecord {
 
 /** Decode `record`; throws RecordFormatError when it cannot be read. */
 export function decodeRecord(record: Buffer): DecodedRecord {
-  const need = (at: number, bytes: number, field: string): void => {
-    if (at + bytes > record.length) {
-      throw new RecordFormatError(
-        `record is truncated: its flags announce ${field} at byte ${at} (${bytes} bytes) but it has ${record.length} bytes`,
-      );
-    }
-  };
-  need(0, 2, 'the format and flags bytes');
+  need(record, 0, 2, 'the format and flags bytes');
   const format = record.readUInt8(0);
   if (format !== RECORD_FORMAT) {
     throw new RecordFormatError(
@@ -44,7 +37,7 @@ export function decodeRecord(record: Buffer): DecodedRecord {
   let at = 2;
   let b = 0;
   if (a & FLAG_A.more) {
-    need(at, 1, 'flags B');
+    need(record, at, 1, 'flags B');
     b = record.readUInt8(at);
     at += 1;
     if (b & FLAG_B.reserved) {
@@ -59,7 +52,7 @@ export function decodeRecord(record: Buffer): DecodedRecord {
   let runDue = 0;
   let holder = 0;
   if (a & FLAG_A.claim) {
-    need(at, CLAIM_BLOCK_BYTES, 'the claim block');
+    need(record, at, CLAIM_BLOCK_BYTES, 'the claim block');
     attempts = record.readUInt16BE(at);
     claims = record.readUInt16BE(at + 2);
     claimedAt = record.readUIntBE(at + 4, 6);
@@ -69,80 +62,90 @@ export function decodeRecord(record: Buffer): DecodedRecord {
   }
   let maxAttempts = DEFAULT_MAX_ATTEMPTS;
   if (a & FLAG_A.maxAttempts) {
-    need(at, 2, 'max attempts');
+    need(record, at, 2, 'max attempts');
     maxAttempts = record.readUInt16BE(at);
     at += 2;
     if (maxAttempts === 0) throw new RecordFormatError('record max attempts is 0; it must be 1..65535');
   }
   let backoff: ResolvedBackoff | undefined;
   if (a & FLAG_A.backoff) {
-    need(at, 9, 'the backoff');
+    need(record, at, 9, 'the backoff');
     backoff = readBackoff(record, at);
     at += 9;
   }
   let priority = 0;
   if (a & FLAG_A.priority) {
-    need(at, 2, 'the priority');
+    need(record, at, 2, 'the priority');
     priority = record.readInt16BE(at);
     at += 2;
   }
   let group: string | undefined;
   let groupDue: number | undefined;
   if (a & FLAG_A.group) {
-    need(at, 1, 'the group length');
+    need(record, at, 1, 'the group length');
     const length = record.readUInt8(at);
     if (length === 0) throw new RecordFormatError('record group length is 0; a group is 1..255 bytes');
-    need(at + 1, length + 6, 'the group');
+    need(record, at + 1, length + 6, 'the group');
     group = record.toString('utf8', at + 1, at + 1 + length);
     groupDue = record.readUIntBE(at + 1 + length, 6);
     at += 1 + length + 6;
   }
   let timeoutMs: number | undefined;
   if (a & FLAG_A.timeout) {
-    need(at, 4, 'the timeout');
+    need(record, at, 4, 'the timeout');
     timeoutMs = record.readUInt32BE(at);
     at += 4;
   }
   let createdAt: number | undefined;
   if (a & FLAG_A.createdAt) {
-    need(at, 6, 'the created-at time');
+    need(record, at, 6, 'the created-at time');
     createdAt = record.readUIntBE(at, 6);
     at += 6;
   }
   let version = 1;
   if (b & FLAG_B.version) {
-    need(at, 2, 'the version');
+    need(record, at, 2, 'the version');
     version = record.readUInt16BE(at);
     at += 2;
   }
   let traceparent: string | undefined;
   if (b & FLAG_B.traceparent) {
-    need(at, 1, 'the traceparent length');
+    need(record, at, 1, 'the traceparent length');
     const length = record.readUInt8(at);
-    need(at + 1, length, 'the traceparent');
+    need(record, at + 1, length, 'the traceparent');
     traceparent = record.toString('latin1', at + 1, at + 1 + length);
     at += 1 + length;
   }
-  const header: RecordHeader = {
-    attempts,
-    claims,
-    claimedAt,
-    runDue,
-    holder,
-    maxAttempts,
-    ...(backoff === undefined ? {} : { backoff }),
-    priority,
-    ...(group === undefined ? {} : { group, groupDue: groupDue ?? 0 }),
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(createdAt === undefined ? {} : { createdAt }),
-    version,
-    ...(traceparent === undefined ? {} : { traceparent }),
-    hasError: (b & FLAG_B.hasError) !== 0,
-    completed: (b & FLAG_B.completed) !== 0,
-    cancelled: (b & FLAG_B.cancelled) !== 0,
-    hasResult: (b & FLAG_B.hasResult) !== 0,
-  };
-  return { header, payload: record.subarray(at), headerLength: at };
+  // Assigned one by one in the order of the header's fields, the optional ones only when present:
+  // a literal with conditional spreads made a throw-away object per absent field, per claimed job.
+  const header: Mutable<RecordHeader> = { attempts, claims, claimedAt, runDue, holder, maxAttempts };
+  if (backoff !== undefined) header.backoff = backoff;
+  header.priority = priority;
+  if (group !== undefined) {
+    header.group = group;
+    header.groupDue = groupDue ?? 0;
+  }
+  if (timeoutMs !== undefined) header.timeoutMs = timeoutMs;
+  if (createdAt !== undefined) header.createdAt = createdAt;
+  header.version = version;
+  if (traceparent !== undefined) header.traceparent = traceparent;
+  header.hasError = (b & FLAG_B.hasError) !== 0;
+  header.completed = (b & FLAG_B.completed) !== 0;
+  header.cancelled = (b & FLAG_B.cancelled) !== 0;
+  header.hasResult = (b & FLAG_B.hasResult) !== 0;
+  return { header: header as RecordHeader, payload: record.subarray(at), headerLength: at };
+}
+
+/** A header being filled in: the required fields not yet assigned are optional here too. */
+type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
+
+/** Refuse a record too short for the `bytes` of `field` its flags announce at `at`. */
+function need(record: Buffer, at: number, bytes: number, field: string): void {
+  if (at + bytes > record.length) {
+    throw new RecordFormatError(
+      `record is truncated: its flags announce ${field} at byte ${at} (${bytes} bytes) but it has ${record.length} bytes`,
+    );
+  }
 }
 
 function readBackoff(record: Buffer, at: number): ResolvedBackoff {

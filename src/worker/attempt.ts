@@ -184,14 +184,15 @@ export class Attempt<T> {
     const { id, member, header } = this.claimed;
     let outcome: AckOutcome;
     try {
-      outcome = await this.store.ack({
+      const ack: AttemptAck = {
         id,
         member,
         knownDeadline: this.lease.deadline,
         hadError: header.hasError,
         progressed: this.progressed,
-        ...(resultBytes !== undefined && { result: resultBytes }),
-      });
+      };
+      if (resultBytes !== undefined) ack.result = resultBytes;
+      outcome = await this.store.ack(ack);
     } catch (err) {
       return this.notApplied(err);
     }

@@ -40,8 +40,11 @@ const ERROR_PAUSE_MS = 1_000;
 export class ClaimLoop {
   private stopped = false;
   private done: Promise<void> | undefined;
-  private signalStop: () => void = () => {};
-  private readonly stopRequested = new Promise<void>((resolve) => (this.signalStop = resolve));
+  /**
+   * Ends the wait for a slot in progress, if any. Not a race with one long-lived "stop" promise:
+   * each race would leave a reaction on it, one per wait, kept until the worker stops.
+   */
+  private endSlotWait: (() => void) | undefined;
   /** Whether the sleep runOnce last returned ends at a due time (not the safety timer). */
   private sleepEndsAtDue = false;
 
@@ -55,7 +58,7 @@ export class ClaimLoop {
   /** Stop after the claim in progress; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.signalStop();
+    this.endSlotWait?.();
     this.deps.sleeper.wakeNow();
     await this.done;
   }
@@ -85,10 +88,20 @@ export class ClaimLoop {
     return Math.min(this.deps.maxSleepMs, Math.max(floor, untilDue));
   }
 
+  /** Resolves when a slot frees or stop() is called. */
+  private async slotOrStop(): Promise<void> {
+    const slot = this.deps.waitForSlot();
+    await new Promise<void>((resolve) => {
+      this.endSlotWait = resolve;
+      void slot.then(resolve);
+    });
+    this.endSlotWait = undefined;
+  }
+
   private async loop(): Promise<void> {
     while (!this.stopped) {
       if (this.deps.freeSlots() <= 0) {
-        await Promise.race([this.deps.waitForSlot(), this.stopRequested]);
+        await this.slotOrStop();
         continue;
       }
       let sleepMs: number;

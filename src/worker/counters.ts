@@ -18,6 +18,9 @@ export type FlushCounts = (
   deltas: Partial<Record<CounterName, number>>,
 ) => Promise<unknown>;
 
+/** The counter of each lateness bound, made once rather than for every claimed job. */
+const LATENESS_NAMES: readonly CounterName[] = LATENESS_BOUNDS_MS.map((le) => `lat:${le}` as const);
+
 /** How often the counts go to Redis. */
 export const COUNTER_FLUSH_MS = 1_000;
 
@@ -50,11 +53,15 @@ export class CounterFlusher {
    */
   lateness(ms: number, partition = 0): void {
     const late = Math.max(0, Math.round(ms));
-    for (const le of LATENESS_BOUNDS_MS) {
-      if (late <= le) this.add(partition, `lat:${le}`, 1);
+    const deltas = this.deltasOf(partition);
+    for (let i = 0; i < LATENESS_BOUNDS_MS.length; i++) {
+      if (late <= LATENESS_BOUNDS_MS[i]!) {
+        const name = LATENESS_NAMES[i]!;
+        deltas[name] = (deltas[name] ?? 0) + 1;
+      }
     }
-    this.add(partition, 'lat:+Inf', 1);
-    this.add(partition, 'lat:sum', late);
+    deltas['lat:+Inf'] = (deltas['lat:+Inf'] ?? 0) + 1;
+    deltas['lat:sum'] = (deltas['lat:sum'] ?? 0) + late;
   }
 
   /** Start flushing every interval. */
@@ -100,9 +107,14 @@ export class CounterFlusher {
   }
 
   private add(partition: number, name: CounterName, n: number): void {
+    const deltas = this.deltasOf(partition);
+    deltas[name] = (deltas[name] ?? 0) + n;
+  }
+
+  private deltasOf(partition: number): Partial<Record<CounterName, number>> {
     let deltas = this.pending.get(partition);
     if (!deltas) this.pending.set(partition, (deltas = {}));
-    deltas[name] = (deltas[name] ?? 0) + n;
+    return deltas;
   }
 }
 

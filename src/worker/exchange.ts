@@ -21,7 +21,8 @@ export class Exchange {
   private queued: PendingAck[] = [];
   /** The end of the last call queued: each call starts after the one before has answered. */
   private tail: Promise<unknown> = Promise.resolve();
-  private flushPlanned = false;
+  /** The planned ack-only flush, cancelled when a call takes every queued ack first. */
+  private flushPlanned: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly call: ExchangeCall,
@@ -55,9 +56,8 @@ export class Exchange {
    */
   private planFlush(): void {
     if (this.flushPlanned) return;
-    this.flushPlanned = true;
-    setImmediate(() => {
-      this.flushPlanned = false;
+    this.flushPlanned = setImmediate(() => {
+      this.flushPlanned = undefined;
       if (this.queued.length === 0) return;
       const next = this.tail.then(() => (this.queued.length > 0 ? this.send(0) : undefined));
       this.tail = next.catch(() => {});
@@ -67,6 +67,12 @@ export class Exchange {
   private async send(limit: number): Promise<ClaimOutput> {
     const batch = this.queued.splice(0, this.maxAcks);
     if (this.queued.length > 0) this.planFlush();
+    else if (this.flushPlanned) {
+      // It would find nothing to send; an immediate left pending also costs the event loop one
+      // more poll (at concurrency 1, one per job).
+      clearImmediate(this.flushPlanned);
+      this.flushPlanned = undefined;
+    }
     let out: ClaimOutput;
     try {
       out = await this.call(

@@ -17,6 +17,11 @@ export type ConfirmLeases = (members: string[]) => Promise<ExtendOutput>;
 /** Above this share of the lease, the reply is too late to trust the leases without asking. */
 export const LATE_REPLY_SHARE = 0.5;
 
+/** Whether a reply that took `replyMs` of `leaseMs` brought jobs whose leases must be confirmed first. */
+export function isLateReply(out: ClaimOutput, replyMs: number, leaseMs: number): boolean {
+  return out.jobs.length > 0 && replyMs > leaseMs * LATE_REPLY_SHARE;
+}
+
 /** `out` with only the jobs whose leases are still held, when the reply took `replyMs` of `leaseMs`. */
 export async function confirmLateClaim(
   out: ClaimOutput,
@@ -24,7 +29,7 @@ export async function confirmLateClaim(
   leaseMs: number,
   confirm: ConfirmLeases,
 ): Promise<ClaimOutput & { lateLost: string[] }> {
-  if (out.jobs.length === 0 || replyMs <= leaseMs * LATE_REPLY_SHARE) return { ...out, lateLost: [] };
+  if (!isLateReply(out, replyMs, leaseMs)) return { ...out, lateLost: [] };
   const confirmed = await confirm(out.jobs.map((job) => job.member));
   const jobs: ClaimOutput['jobs'] = [];
   const lateLost: string[] = [];

@@ -30,13 +30,18 @@ export interface RunDeps<T> {
   tracing: Tracing | null;
   /** job.extendLease(). */
   extend(attempt: Attempt<T>, ms: number): Promise<void>;
-  /** The handler is done, or will not run: its slot goes to the next job. Called once. */
-  handlerDone(): void;
   report(err: unknown): void;
 }
 
-/** Run `attempt` to its fate. */
-export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Promise<void> {
+/**
+ * Run `attempt` to its fate. `handlerDone`: the handler is done, or will not run, so its slot
+ * goes to the next job (called once; apart from `deps`, which one worker shares by all attempts).
+ */
+export async function runAttempt<T>(
+  attempt: Attempt<T>,
+  deps: RunDeps<T>,
+  handlerDone: () => void,
+): Promise<void> {
   const { claimed } = attempt;
   const o = deps.options;
   let job: Job<T>;
@@ -46,7 +51,7 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
     traceparent = header.traceparent;
     if (header.version > o.version) {
       // A rolling deploy: hand it back uncharged, due later, so an upgraded worker takes it.
-      deps.handlerDone();
+      handlerDone();
       const state = await attempt.release('newer-version', o.newerVersionDelayMs);
       if (state === 'released')
         deps.report(new UnsupportedVersionError(claimed.id, header.version, o.version));
@@ -70,7 +75,7 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
   } catch (err) {
     // An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once
     // with the reason, and go on.
-    deps.handlerDone();
+    handlerDone();
     await attempt.bury(null, toError(err));
     return;
   }
@@ -91,14 +96,14 @@ export async function runAttempt<T>(attempt: Attempt<T>, deps: RunDeps<T>): Prom
         )
       : runHandler(attempt, job, deps.handler));
   } catch (err) {
-    deps.handlerDone();
+    handlerDone();
     const error = toError(err);
     // Fail for good: dead at once with its reason, the attempts left unused.
     if (isUnrecoverable(error)) await attempt.bury(job, error);
     else await attempt.fail(job, error, deps.retry.delayMs(job.id, header, error));
     return;
   }
-  deps.handlerDone();
+  handlerDone();
   await attempt.complete(job, result, o.keepResults ? encodeResult(deps, job.id, result) : undefined);
 }
 

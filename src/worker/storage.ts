@@ -5,7 +5,7 @@
  * through its Exchange: one script call carries both.
  */
 import type { AckOutcome } from '../operations/ack.js';
-import { claim, type AckItem, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
+import { claimPrepared, prepareClaim, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
@@ -19,7 +19,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import { mapByPartition, partitionOfMember, placementKeyOfMember } from '../partition/index.js';
 import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
 import { Exchange } from './exchange.js';
-import { confirmLateClaim } from './late-claim.js';
+import { confirmLateClaim, isLateReply } from './late-claim.js';
 import { PROGRESS_MAX_BYTES } from './progress-value.js';
 
 /** How many expired leases one reap call returns at most, per partition. */
@@ -67,28 +67,28 @@ export class WorkerStorage implements AttemptStore {
     this.holders = await Promise.all(
       this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
     );
-    this.exchanges = this.partitions.map(
-      (keys, p) =>
-        new Exchange(async (limit, acks) => {
-          const buckets = this.buckets[p];
-          const sentAt = performance.now();
-          const out = await claim(this.client, keys, {
-            ...settings,
-            limit,
-            acks,
-            holder: this.holders[p]!,
-            ...(buckets !== undefined && { buckets }),
-          });
-          const confirmed = await confirmLateClaim(
-            out,
-            performance.now() - sentAt,
-            settings.leaseMs,
-            (members) => extend(this.client, keys, settings.leaseMs, members, this.zmscore),
-          );
-          for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
-          return confirmed;
-        }),
-    );
+    this.exchanges = this.partitions.map((keys, p) => {
+      const prepared = prepareClaim(keys, settings);
+      return new Exchange(async (limit, acks) => {
+        const sentAt = performance.now();
+        const out = await claimPrepared(
+          this.client,
+          prepared,
+          limit,
+          this.holders[p]!,
+          acks,
+          this.buckets[p],
+        );
+        const replyMs = performance.now() - sentAt;
+        // A quick reply (nearly always) is used as it came.
+        if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
+        const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
+          extend(this.client, keys, settings.leaseMs, members, this.zmscore),
+        );
+        for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
+        return confirmed;
+      });
+    });
   }
 
   /** Drop this worker's holder numbers (at close; trim forgets those of crashed workers). */
@@ -118,15 +118,9 @@ export class WorkerStorage implements AttemptStore {
   ack(job: AttemptAck): Promise<AckOutcome> {
     // The member finds the partition (a grouped job lives in its group's); the id rides along.
     const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
-    const item: AckItem = {
-      member: job.member,
-      knownDeadline: job.knownDeadline,
-      hadError: job.hadError,
-      progressed: job.progressed,
-      ...(job.result !== undefined && { result: job.result }),
-    };
     if (!exchange) return Promise.reject(new Error('worker storage: ack before open()'));
-    return exchange.ack(item);
+    // Queued as it is, not copied: an AttemptAck is an AckItem, and the call reads only those fields.
+    return exchange.ack(job);
   }
 
   fail(input: AttemptFail): Promise<FailOutput> {

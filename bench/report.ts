@@ -157,6 +157,7 @@ const TITLES: Record<string, string> = {
   W6: 'W6 crash recovery',
   W7: 'W7 scale',
   W8: 'W8 capacity at the lateness bound',
+  groups: 'Groups: claim throughput and the smallest tenants under a skewed load (issue 16)',
   batch: 'Batch handlers against one-job handlers (issue 16)',
 };
 
@@ -186,6 +187,8 @@ function describeWorkload(p: Profile, w: string, results: RunResults): string {
     }
     case 'W8':
       return describeW8(p);
+    case 'groups':
+      return `delayq only. ${p.name === 'quick' ? '5,000' : '50,000'} jobs over G = 1, 100 and 10,000 groups, assigned by a Zipf law (s = 1.1: the largest tenant has most of the jobs), added first and due over 1 s from 300 ms after the adds, so the worker meets a backlog of due jobs; one worker in the bench process at concurrency 50, \`groups: { concurrency: 1 }\` (one job at a time per tenant), handlers that return at once. Throughput from the first start to the last; lateness is claim time minus due time (Redis clock) of the jobs of the smallest tenants (the tenth of the groups with the fewest jobs; with G = 1, the one group); ${p.reps} repetition(s). \`--only groups\` runs it alone.`;
     case 'batch':
       return describeBatchWorkload(p);
     default:
@@ -287,7 +290,7 @@ export function markdownReport(
     out.push(targets);
   }
   if (analysis.trim()) out.push(`${analysis.trim()}\n`);
-  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'batch']) {
+  for (const w of ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'groups', 'batch']) {
     const table = figureTable(results, w);
     if (!table) continue;
     out.push(`## ${TITLES[w]}\n`);

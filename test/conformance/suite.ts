@@ -851,6 +851,7 @@ export function conformanceSuite(
       const completed: string[] = [];
       const failed: string[] = [];
       let reason: unknown;
+      let progressed = false;
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
       const w = worker(
@@ -860,6 +861,7 @@ export function conformanceSuite(
             reason = job.signal.reason as unknown;
           });
           await job.progress({ step: 1 });
+          progressed = true;
           await held; // finishes only after the cancel: its ack comes late, on purpose
         },
         { concurrency: 1 },
@@ -870,6 +872,9 @@ export function conformanceSuite(
       w.on('dead', (_job, _err, id) => failed.push(id));
       await queue.add('run', { id: 'busy', attempts: 3 });
       await waitFor(async () => (await queue.get('busy'))?.state === 'active', { what: 'the job running' });
+      // The progress write applied first: sent after the cancel it would be refused and abort the
+      // signal with LeaseLostError before the wake message comes (seen once on a loaded machine).
+      await waitFor(() => progressed, { what: 'the progress written' });
       expect(await queue.cancel('busy')).toBe(true);
       // Delivered by the `C` wake message, well before any lease renewal (the lease is 30 s).
       await waitFor(() => reason !== undefined, { what: 'the signal to abort' });

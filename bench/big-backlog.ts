@@ -9,18 +9,12 @@
  * Run: node --import tsx bench/big-backlog.ts [--waiting=10000000] [--windows=2]
  */
 import { Queue, Worker } from '../src/index.js';
+import { countFlag } from './lib/flags.js';
 import { cpuMicros, startBenchRedis } from './lib/redis.js';
 import { runMain } from './lib/main.js';
 
-function flag(name: string, fallback: number): number {
-  const given = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = given === undefined ? fallback : Number(given.slice(name.length + 3));
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number >= 1`);
-  return value;
-}
-
-const WAITING = flag('waiting', 10_000_000);
-const WINDOWS = flag('windows', 2);
+const WAITING = countFlag('waiting', 10_000_000);
+const WINDOWS = countFlag('windows', 2);
 const JOBS = 20_000;
 const BULK = 1_000;
 

@@ -12,19 +12,13 @@ import { Queue } from '../src/index.js';
 import { claim, type AckItem, type ClaimInput } from '../src/operations/claim.js';
 import { ZSET_LAYOUT } from '../src/operations/wheel.js';
 import { queueKeys } from '../src/redis/keys.js';
+import { countFlag } from './lib/flags.js';
 import { cpuMicros, reset, startBenchRedis, type BenchRedis } from './lib/redis.js';
 import { runMain } from './lib/main.js';
 
-function flag(name: string, fallback: number): number {
-  const given = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = given === undefined ? fallback : Number(given.slice(name.length + 3));
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number >= 1`);
-  return value;
-}
-
-const JOBS = flag('jobs', 100_000);
-const LIMIT = flag('limit', 50);
-const RUNS = flag('runs', 3);
+const JOBS = countFlag('jobs', 100_000);
+const LIMIT = countFlag('limit', 50);
+const RUNS = countFlag('runs', 3);
 const EMPTY_CALLS = 5_000;
 const QUEUE = 'claim-cost';
 

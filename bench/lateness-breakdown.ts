@@ -13,18 +13,12 @@ import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Queue } from '../src/index.js';
+import { countFlag } from './lib/flags.js';
 import { startBenchRedis } from './lib/redis.js';
 import { runMain } from './lib/main.js';
 
-function flag(name: string, fallback: number): number {
-  const given = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = given === undefined ? fallback : Number(given.slice(name.length + 3));
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a number > 0`);
-  return value;
-}
-
-const RATE = flag('rate', 6_000);
-const SECONDS = flag('seconds', 10);
+const RATE = countFlag('rate', 6_000);
+const SECONDS = countFlag('seconds', 10);
 const TICK_MS = 100;
 const LEAD_MS = 1_000;
 const SPREAD_MS = 100;

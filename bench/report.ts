@@ -6,6 +6,7 @@ import { FULL, type Profile } from './lib/profile.js';
 import type { Figure } from './lib/recorder.js';
 import type { W8Step } from './workloads/w8-capacity.js';
 import { describeBatchWorkload } from './workloads/batch-throughput.js';
+import { describeGroupsWorkload } from './workloads/groups.js';
 
 /** Everything a run wrote to its JSON file. */
 export interface RunResults {
@@ -188,7 +189,7 @@ function describeWorkload(p: Profile, w: string, results: RunResults): string {
     case 'W8':
       return describeW8(p);
     case 'groups':
-      return `delayq only. ${p.name === 'quick' ? '5,000' : '50,000'} jobs over G = 1, 100 and 10,000 groups, assigned by a Zipf law (s = 1.1: the largest tenant has most of the jobs), added first and due over 1 s from 300 ms after the adds, so the worker meets a backlog of due jobs; one worker in the bench process at concurrency 50, \`groups: { concurrency: 1 }\` (one job at a time per tenant), handlers that return at once. Throughput from the first start to the last; lateness is claim time minus due time (Redis clock) of the jobs of the smallest tenants (the tenth of the groups with the fewest jobs; with G = 1, the one group); ${p.reps} repetition(s). \`--only groups\` runs it alone.`;
+      return describeGroupsWorkload(p);
     case 'batch':
       return describeBatchWorkload(p);
     default:

@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from '../../src/index.js';
 import { chunks, freshQueue, sleep, type Context } from '../lib/context.js';
 import { reset } from '../lib/redis.js';
+import type { Profile } from '../lib/profile.js';
 import { quantile } from '../lib/stats.js';
 
 const ZIPF_S = 1.1;
@@ -21,6 +22,15 @@ const CONCURRENCY = 50;
 /** The due times are spread over this window, from LEAD_MS after the adds finished. */
 const SPREAD_MS = 1_000;
 const LEAD_MS = 300;
+/** Jobs per case: the full run's and the quick run's. */
+const JOBS = { full: 50_000, quick: 5_000 } as const;
+const GROUP_COUNTS = [1, 100, 10_000] as const;
+
+/** What the groups workload does, for the report. */
+export function describeGroupsWorkload(profile: Pick<Profile, 'name' | 'reps'>): string {
+  const counts = GROUP_COUNTS.map((g) => g.toLocaleString('en-US')).join(', ');
+  return `delayq only. ${JOBS[profile.name].toLocaleString('en-US')} jobs over G = ${counts} groups, assigned by a Zipf law (s = ${ZIPF_S}: the largest tenant has most of the jobs), added first and due over ${SPREAD_MS / 1000} s from ${LEAD_MS} ms after the adds, so the worker meets a backlog of due jobs; one worker in the bench process at concurrency ${CONCURRENCY}, \`groups: { concurrency: 1 }\` (one job at a time per tenant), handlers that return at once. Throughput from the first start to the last; lateness is claim time minus due time (Redis clock) of the jobs of the smallest tenants (the tenth of the groups with the fewest jobs; with G = 1, the one group); ${profile.reps} repetition(s). \`--only groups\` runs it alone.`;
+}
 
 /** Group index (0 = the largest tenant) of each of `jobs` jobs over `groups` groups, Zipf(s). */
 function zipfAssignments(jobs: number, groups: number): number[] {
@@ -104,10 +114,10 @@ async function runOne(
 /** Run the groups workload (delayq only). */
 export async function runGroups(ctx: Context): Promise<void> {
   if (!ctx.systems.includes('delayq')) return;
-  const jobs = ctx.profile.name === 'quick' ? 5_000 : 50_000;
+  const jobs = JOBS[ctx.profile.name];
   const lines: string[] = [];
   for (let rep = 0; rep < ctx.profile.reps; rep++) {
-    for (const groups of [1, 100, 10_000]) {
+    for (const groups of GROUP_COUNTS) {
       const out = await runOne(ctx, groups, jobs);
       ctx.rec.add(
         'groups',

@@ -4,15 +4,14 @@
  * tracing is loaded), and choose the fate. Applying the fate is the Attempt's (attempt.ts).
  */
 import type { Codec } from '../codec/codec.js';
-import { decodeJobPayload, encodeJobPayload } from '../codec/payload.js';
+import { encodeJobPayload } from '../codec/payload.js';
 import { isUnrecoverable, JobTimeoutError, UnsupportedVersionError } from '../errors.js';
 import { Job } from '../job.js';
-import { validatePayload } from '../schema.js';
 import type { Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { upgradePayload } from './upgrade.js';
+import { handlerPayload } from './handler-payload.js';
 
 /** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
 export type Handler<T> = (job: Job<T>) => Promise<unknown>;
@@ -57,12 +56,9 @@ export async function runAttempt<T>(
         deps.report(new UnsupportedVersionError(claimed.id, header.version, o.version));
       return;
     }
-    const decoded = decodeJobPayload(deps.codec, claimed.payload, claimed.id);
-    let payload = upgradePayload(decoded, header.version, o.version, o.migrate);
-    if (o.schema) payload = await validatePayload(o.schema, payload);
     job = new Job<T>(
       claimed.id,
-      payload as T,
+      await handlerPayload<T>(claimed, deps.codec, o),
       header.attempts,
       header.maxAttempts,
       new Date(claimed.runAt),

@@ -15,7 +15,7 @@
  * or buried before the call, as a single job would be, and is not in the handler's array.
  */
 import type { Codec } from '../codec/codec.js';
-import { decodeJobPayload, encodeJobPayload } from '../codec/payload.js';
+import { encodeJobPayload } from '../codec/payload.js';
 import {
   DelayqError,
   isUnrecoverable,
@@ -23,14 +23,13 @@ import {
   UnsupportedVersionError,
   ValidationError,
 } from '../errors.js';
-import { validatePayload } from '../schema.js';
 import type { ProcessSpanInfo, Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import { BatchJob } from './batch-job.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { RESULT_MAX_BYTES, toError } from './run-attempt.js';
-import { upgradePayload } from './upgrade.js';
+import { handlerPayload } from './handler-payload.js';
 
 /**
  * The function that runs a batch. Resolve to complete every job not failed alone (an array with
@@ -102,11 +101,9 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
         );
         return null;
       }
-      let payload: unknown;
+      let payload: T;
       try {
-        const decoded = decodeJobPayload(deps.codec, claimed.payload, claimed.id);
-        payload = upgradePayload(decoded, header.version, o.version, o.migrate);
-        if (o.schema) payload = await validatePayload(o.schema, payload);
+        payload = await handlerPayload<T>(claimed, deps.codec, o);
       } catch (err) {
         // Cannot succeed by retrying: buried at once with the reason; the rest of the batch runs.
         sideFates.push(attempt.bury(null, toError(err)));
@@ -115,7 +112,7 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
       const entry = { attempt } as Entry<T>;
       entry.job = new BatchJob<T>(
         claimed.id,
-        payload as T,
+        payload,
         header.attempts,
         header.maxAttempts,
         new Date(claimed.runAt),

@@ -17,6 +17,7 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
+import { memberId } from '../../src/operations/claim.js';
 import { decodeRecord } from '../../src/record/index.js';
 import { script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
@@ -70,10 +71,7 @@ function outcomeOf(err: unknown): CallOutcome | null {
 
 /** "<claims>.<claimed at>|<id>[\0<group>]" -> id and token (a token has no '|'; an id may). */
 function splitMember(member: string): { id: string; token: string } {
-  const bar = member.indexOf('|');
-  const rest = member.slice(bar + 1);
-  const zero = rest.indexOf('\0');
-  return { token: member.slice(0, bar), id: zero === -1 ? rest : rest.slice(0, zero) };
+  return { token: member.slice(0, member.indexOf('|')), id: memberId(member) };
 }
 
 // claim.lua's ARGV (src/operations/claim.ts): limit, lease ms, holder, 3 group settings, rate max

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
+import { memberId } from '../../src/operations/claim.js';
 import { COMPLETED_RECORD } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';
@@ -367,11 +368,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         ...(await admin.zrange(keys.prioWaiting, 0, -1)),
         ...(await admin.zrange(keys.prioReady, 0, -1)),
       ].map((member) => member.slice(member.indexOf(':') + 1)),
-      ...(await admin.zrange(keys.leases, 0, -1)).map((member) => {
-        const id = member.slice(member.indexOf('|') + 1);
-        const zero = id.indexOf('\0');
-        return zero === -1 ? id : id.slice(0, zero);
-      }),
+      ...(await admin.zrange(keys.leases, 0, -1)).map(memberId),
       // Grouped waiting jobs: "<group>\0<due: 6 bytes><id>" in gq.
       ...(await admin.zrangeBuffer(keys.groupJobs, 0, -1)).map((member) =>
         member.subarray(member.indexOf(0) + 1 + 6).toString(),

@@ -19,6 +19,7 @@ import {
 } from '../redis/capabilities.js';
 import type { RedisClient } from '../redis/connection.js';
 import { partitionKeys, type QueueKeys } from '../redis/keys.js';
+import { ServerTimeBound } from '../server-time-bound.js';
 import { builtinCodec } from './codecs.js';
 import { groupsRecordValues, type QueueDefinition } from './definition.js';
 import { whenReachable } from './reach.js';
@@ -40,6 +41,8 @@ export class QueueContext {
   readonly partitions: readonly QueueKeys[];
   /** The keys of the first partition (with one partition, all of them). */
   readonly keys: QueueKeys;
+  /** What add replies taught about the server's clock, partition i at index i (delays count from the call). */
+  readonly serverTimes: readonly ServerTimeBound[];
   private settling: Promise<Settled> | undefined;
   /** 'read' for views (the CLI's and dashboard's Inspector): never write the config record. */
   private mode: 'read' | 'write' = 'write';
@@ -57,6 +60,7 @@ export class QueueContext {
   ) {
     this.partitions = partitionKeys(definition.name, definition.partitions);
     this.keys = this.partitions[0]!;
+    this.serverTimes = this.partitions.map(() => new ServerTimeBound());
   }
 
   get name(): string {

@@ -2,6 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { wholeMsSince } from '../clock.js';
 import { MAX_RUN_AT } from '../due-bounds.js';
+import type { ServerTimeBound } from '../server-time-bound.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
@@ -68,15 +69,17 @@ export async function add(
   layout: Layout,
   calledAt: number = performance.now(),
   groupConcurrency: number = UNKNOWN_GROUP_CONCURRENCY,
+  serverTime?: ServerTimeBound,
 ): Promise<AddOutput[]> {
+  const send = new AddSend(calledAt, serverTime);
   const reply = await withBuckets(layout, guessBuckets(jobs, layout, calledAt), (starts) => {
     const tail = wheelTail(keys, layout, starts);
     return runScript(client, script('add'), [...addKeys(keys), ...tail.keys], () => [
-      ...addArgs(jobs, eventsCap, calledAt, groupConcurrency),
+      ...addArgs(jobs, eventsCap, send.elapsedArg(), groupConcurrency),
       ...tail.args,
     ]);
   });
-  return parseAddReply(reply, jobs, layout);
+  return parseAddReply(reply, jobs, layout, send);
 }
 
 /**
@@ -93,7 +96,9 @@ export async function addReplicated(
   layout: Layout,
   calledAt: number = performance.now(),
   groupConcurrency: number = UNKNOWN_GROUP_CONCURRENCY,
+  serverTime?: ServerTimeBound,
 ): Promise<{ outputs: AddOutput[]; replicated: number; waitError: Error | null }> {
+  const send = new AddSend(calledAt, serverTime);
   const guess = guessBuckets(jobs, layout, calledAt);
   const { reply, replicated, waitError } = await withBuckets(layout, guess, (starts) => {
     const tail = wheelTail(keys, layout, starts);
@@ -101,11 +106,11 @@ export async function addReplicated(
       client,
       script('add'),
       [...addKeys(keys), ...tail.keys],
-      () => [...addArgs(jobs, eventsCap, calledAt, groupConcurrency), ...tail.args],
+      () => [...addArgs(jobs, eventsCap, send.elapsedArg(), groupConcurrency), ...tail.args],
       wait,
     );
   });
-  return { outputs: parseAddReply(reply, jobs, layout), replicated, waitError };
+  return { outputs: parseAddReply(reply, jobs, layout, send), replicated, waitError };
 }
 
 /**
@@ -141,7 +146,7 @@ function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: numbe
 }
 
 /** add.lua's KEYS before the wheel's tail (docs/design/HOT-PATH.md §4.11, then `a`). */
-function addKeys(keys: QueueKeys): string[] {
+export function addKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,
     keys.prioWaiting,
@@ -164,21 +169,43 @@ function addKeys(keys: QueueKeys): string[] {
 const MODE_LETTER: Record<AddMode, string> = { keep: 'k', replace: 'r', new: 'n' };
 
 /**
- * ARGV for add.lua, built just before the command is written: `elapsed` is the time from the
- * add() call to now, and the script counts each delay from its own TIME less that.
+ * One add script call's clock: where its delays count from, when its ARGV was built (just before
+ * the command is written), and what its reply's TIME teaches about the server's clock.
  */
+class AddSend {
+  private sentAt = 0;
+
+  constructor(
+    private readonly calledAt: number,
+    private readonly serverTime: ServerTimeBound | undefined,
+  ) {}
+
+  /**
+   * add.lua's `elapsed`: the whole ms from the add() call to now, and, when the server's clock is
+   * known from earlier replies, `:` and the most it read at the call. The script counts each
+   * delay from the earlier of its TIME less the elapsed ms and that bound.
+   */
+  elapsedArg(): string | number {
+    this.sentAt = performance.now();
+    const elapsed = wholeMsSince(this.calledAt);
+    const bound = this.serverTime?.atMost(this.calledAt);
+    return bound === undefined ? elapsed : `${elapsed}:${bound}`;
+  }
+
+  /** The reply came back with the script's TIME in epoch µs. */
+  replied(serverUs: number): void {
+    this.serverTime?.observe(this.sentAt, serverUs, performance.now());
+  }
+}
+
+/** ARGV for add.lua, built just before the command is written (`elapsed`: AddSend.elapsedArg). */
 function addArgs(
   jobs: readonly AddInput[],
   eventsCap: number,
-  calledAt: number,
+  elapsed: string | number,
   groupConcurrency: number,
 ): Array<string | number | Buffer> {
-  const args: Array<string | number | Buffer> = [
-    jobs.length,
-    wholeMsSince(calledAt),
-    eventsCap,
-    groupConcurrency,
-  ];
+  const args: Array<string | number | Buffer> = [jobs.length, elapsed, eventsCap, groupConcurrency];
   for (const job of jobs) {
     const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
     args.push(
@@ -200,10 +227,13 @@ const EXISTING: Partial<Record<string, ExistingState>> = {
   X: 'cancelled',
 };
 
-function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout): AddOutput[] {
+function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout, send: AddSend): AddOutput[] {
   const reply = asArray(raw, 'add');
-  // The wheel layout's reply ends with the server's now: the clock bucket guesses start from.
-  if (layout.kind === 'wheel') layout.clock.observe(num(reply, 2 * jobs.length, 'add'));
+  // The reply ends with the script's TIME in µs: the bound of the server's clock the next add
+  // counts from, and for the wheel the clock its bucket guesses start from.
+  const serverUs = num(reply, 2 * jobs.length, 'add');
+  send.replied(serverUs);
+  if (layout.kind === 'wheel') layout.clock.observe(Math.floor(serverUs / 1000));
   return jobs.map((job, i): AddOutput => {
     const code = str(reply, 2 * i, 'add');
     const at = num(reply, 2 * i + 1, 'add');

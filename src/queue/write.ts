@@ -12,6 +12,7 @@ import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
 import { mapByPartition, partitionOf, placementOf } from '../partition/index.js';
 import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index.js';
 import type { QueueKeys } from '../redis/keys.js';
+import type { ServerTimeBound } from '../server-time-bound.js';
 import { validatePayload } from '../schema.js';
 import type { Producer } from './producer.js';
 
@@ -171,7 +172,7 @@ export async function writeJobs<T>(
           producer,
           context.partitions[p]!,
           batch.map((job) => job.input),
-          { eventsCap, layout, calledAt, groupConcurrency },
+          { eventsCap, layout, calledAt, groupConcurrency, serverTime: context.serverTimes[p]! },
           batch.map((job) => job.durability),
         ),
       ADD_BATCH,
@@ -221,7 +222,13 @@ async function addBatch<T>(
   producer: Producer<T>,
   keys: QueueKeys,
   batch: AddInput[],
-  settled: { eventsCap: number; layout: Layout; calledAt: number; groupConcurrency: number },
+  settled: {
+    eventsCap: number;
+    layout: Layout;
+    calledAt: number;
+    groupConcurrency: number;
+    serverTime: ServerTimeBound;
+  },
   durability: ReadonlyArray<ResolvedAddOptions['durability']>,
 ): Promise<Written[]> {
   const client = producer.context.client;
@@ -235,6 +242,7 @@ async function addBatch<T>(
       settled.layout,
       settled.calledAt,
       settled.groupConcurrency,
+      settled.serverTime,
     );
   const wait = {
     replicas: Math.max(...asked.map((d) => d.replicas)),
@@ -249,6 +257,7 @@ async function addBatch<T>(
     settled.layout,
     settled.calledAt,
     settled.groupConcurrency,
+    settled.serverTime,
   );
   return outputs.map((out) => ({ ...out, replicated, waitError }));
 }

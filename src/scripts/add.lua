@@ -17,7 +17,9 @@
 -- KEYS[15] a  ZSET lease member -> deadline: to answer "active" for an id that is running
 -- KEYS[16...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N (1..999999), ARGV[2] elapsed: whole ms from the add() call to the send (client's
---         monotonic clock, rounded down), ARGV[3] events cap (negative: failures only, 0: off,
+--         monotonic clock, rounded down), optionally followed by ':' and the most the server's
+--         clock read at the call (epoch ms, rounded down; the client bounds it from earlier
+--         replies' TIME, src/server-time-bound.ts), ARGV[3] events cap (negative: failures only, 0: off,
 --         events.lua), ARGV[4] group concurrency (the queue's recorded one; 0: unknown, so a
 --         group with waiting jobs is put in turn and the claim checks its slots), then 5 per job:
 --         id; mode: 'd' (when = delay ms from the add() call) or 'a' (when = epoch ms), followed by
@@ -26,7 +28,8 @@
 --         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (must repeat the
 --         header's group; the script writes the G block's due time). Wheel strategy only, after them: granularity ms and the start of
 --         each bucket list in KEYS.
--- Returns: { code_1, time_1, ... } per job, and with the wheel strategy the server's now last.
+-- Returns: { code_1, time_1, ..., now µs }: per job a code and a time, then the script's TIME in
+--          epoch µs (producers bound the server's clock with it; the wheel guesses buckets by it).
 --          c created (time = due), k exists and kept (its due time, -1 when not waiting), R
 --          replaced (new due), A running (lease deadline), C completed (completed at), X cancelled
 --          (cancelled at), D dead (died at), T the generated id is taken (-1: nothing written; the
@@ -39,7 +42,8 @@
 --          new jobs of the default class; O(log n) per job.
 -- Guarantee: every job is checked before anything is written, and the batch is written in one
 --          atomic step. A delayed job is due at now - elapsed + delay by the server's clock, so
---          never earlier than the caller asked. A resent add (a lost reply) writes
+--          never earlier than the caller asked; with a bound, at the earlier of that and bound +
+--          delay: both are no earlier than the call. A resent add (a lost reply) writes
 --          nothing twice: it finds its own job (mode n: by identical record bytes) or the
 --          completed, cancelled or dead record the job left. A replace keeps the attempts the
 --          waiting job used and its last error.
@@ -59,10 +63,16 @@ local FIRST = 5
 if #ARGV < FIRST - 1 + n * 5 then
   return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. n .. ' jobs need ' .. (FIRST - 1 + n * 5))
 end
-if not whole_ms(ARGV[2]) then return bad_arg('elapsed ' .. tostring(ARGV[2]) .. ' is not whole ms >= 0') end
+local elapsed_text, bound_text = string.match(ARGV[2] or '', '^(%d+):(%d+)$')
+if not elapsed_text then elapsed_text = ARGV[2] end
+if not whole_ms(elapsed_text) then
+  return bad_arg('elapsed ' .. tostring(ARGV[2]) .. ' is not whole ms >= 0, optionally followed by :epoch ms')
+end
+if bound_text and (#bound_text > 15 or tonumber(bound_text) < MIN_DUE_MS) then
+  return bad_arg('elapsed ' .. ARGV[2] .. ': the call time after the colon is not an epoch ms in 2000..9999')
+end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end
-local elapsed = tonumber(ARGV[2])
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
@@ -71,7 +81,17 @@ local K = {
 }
 local wheel_problem = wheel_keys(K, 16, FIRST + n * 5)
 if wheel_problem then return bad_arg(wheel_problem) end
-local now = now_ms()
+local now, now_us = now_ms_us()
+-- The add() call, by the server's clock: TIME less the time from the call to the send, or the
+-- client's bound when that is earlier (it also leaves out the time from the send to this script:
+-- queued behind other calls). Either is no earlier than the call. A bound more than CALL_SLACK_MS
+-- before the script's own figure means the client's clock reading is off: it is not used.
+local CALL_SLACK_MS = 10000
+local called = now - tonumber(elapsed_text)
+if bound_text then
+  local bound = tonumber(bound_text)
+  if bound < called and bound >= called - CALL_SLACK_MS then called = bound end
+end
 
 -- Every job is checked before anything is written: one bad job refuses the whole call.
 local ids, modes, dues, recs, heads = {}, {}, {}, {}, {}
@@ -88,7 +108,7 @@ for i = 1, n do
     due, problem = check_when(kind, when, now)
     -- The delay counts from the add() call, which was `elapsed` ms before the send (HOT-PATH
     -- §6.3): a delay shorter than a hold-up before the send is due at call + delay, already past.
-    if due and kind == 'd' then due = now - elapsed + tonumber(when) end
+    if due and kind == 'd' then due = called + tonumber(when) end
   end
   if not problem then
     h, problem = rec_parse(rec)
@@ -286,5 +306,5 @@ flush()
 if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
 if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
 if K.wi then wheel_announce(K, K.w, bucket_end) end
-if K.wi then out[#out + 1] = now end
+out[#out + 1] = now_us
 return out

@@ -62,10 +62,11 @@ function rawAdd(q: string, ...jobs: RawJob[]): Promise<unknown> {
 }
 
 /** add.lua's reply as [code, time] pairs. */
+/** add.lua's reply as (code, time) per job, without the server's TIME that ends it. */
 function pairs(reply: unknown): Array<[string, number]> {
   const flat = reply as Array<Buffer | number>;
   const out: Array<[string, number]> = [];
-  for (let i = 0; i < flat.length; i += 2) out.push([String(flat[i]), Number(String(flat[i + 1]))]);
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([String(flat[i]), Number(String(flat[i + 1]))]);
   return out;
 }
 

@@ -7,9 +7,16 @@ if redis.replicate_commands then redis.replicate_commands() end
 
 -- "Now" is the server's clock in epoch ms, never the caller's: worker clock skew
 -- must not make a job early, late or expired (DESIGN invariant 7).
-local function now_ms()
+-- The server's clock as epoch ms (rounded down) and as epoch µs (exact in a Lua double until the
+-- year 2255); the one place a script reads TIME.
+local function now_ms_us()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
+end
+
+local function now_ms()
+  return (now_ms_us())
 end
 
 -- Tell sleeping workers the schedule's head moved earlier than they may know.

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Sleeper, wholeMsSince } from './clock.js';
+import { ServerClock, Sleeper, wholeMsSince } from './clock.js';
 
 /** CPU time (user + system, ms) this process spends while `run` runs, and when it ended. */
 async function cpuDuring(run: () => Promise<void>): Promise<{ cpuMs: number; endedAt: number }> {
@@ -104,5 +104,58 @@ describe('Sleeper spin', () => {
     sleeper.wakeWithin(30);
     await sleeper.sleep(10_000);
     expect(performance.now()).toBeGreaterThanOrEqual(due);
+  });
+});
+
+describe('ServerClock', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** performance.now() reads `local.t`; the test moves it. */
+  function localClock(): { t: number } {
+    const local = { t: 100 };
+    vi.spyOn(performance, 'now').mockImplementation(() => local.t);
+    return local;
+  }
+
+  const EPOCH = 1_700_000_000_000;
+
+  it('keeps the highest reading: a reply that waited does not set it back', () => {
+    const local = localClock();
+    const clock = new ServerClock();
+    expect(clock.observed).toBe(false);
+    clock.observe(EPOCH + 100); // came at once
+    expect(clock.observed).toBe(true);
+    local.t = 200;
+    // Read at server 190 but handled at local 200 (10 ms in the socket during a GC): looser.
+    clock.observe(EPOCH + 190);
+    expect(clock.now()).toBeCloseTo(EPOCH + 200, 2);
+    local.t = 300;
+    // A reading that raises the bound (this one waited less than the first) is taken.
+    clock.observe(EPOCH + 300.5);
+    expect(clock.now()).toBeCloseTo(EPOCH + 300.5, 6);
+  });
+
+  it('lets a held reading down by 10 ppm of its age', () => {
+    const local = localClock();
+    const clock = new ServerClock();
+    clock.observe(EPOCH + 100);
+    local.t = 100_100; // 100 s later
+    expect(clock.now()).toBeCloseTo(EPOCH + 100_100 - 1, 6);
+  });
+
+  it('drops a held reading the server clock is seen below (a step back, another node)', () => {
+    const local = localClock();
+    const clock = new ServerClock();
+    clock.observe(EPOCH + 100);
+    local.t = 200;
+    // Sent at 199, the script read TIME 2 s behind the held estimate: the clock stepped back.
+    clock.observe(EPOCH - 1_800, 199);
+    expect(clock.now()).toBeCloseTo(EPOCH - 1_800, 6);
+    // Without the send time a lower reading only says "at least": the held one stays.
+    local.t = 300;
+    clock.observe(EPOCH - 5_000);
+    expect(clock.now()).toBeCloseTo(EPOCH - 1_700, 2);
   });
 });

@@ -13,27 +13,58 @@ export function wholeMsSince(since: number): number {
   return Math.max(0, Math.floor(performance.now() - since));
 }
 
-/** The server's clock, estimated as the last reading plus local monotonic time since. */
-export class ServerClock {
-  private serverMs = 0;
-  private localMs = 0;
-  private seen = false;
+/**
+ * How fast a held reading of the server clock is let down, per ms of its age: 10 ppm. Kept as a
+ * lower bound it stays one as long as the server's clock runs no slower than ours; if it does, a
+ * reading held too high comes down by this, and until then a claim sent early finds nothing due
+ * and costs one more round trip, never a job early (the scripts compare with TIME).
+ */
+const HELD_DRIFT = 1e-5;
 
-  /** Record a server time just read (from a script reply). */
-  observe(serverNowMs: number): void {
-    this.serverMs = serverNowMs;
-    this.localMs = performance.now();
-    this.seen = true;
+/**
+ * The server's clock, estimated from readings in script replies: the most it is known to read
+ * now. Each reading (TIME in ms, rounded down, read before the reply came back) says the server's
+ * clock minus the local monotonic clock is at least `reading - arrival`. A reply that waited (in
+ * the socket while a GC ran, or for a core) gives a looser bound than one that came at once, so
+ * the highest is kept: taking the last one, as this did before, set the estimate back by every
+ * such wait, and a worker sleeping until a due time then woke that late. Where the send time is
+ * known, the reading also bounds the clock from above (`reading + 1 ms - send`): a held estimate
+ * above that (the server's clock stepped back, or a failover to a node whose clock is behind) is
+ * dropped for the new reading.
+ */
+export class ServerClock {
+  /** Lower bound of (server epoch ms - local performance.now()) at local time `heldAt`. */
+  private offset = -Infinity;
+  private heldAt = 0;
+
+  /**
+   * Record a server time just read (from a script reply); `sentAt`: the performance.now() at
+   * which the call that read it was sent, when known.
+   */
+  observe(serverNowMs: number, sentAt?: number): void {
+    const arrived = performance.now();
+    const lower = serverNowMs - arrived;
+    const held = this.offsetAt(arrived);
+    const tooHigh = sentAt !== undefined && held > serverNowMs + 1 - sentAt;
+    if (lower >= held || tooHigh) {
+      this.offset = lower;
+      this.heldAt = arrived;
+    }
   }
 
   /** False until the first reading: before it, now() means nothing. */
   get observed(): boolean {
-    return this.seen;
+    return this.offset !== -Infinity;
   }
 
-  /** The estimated server time now, in epoch ms. */
+  /** The estimated server time now, in epoch ms (at most the server's reading now); before any reading, meaningless. */
   now(): number {
-    return this.serverMs + (performance.now() - this.localMs);
+    const at = performance.now();
+    return this.observed ? at + this.offsetAt(at) : at;
+  }
+
+  private offsetAt(at: number): number {
+    return this.offset - HELD_DRIFT * (at - this.heldAt);
   }
 }
 

@@ -4,6 +4,7 @@
  * reaper are given these functions and hold no keys or queries. Acks and claims of a partition go
  * through its Exchange: one script call carries both.
  */
+import type { ServerClock } from '../clock.js';
 import type { AckOutcome } from '../operations/ack.js';
 import { claimPrepared, prepareClaim, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
@@ -32,6 +33,8 @@ export interface StorageOptions {
   deadMaxAgeMs: number;
   /** A claimed job not started: the claim's reply came back after its lease was gone (late-claim.ts). */
   onLateLost?: (id: string) => void;
+  /** Told each claim reply's server time with the call's send time (the worker's clock). */
+  clock?: Pick<ServerClock, 'observe'>;
 }
 
 /** What every claim of this worker sends besides the limit, the acks and its partition's holder. */
@@ -80,6 +83,7 @@ export class WorkerStorage implements AttemptStore {
           this.buckets[p],
         );
         const replyMs = performance.now() - sentAt;
+        this.options.clock?.observe(out.now, sentAt);
         // A quick reply (nearly always) is used as it came.
         if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
         const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>

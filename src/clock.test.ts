@@ -159,3 +159,25 @@ describe('ServerClock', () => {
     expect(clock.now()).toBeCloseTo(EPOCH - 1_700, 2);
   });
 });
+
+describe('Sleeper.dueEndWithin', () => {
+  it('tells how soon a sleep that ends at a due time ends; nothing for other sleeps or none', async () => {
+    const sleeper = new Sleeper(0);
+    expect(sleeper.dueEndWithin()).toBeUndefined();
+    const idle = sleeper.sleep(30);
+    expect(sleeper.dueEndWithin()).toBeUndefined(); // the safety timer: no claim is due then
+    sleeper.interrupt();
+    await idle;
+    const approach = sleeper.sleep(30, true);
+    const within = sleeper.dueEndWithin();
+    expect(within).toBeGreaterThan(0);
+    expect(within).toBeLessThanOrEqual(30);
+    // A wake-up to a due time makes an idle sleep one that ends at a due time.
+    await approach;
+    expect(sleeper.dueEndWithin()).toBeUndefined();
+    const woken = sleeper.sleep(10_000);
+    sleeper.wakeWithin(20);
+    expect(sleeper.dueEndWithin()).toBeLessThanOrEqual(20);
+    await woken;
+  });
+});

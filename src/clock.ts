@@ -83,6 +83,8 @@ export class Sleeper {
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private endAt = Infinity;
+  /** Whether the current sleep ends at a due time (so a claim goes out when it ends). */
+  private endsAtDue = false;
   private finish: (() => void) | undefined;
   private pendingEndAt = Infinity;
 
@@ -117,6 +119,15 @@ export class Sleeper {
     this.wakeWithin(0);
   }
 
+  /**
+   * Ms until the current sleep ends, when it ends at a due time (the claim loop claims then);
+   * undefined when nobody sleeps or the sleep is the idle safety timer or an error pause.
+   */
+  dueEndWithin(): number | undefined {
+    if (!this.finish || !this.endsAtDue) return undefined;
+    return Math.max(0, this.endAt - performance.now());
+  }
+
   /** End the current sleep now, if there is one; unlike wakeNow, never shortens the next one. */
   interrupt(): void {
     if (this.finish) this.end();
@@ -125,6 +136,7 @@ export class Sleeper {
   private arm(endAt: number, approach: boolean): void {
     this.cancel();
     this.endAt = endAt;
+    this.endsAtDue = approach;
     const delay = endAt - performance.now();
     if (delay <= 0) {
       this.end();

@@ -142,6 +142,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.storage = new WorkerStorage(client, this.partitions, {
       ...o,
       clock: this.clock,
+      nextClaimWithin: () => this.sleeper.dueEndWithin(),
       onLateLost: (id) =>
         this.report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AckItem, ClaimOutput } from '../operations/claim.js';
-import { Exchange } from './exchange.js';
+import { ACK_RIDE_MS, Exchange } from './exchange.js';
 
 const item = (n: number): AckItem => ({
   member: `1.1|j${n}`,
@@ -10,21 +10,25 @@ const item = (n: number): AckItem => ({
 });
 
 /** An exchange over a stand-in call that records each call's limit and acks, answering `ok` to each. */
-function exchangeWith(gate?: () => Promise<void>) {
+function exchangeWith(gate?: () => Promise<void>, nextClaimWithin?: () => number | undefined) {
   const calls: Array<[number, string[]]> = [];
-  const exchange = new Exchange(async (limit, acks) => {
-    calls.push([limit, acks.map((a) => a.member)]);
-    await gate?.();
-    const out: ClaimOutput = {
-      now: 1,
-      nextAt: -1,
-      acks: acks.map(() => ({ status: 'ok' })),
-      jobs: [],
-      unreadable: [],
-      paused: false,
-    };
-    return out;
-  });
+  const exchange = new Exchange(
+    async (limit, acks) => {
+      calls.push([limit, acks.map((a) => a.member)]);
+      await gate?.();
+      const out: ClaimOutput = {
+        now: 1,
+        nextAt: -1,
+        acks: acks.map(() => ({ status: 'ok' })),
+        jobs: [],
+        unreadable: [],
+        paused: false,
+      };
+      return out;
+    },
+    500,
+    nextClaimWithin,
+  );
   return { exchange, calls };
 }
 
@@ -42,6 +46,34 @@ describe('Exchange', () => {
     const { exchange, calls } = exchangeWith();
     expect(await exchange.ack(item(1))).toEqual({ status: 'ok' });
     expect(calls).toEqual([[0, ['1.1|j1']]]);
+  });
+
+  it('acks wait for a claim due within ACK_RIDE_MS and ride it, not on a call of their own', async () => {
+    const { exchange, calls } = exchangeWith(undefined, () => ACK_RIDE_MS - 1);
+    const acked = exchange.ack(item(1));
+    // A turn of the event loop later an ack-only call would have gone: none has.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([]);
+    await exchange.claim(4);
+    expect(await acked).toEqual({ status: 'ok' });
+    await new Promise((resolve) => setTimeout(resolve, ACK_RIDE_MS + 5));
+    expect(calls).toEqual([[4, ['1.1|j1']]]);
+  });
+
+  it('acks waiting for a claim that does not come go on their own just after it was due', async () => {
+    const { exchange, calls } = exchangeWith(undefined, () => 1);
+    const started = performance.now();
+    expect(await exchange.ack(item(1))).toEqual({ status: 'ok' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1);
+    expect(calls).toEqual([[0, ['1.1|j1']]]);
+  });
+
+  it('acks do not wait for a claim due later than ACK_RIDE_MS', async () => {
+    const { exchange, calls } = exchangeWith(undefined, () => ACK_RIDE_MS + 50);
+    const acked = exchange.ack(item(1));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([[0, ['1.1|j1']]]);
+    await acked;
   });
 
   it('one call in flight at a time: acks queued meanwhile ride on the next one', async () => {

@@ -2,8 +2,9 @@
  * The exchange duty of one partition (docs/design/HOT-PATH.md §6.1): acks and claims share one
  * script call. Acks queue while a call is in flight; the next call carries all of them, whether
  * it claims (the claim loop) or not (an ack-only flush, sent as soon as nothing else is on its
- * way). At most one call per partition is in flight, so acks and claims stay in order, and no ack
- * waits for a timer.
+ * way). At most one call per partition is in flight, so acks and claims stay in order. An ack
+ * waits for a timer only when the claim loop sleeps until a due time that close (ACK_RIDE_MS): it
+ * rides that claim instead of going on its own just before it.
  */
 import type { AckItem, AckOutcome, ClaimOutput } from '../operations/claim.js';
 
@@ -12,6 +13,14 @@ interface PendingAck {
   resolve: (outcome: AckOutcome) => void;
   reject: (err: unknown) => void;
 }
+
+/**
+ * How long acks wait for a claim the loop will send at a due time, rather than going on their own.
+ * With jobs falling due every ms or two (W2, W8), an ack-only call went out between every two
+ * claims: twice the calls, and the claim at the due time queued behind the ack-only one's round
+ * trip. An ack's promise settles at most this much later; the job is done either way.
+ */
+export const ACK_RIDE_MS = 2;
 
 /** Sends `limit` and the acks in one call; `limit` 0 acks only. */
 export type ExchangeCall = (limit: number, acks: AckItem[]) => Promise<ClaimOutput>;
@@ -23,11 +32,15 @@ export class Exchange {
   private tail: Promise<unknown> = Promise.resolve();
   /** The planned ack-only flush, cancelled when a call takes every queued ack first. */
   private flushPlanned: NodeJS.Immediate | undefined;
+  /** The same, planned for just after a claim due soon (ACK_RIDE_MS). */
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly call: ExchangeCall,
     /** Acks per call at most; more go in the next call. */
     private readonly maxAcks = 500,
+    /** Ms until the claim loop next claims at a due time, if it sleeps until one (Sleeper.dueEndWithin). */
+    private readonly nextClaimWithin: () => number | undefined = () => undefined,
   ) {}
 
   /** Queue an ack; resolves with its outcome once a call has carried it. */
@@ -55,24 +68,42 @@ export class Exchange {
    * current turn of the event loop, by which time a claim the freed slot triggers has gone.
    */
   private planFlush(): void {
-    if (this.flushPlanned) return;
+    if (this.flushPlanned || this.flushTimer) return;
+    const claimIn = this.nextClaimWithin();
+    if (claimIn !== undefined && claimIn <= ACK_RIDE_MS) {
+      // The claim at the due time takes them; this goes only if it did not (a partition that was
+      // not due, a stop), a ms after it.
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = undefined;
+        this.flush();
+      }, claimIn + 1);
+      return;
+    }
     this.flushPlanned = setImmediate(() => {
       this.flushPlanned = undefined;
-      if (this.queued.length === 0) return;
-      const next = this.tail.then(() => (this.queued.length > 0 ? this.send(0) : undefined));
-      this.tail = next.catch(() => {});
+      this.flush();
     });
+  }
+
+  private flush(): void {
+    if (this.queued.length === 0) return;
+    const next = this.tail.then(() => (this.queued.length > 0 ? this.send(0) : undefined));
+    this.tail = next.catch(() => {});
+  }
+
+  private cancelFlush(): void {
+    // An immediate left pending would find nothing to send and still cost the event loop one more
+    // poll (at concurrency 1, one per job).
+    if (this.flushPlanned) clearImmediate(this.flushPlanned);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushPlanned = undefined;
+    this.flushTimer = undefined;
   }
 
   private async send(limit: number): Promise<ClaimOutput> {
     const batch = this.queued.splice(0, this.maxAcks);
     if (this.queued.length > 0) this.planFlush();
-    else if (this.flushPlanned) {
-      // It would find nothing to send; an immediate left pending also costs the event loop one
-      // more poll (at concurrency 1, one per job).
-      clearImmediate(this.flushPlanned);
-      this.flushPlanned = undefined;
-    }
+    else this.cancelFlush();
     let out: ClaimOutput;
     try {
       out = await this.call(

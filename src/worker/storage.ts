@@ -35,6 +35,8 @@ export interface StorageOptions {
   onLateLost?: (id: string) => void;
   /** Told each claim reply's server time with the call's send time (the worker's clock). */
   clock?: Pick<ServerClock, 'observe'>;
+  /** Ms until the claim loop claims at a due time, if it sleeps until one: acks that close wait for it. */
+  nextClaimWithin?: () => number | undefined;
 }
 
 /** What every claim of this worker sends besides the limit, the acks and its partition's holder. */
@@ -72,26 +74,30 @@ export class WorkerStorage implements AttemptStore {
     );
     this.exchanges = this.partitions.map((keys, p) => {
       const prepared = prepareClaim(keys, settings);
-      return new Exchange(async (limit, acks) => {
-        const sentAt = performance.now();
-        const out = await claimPrepared(
-          this.client,
-          prepared,
-          limit,
-          this.holders[p]!,
-          acks,
-          this.buckets[p],
-        );
-        const replyMs = performance.now() - sentAt;
-        this.options.clock?.observe(out.now, sentAt);
-        // A quick reply (nearly always) is used as it came.
-        if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
-        const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
-          extend(this.client, keys, settings.leaseMs, members, this.zmscore),
-        );
-        for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
-        return confirmed;
-      });
+      return new Exchange(
+        async (limit, acks) => {
+          const sentAt = performance.now();
+          const out = await claimPrepared(
+            this.client,
+            prepared,
+            limit,
+            this.holders[p]!,
+            acks,
+            this.buckets[p],
+          );
+          const replyMs = performance.now() - sentAt;
+          this.options.clock?.observe(out.now, sentAt);
+          // A quick reply (nearly always) is used as it came.
+          if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
+          const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
+            extend(this.client, keys, settings.leaseMs, members, this.zmscore),
+          );
+          for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
+          return confirmed;
+        },
+        undefined,
+        this.options.nextClaimWithin,
+      );
     });
   }
 

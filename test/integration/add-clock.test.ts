@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type StrategyOption } from '../../src/index.js';
-import { script } from '../../src/redis/scripts.js';
+import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { FaultProxy } from '../chaos/proxy.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -39,10 +39,11 @@ async function heldProxy(): Promise<FaultProxy & { connection: string }> {
 
 /**
  * The `elapsed` (add.lua's ARGV[2]) of the last add script sent for each job id, read off the
- * queue's own client as each EVALSHA or EVAL goes out (after a NOSCRIPT, the EVAL's).
+ * queue's own client as each FCALL, EVALSHA or EVAL goes out (after a NOSCRIPT, the EVAL's).
  */
 function recordElapsed(queue: Queue<number>): Map<string, number> {
   const add = script('add');
+  const addFunction = functionLibrary().functions.get('add');
   const byId = new Map<string, number>();
   const client = queue.client;
   const callBuffer = client.callBuffer.bind(client) as (...args: unknown[]) => Promise<unknown>;
@@ -50,7 +51,11 @@ function recordElapsed(queue: Queue<number>): Map<string, number> {
     ...args: unknown[]
   ) => {
     const [command, body] = args;
-    if ((command === 'EVALSHA' && body === add.sha) || (command === 'EVAL' && body === add.source)) {
+    if (
+      (command === 'EVALSHA' && body === add.sha) ||
+      (command === 'EVAL' && body === add.source) ||
+      (command === 'FCALL' && body === addFunction)
+    ) {
       const argv = args.slice(3 + Number(args[2]));
       const jobs = Number(argv[0]);
       for (let i = 0; i < jobs; i++) byId.set(String(argv[4 + 5 * i]), Number(argv[1]));

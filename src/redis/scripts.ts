@@ -90,6 +90,7 @@ const loading = new WeakMap<RedisClient, Promise<boolean>>();
 // The server has no FCALL or FUNCTION: renamed away, older than 7.0, or denied to this user.
 const NO_FUNCTIONS = /^(ERR unknown command|NOPERM\b.*\brun the) ['`](fcall|function)\b/i;
 const FUNCTION_NOT_FOUND = /^ERR Function not found/;
+const UNLOADABLE = /^ERR Error (compiling|registering)/;
 // Redis refuses a function that may write, whole, while used memory is over maxmemory; an EVAL
 // script runs until its first write that may grow memory, so a claim or fail whose first write
 // frees memory (an ack's ZREM, a ZPOPMIN) drains a full Redis. Such a call goes by EVALSHA, to
@@ -124,7 +125,9 @@ async function loadLibrary(client: RedisClient): Promise<boolean> {
           } catch (err) {
             // Another client (or delayq process of this version) loaded it first: the same source.
             if (message(err).includes(`'${lib.name}' already exists`)) return;
-            if (NO_FUNCTIONS.test(message(err))) chosen.set(client, 'eval');
+            // A library this server cannot compile (a Lua limit of an odd build): would otherwise
+            // cost a refused FCALL and a refused load before every call.
+            if (NO_FUNCTIONS.test(message(err)) || UNLOADABLE.test(message(err))) chosen.set(client, 'eval');
             loaded = false;
           }
         }),

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue } from '../../src/index.js';
+import { DurabilityError, Queue } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
 import { functionLibrary, runScript, script } from '../../src/redis/scripts.js';
@@ -135,5 +135,24 @@ describe('the function library', () => {
     expect((failure as ScriptBadArg).scriptName).toBe('extend');
     expect(await attempts(r, 'fcall')).toBeGreaterThanOrEqual(1);
     expect(await attempts(r, 'evalsha')).toBe(0);
+  });
+});
+
+describe('the function library with a WAIT after the script', () => {
+  it('a durable add goes by FCALL too, and loads the library again after FUNCTION FLUSH', async () => {
+    const s = await server();
+    const r = open(s.url);
+    const queue = new Queue<number>(uniqueQueue('durable'), { connection: s.url });
+    cleanup.push(() => queue.close());
+    await queue.add(0, { delay: '1h' });
+    await r.call('FUNCTION', 'FLUSH');
+    // No replica here: WAIT counts none, so the add reports it, once the script has run.
+    await expect(
+      queue.add(1, { delay: '1h', durability: { replicas: 1, timeoutMs: 10 } }),
+    ).rejects.toBeInstanceOf(DurabilityError);
+    expect(await libraries(r)).toEqual([functionLibrary().name]);
+    expect(await queue.counts()).toMatchObject({ scheduled: 2 });
+    expect(await attempts(r, 'evalsha')).toBe(0);
+    expect(await attempts(r, 'eval')).toBe(0);
   });
 });

@@ -5,13 +5,17 @@
  * nothing to do, against a trivial EVAL. Redis CPU from INFO cpu, script time from INFO
  * commandstats. It isolates the script from W1, whose batch sizes follow the worker's speed.
  *
- * Run: node --import tsx bench/claim-cost.ts [--jobs=100000] [--limit=50] [--runs=3]
+ * The claim runs as delayq sends it: FCALL of the function library where the server has
+ * functions, or EVALSHA with --eval (as before the library, and on servers without functions).
+ *
+ * Run: node --import tsx bench/claim-cost.ts [--jobs=100000] [--limit=50] [--runs=3] [--eval]
  */
 import { loadavg } from 'node:os';
 import { Queue } from '../src/index.js';
 import { claim, type AckItem, type ClaimInput } from '../src/operations/claim.js';
 import { ZSET_LAYOUT } from '../src/operations/wheel.js';
 import { queueKeys } from '../src/redis/keys.js';
+import { setScriptTransport } from '../src/redis/scripts.js';
 import { countFlag } from './lib/flags.js';
 import { cpuMicros, reset, startBenchRedis, type BenchRedis } from './lib/redis.js';
 import { runMain } from './lib/main.js';
@@ -34,9 +38,12 @@ const SETTINGS: Omit<ClaimInput, 'limit' | 'acks'> = {
   layout: ZSET_LAYOUT,
 };
 
-/** EVALSHA's calls and total µs so far (INFO commandstats). */
-async function evalshaStats(redis: BenchRedis): Promise<{ calls: number; usec: number }> {
-  const match = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.control.info('commandstats'));
+const EVAL_ONLY = process.argv.includes('--eval');
+const COMMAND = EVAL_ONLY ? 'evalsha' : 'fcall';
+
+/** A script command's calls and total µs so far (INFO commandstats). */
+function commandStats(stats: string, command: string): { calls: number; usec: number } {
+  const match = new RegExp(`cmdstat_${command}:calls=(\\d+),usec=(\\d+)`).exec(stats);
   return { calls: Number(match?.[1] ?? 0), usec: Number(match?.[2] ?? 0) };
 }
 
@@ -68,37 +75,71 @@ async function busyRun(redis: BenchRedis): Promise<{ cpu: number; script: number
   }
   await claim(redis.control, keys, { ...SETTINGS, limit: 0, acks });
   const cpu = (await cpuMicros(redis.control)) - before;
-  const { calls, usec } = await evalshaStats(redis);
+  const { calls, usec } = commandStats(await redis.control.info('commandstats'), COMMAND);
   return { cpu: cpu / JOBS, script: usec / JOBS, calls };
 }
 
-/** µs per call of a claim that finds nothing, and of a trivial EVAL. */
-async function fixedCost(redis: BenchRedis): Promise<{ empty: number; trivial: number }> {
+/**
+ * µs per call of a claim that finds nothing, sent as EVALSHA and (unless --eval) as FCALL in
+ * alternating blocks, so a neighbour's load drifting during the run weighs on both alike; and of
+ * a trivial EVAL.
+ */
+async function fixedCost(redis: BenchRedis): Promise<{
+  evalsha: number;
+  fcall: number;
+  evalshaCpu: number;
+  fcallCpu: number;
+  trivial: number;
+}> {
   await reset(redis.control);
   const keys = queueKeys(QUEUE);
-  for (let i = 0; i < EMPTY_CALLS; i++) await claim(redis.control, keys, { ...SETTINGS, limit: 1, acks: [] });
-  const empty = await evalshaStats(redis);
+  const block = 100;
+  // Redis CPU (INFO cpu) per block as well: commandstats' µs are wall time inside Redis, which a
+  // busy neighbour stretches when it takes the core away mid-call.
+  const cpu = { eval: 0, auto: 0 };
+  for (let i = 0; i < EMPTY_CALLS; i += block) {
+    for (const t of EVAL_ONLY ? (['eval'] as const) : (['eval', 'auto'] as const)) {
+      setScriptTransport(t);
+      const before = await cpuMicros(redis.control);
+      for (let k = 0; k < block; k++) await claim(redis.control, keys, { ...SETTINGS, limit: 1, acks: [] });
+      cpu[t] += (await cpuMicros(redis.control)) - before;
+    }
+  }
+  setScriptTransport(EVAL_ONLY ? 'eval' : 'auto');
+  const stats = await redis.control.info('commandstats');
+  const evalsha = commandStats(stats, 'evalsha');
+  const fcall = commandStats(stats, 'fcall');
   await redis.control.config('RESETSTAT');
   for (let i = 0; i < EMPTY_CALLS; i++) await redis.control.eval('return 1', 0);
-  const match = /cmdstat_eval:calls=(\d+),usec=(\d+)/.exec(await redis.control.info('commandstats'));
-  return { empty: empty.usec / empty.calls, trivial: Number(match?.[2]) / Number(match?.[1]) };
+  const trivial = commandStats(await redis.control.info('commandstats'), 'eval');
+  return {
+    evalsha: evalsha.usec / evalsha.calls,
+    fcall: fcall.usec / fcall.calls,
+    evalshaCpu: cpu.eval / EMPTY_CALLS,
+    fcallCpu: cpu.auto / EMPTY_CALLS,
+    trivial: trivial.usec / trivial.calls,
+  };
 }
 
 async function main(): Promise<void> {
+  if (EVAL_ONLY) setScriptTransport('eval');
   const redis = await startBenchRedis();
   try {
     console.log(
-      `claim.lua cost: ${JOBS} jobs, ${LIMIT} per call, ${RUNS} run(s); load average ${loadavg()[0]!.toFixed(2)}`,
+      `claim.lua cost (${COMMAND.toUpperCase()}): ${JOBS} jobs, ${LIMIT} per call, ${RUNS} run(s); load average ${loadavg()[0]!.toFixed(2)}`,
     );
     for (let run = 1; run <= RUNS; run++) {
       const r = await busyRun(redis);
       console.log(
-        `run ${run}: Redis CPU ${r.cpu.toFixed(2)} µs per job; EVALSHA ${r.script.toFixed(2)} µs per job over ${r.calls} calls`,
+        `run ${run}: Redis CPU ${r.cpu.toFixed(2)} µs per job; ${COMMAND.toUpperCase()} ${r.script.toFixed(2)} µs per job over ${r.calls} calls`,
       );
     }
     const f = await fixedCost(redis);
+    const fcall = EVAL_ONLY
+      ? ''
+      : `; as FCALL ${f.fcall.toFixed(1)} µs (Redis CPU ${f.fcallCpu.toFixed(1)} µs)`;
     console.log(
-      `a claim finding nothing: ${f.empty.toFixed(1)} µs per call (a trivial EVAL: ${f.trivial.toFixed(1)} µs)`,
+      `a claim finding nothing: as EVALSHA ${f.evalsha.toFixed(1)} µs per call (Redis CPU ${f.evalshaCpu.toFixed(1)} µs)${fcall}; a trivial EVAL: ${f.trivial.toFixed(1)} µs`,
     );
   } finally {
     await redis.stop();

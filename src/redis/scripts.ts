@@ -1,12 +1,16 @@
 /**
  * Loads the Lua scripts from src/scripts (shipped as files beside the build), resolves their
- * `--!include` lines, and runs them by SHA with a fallback to the source when the server has
- * forgotten them (restart, failover, SCRIPT FLUSH).
+ * `--!include` lines, and runs them: as FCALL of the delayq function library where the server has
+ * functions (Redis >= 7.0), loading the library when the server lacks it; otherwise by SHA with a
+ * fallback to the source when the server has forgotten them (restart, failover, SCRIPT FLUSH).
  */
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
+import { buildLibrary, LIBRARY_FILE, parseLibrary, type FunctionLibrary } from './function-library.js';
 import { expandLua } from './lua-source.js';
 import { mapScriptError } from './script-errors.js';
 
@@ -48,8 +52,113 @@ function argvNow(args: ScriptArgs): ScriptArgv {
 export type Reply = Buffer | number | null | Reply[];
 
 /**
- * Run `script` with `keys` and `args`: EVALSHA first, EVAL when the server answers NOSCRIPT. Named
- * script errors (`DELAYQ_...`) are turned into their error classes.
+ * How scripts run: 'auto' uses functions where the server has them, 'eval' always EVALSHA. An
+ * internal switch, for benchmarks comparing the two and for turning functions off if they misbehave.
+ */
+export type ScriptTransport = 'auto' | 'eval';
+
+let transport: ScriptTransport = 'auto';
+
+/** Set how scripts run from now on (connections that already chose FCALL keep it). */
+export function setScriptTransport(t: ScriptTransport): void {
+  transport = t;
+}
+
+let library: FunctionLibrary | undefined;
+
+/**
+ * The function library, built once per process: from the sources and includes in src/scripts,
+ * or, in the build (whose dist/scripts hold expanded scripts), from the file the build made.
+ */
+export function functionLibrary(): FunctionLibrary {
+  if (!library) {
+    library = existsSync(join(scriptsDir, 'includes'))
+      ? buildLibrary(scriptsDir)
+      : parseLibrary(readFileSync(join(scriptsDir, LIBRARY_FILE), 'utf8'));
+  }
+  return library;
+}
+
+// Per client: 'fcall' once a server answered an FCALL or loaded the library, 'eval' once it showed
+// it has no functions (older than 7.0, FUNCTION or FCALL renamed away or not permitted). Decided by
+// the first call, so a server without functions costs one refused FCALL per connection, not one
+// per call. A client that never decided (its first call failed otherwise) asks again, and one
+// whose server stops having functions (a failover to an older node) turns to EVALSHA for good.
+const chosen = new WeakMap<RedisClient, 'fcall' | 'eval'>();
+const loading = new WeakMap<RedisClient, Promise<boolean>>();
+
+// The server has no FCALL or FUNCTION: renamed away, older than 7.0, or denied to this user.
+const NO_FUNCTIONS = /^(ERR unknown command|NOPERM\b.*\brun the) ['`](fcall|function)\b/i;
+const FUNCTION_NOT_FOUND = /^ERR Function not found/;
+const UNLOADABLE = /^ERR Error (compiling|registering)/;
+// Redis refuses a function that may write, whole, while used memory is over maxmemory; an EVAL
+// script runs until its first write that may grow memory, so a claim or fail whose first write
+// frees memory (an ack's ZREM, a ZPOPMIN) drains a full Redis. Such a call goes by EVALSHA, to
+// keep that; it ran nothing (the refusal comes before the function starts).
+const REFUSED_OOM = /^OOM /;
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : '';
+}
+
+function useFunctions(client: RedisClient): boolean {
+  return transport === 'auto' && chosen.get(client) !== 'eval';
+}
+
+/**
+ * FUNCTION LOAD the library where `client` sends commands: on a Cluster, on every primary (each
+ * keeps its own functions, and any of them may serve a queue's slot; replicas get it through
+ * replication). One load at a time per client. True when the library is there now; false when the
+ * server has no functions, and the client then runs scripts by EVALSHA from now on.
+ */
+async function loadLibrary(client: RedisClient): Promise<boolean> {
+  let pending = loading.get(client);
+  if (!pending) {
+    pending = (async () => {
+      const lib = functionLibrary();
+      const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+      let loaded = true;
+      await Promise.all(
+        nodes.map(async (node) => {
+          try {
+            await node.call('FUNCTION', 'LOAD', lib.source);
+          } catch (err) {
+            // Another client (or delayq process of this version) loaded it first: the same source.
+            if (message(err).includes(`'${lib.name}' already exists`)) return;
+            // A library this server cannot compile (a Lua limit of an odd build): would otherwise
+            // cost a refused FCALL and a refused load before every call.
+            if (NO_FUNCTIONS.test(message(err)) || UNLOADABLE.test(message(err))) chosen.set(client, 'eval');
+            loaded = false;
+          }
+        }),
+      );
+      if (loaded) chosen.set(client, 'fcall');
+      return loaded;
+    })().finally(() => loading.delete(client));
+    loading.set(client, pending);
+  }
+  return pending;
+}
+
+async function evalsha(
+  client: RedisClient,
+  s: Script,
+  keys: readonly string[],
+  args: ScriptArgs,
+): Promise<Reply> {
+  try {
+    return (await client.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argvNow(args))) as Reply;
+  } catch (err) {
+    if (!message(err).startsWith('NOSCRIPT')) throw err;
+    return (await client.callBuffer('EVAL', s.source, keys.length, ...keys, ...argvNow(args))) as Reply;
+  }
+}
+
+/**
+ * Run `script` with `keys` and `args`: FCALL of its function where the server has functions (the
+ * library loaded and the call sent again once when the server answers that it lacks it), else
+ * EVALSHA, then EVAL when the server answers NOSCRIPT. Named script errors (`DELAYQ_...`) are
+ * turned into their error classes.
  */
 export async function runScript(
   client: RedisClient,
@@ -58,12 +167,32 @@ export async function runScript(
   args: ScriptArgs,
 ): Promise<Reply> {
   try {
+    const fn = useFunctions(client) ? functionLibrary().functions.get(s.name) : undefined;
+    if (fn === undefined) return await evalsha(client, s, keys, args);
+    const fcall = async (): Promise<Reply> =>
+      (await client.callBuffer('FCALL', fn, keys.length, ...keys, ...argvNow(args))) as Reply;
     try {
-      return (await client.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argvNow(args))) as Reply;
+      const reply = await fcall();
+      if (!chosen.has(client)) chosen.set(client, 'fcall');
+      return reply;
     } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return (await client.callBuffer('EVAL', s.source, keys.length, ...keys, ...argvNow(args))) as Reply;
+      if (NO_FUNCTIONS.test(message(err))) chosen.set(client, 'eval');
+      if (NO_FUNCTIONS.test(message(err)) || REFUSED_OOM.test(message(err))) {
+        return await evalsha(client, s, keys, args);
+      }
+      if (!FUNCTION_NOT_FOUND.test(message(err))) throw err;
     }
+    // Nothing ran: the server lacks the library (first use, restart without persistence,
+    // FUNCTION FLUSH, failover to a node that never had it). Load it and send once more; if the
+    // library still cannot be found there, this call goes by EVALSHA.
+    if (await loadLibrary(client)) {
+      try {
+        return await fcall();
+      } catch (err) {
+        if (!FUNCTION_NOT_FOUND.test(message(err)) && !REFUSED_OOM.test(message(err))) throw err;
+      }
+    }
+    return await evalsha(client, s, keys, args);
   } catch (err) {
     throw mapScriptError(err, s.name);
   }
@@ -105,16 +234,33 @@ export async function runScriptAndWait(
   wait: ReplicaWait,
 ): Promise<ReplicatedReply> {
   let bySource = false;
+  // FCALL once this client runs functions (its first script call decided it), else EVALSHA.
+  let fn =
+    useFunctions(client) && chosen.get(client) === 'fcall'
+      ? functionLibrary().functions.get(s.name)
+      : undefined;
+  let reloaded = false;
   for (let attempt = 1; ; attempt++) {
     const pipeline = client.pipeline();
     const argv = argvNow(args);
-    if (bySource) pipeline.callBuffer('EVAL', s.source, keys.length, ...keys, ...argv);
+    if (fn !== undefined) pipeline.callBuffer('FCALL', fn, keys.length, ...keys, ...argv);
+    else if (bySource) pipeline.callBuffer('EVAL', s.source, keys.length, ...keys, ...argv);
     else pipeline.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argv);
     pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
     const results = (await pipeline.exec()) ?? [];
     const [scriptError, reply] = results[0] ?? [new Error('no reply to the script'), null];
     const [waitError, count] = results[1] ?? [new Error('no reply to WAIT'), null];
     if (scriptError) {
+      if (fn !== undefined && FUNCTION_NOT_FOUND.test(scriptError.message)) {
+        // As in runScript: load once, then send again; EVALSHA if that did not bring it.
+        if (reloaded || !(await loadLibrary(client))) fn = undefined;
+        reloaded = true;
+        continue;
+      }
+      if (fn !== undefined && REFUSED_OOM.test(scriptError.message)) {
+        fn = undefined;
+        continue;
+      }
       if (!bySource && scriptError.message.startsWith('NOSCRIPT')) {
         bySource = true;
         continue;

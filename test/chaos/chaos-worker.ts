@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
 import { memberId } from '../../src/operations/claim.js';
 import { decodeRecord } from '../../src/record/index.js';
-import { script } from '../../src/redis/scripts.js';
+import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
 
 /** What the parent passes in argv[2] (JSON). */
@@ -54,6 +54,7 @@ const names = readdirSync(scriptsDir)
   .map((f) => f.slice(0, -4));
 const bySha = new Map(names.map((n) => [script(n).sha, n]));
 const bySource = new Map(names.map((n) => [script(n).source, n]));
+const byFunction = new Map([...functionLibrary().functions].map(([n, fn]) => [fn, n]));
 
 function text(value: unknown): string {
   return Buffer.isBuffer(value) ? value.toString() : String(value);
@@ -183,11 +184,15 @@ const send = client.callBuffer.bind(client) as unknown as CallBuffer;
       ? bySha.get(text(args[0]))
       : upper === 'EVAL'
         ? bySource.get(text(args[0]))
-        : undefined;
+        : upper === 'FCALL'
+          ? byFunction.get(text(args[0]))
+          : undefined;
   if (name === undefined) return send(command, ...args);
   const argv = args.slice(2 + Number(text(args[1]))).map(text);
   // After a Redis restart a resent EVALSHA meets an empty script cache: NOSCRIPT, and runScript
-  // sends EVAL next. That EVAL belongs to the first call, and so does whether it was resent.
+  // sends EVAL next (an FCALL meets "Function not found", and the FCALL sent again after loading
+  // the library, or the EVALSHA after it). That call belongs to the first one, and so does whether
+  // it was resent.
   const key = `${name}\u0000${argv.join('\u0000')}`;
   const closesBefore = noscript.get(key) ?? closes;
   noscript.delete(key);
@@ -196,7 +201,9 @@ const send = client.callBuffer.bind(client) as unknown as CallBuffer;
     observe(name, argv, reply, undefined, closes !== closesBefore);
     return reply;
   } catch (err) {
-    if (err instanceof Error && err.message.startsWith('NOSCRIPT')) noscript.set(key, closesBefore);
+    if (err instanceof Error && /^(NOSCRIPT|ERR Function not found)/.test(err.message)) {
+      noscript.set(key, closesBefore);
+    }
     observe(name, argv, undefined, err, closes !== closesBefore);
     throw err;
   }

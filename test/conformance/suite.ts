@@ -188,7 +188,7 @@ export function conformanceSuite(
     let total = 0;
     for (const node of nodes) {
       const info = await node.info('commandstats');
-      for (const m of info.matchAll(/^cmdstat_(evalsha|eval|blmove|brpoplpush):calls=(\d+)/gm))
+      for (const m of info.matchAll(/^cmdstat_(evalsha|eval|fcall|blmove|brpoplpush):calls=(\d+)/gm))
         total += Number(m[2]);
     }
     return total;

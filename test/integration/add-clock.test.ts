@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type StrategyOption } from '../../src/index.js';
-import { script } from '../../src/redis/scripts.js';
+import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { FaultProxy } from '../chaos/proxy.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -40,10 +40,11 @@ async function heldProxy(): Promise<FaultProxy & { connection: string }> {
 /**
  * The `elapsed` (add.lua's ARGV[2]: whole ms, then `:` and the producer's bound of the server clock
  * at the call when it has one) of the last add script sent for each job id, read off the queue's
- * own client as each EVALSHA or EVAL goes out (after a NOSCRIPT, the EVAL's).
+ * own client as each FCALL, EVALSHA or EVAL goes out (after a NOSCRIPT, the EVAL's).
  */
 function recordSends(queue: Queue<number>): Map<string, { elapsed: number; bound?: number }> {
   const add = script('add');
+  const addFunction = functionLibrary().functions.get('add');
   const byId = new Map<string, { elapsed: number; bound?: number }>();
   const client = queue.client;
   const callBuffer = client.callBuffer.bind(client) as (...args: unknown[]) => Promise<unknown>;
@@ -51,7 +52,11 @@ function recordSends(queue: Queue<number>): Map<string, { elapsed: number; bound
     ...args: unknown[]
   ) => {
     const [command, body] = args;
-    if ((command === 'EVALSHA' && body === add.sha) || (command === 'EVAL' && body === add.source)) {
+    if (
+      (command === 'EVALSHA' && body === add.sha) ||
+      (command === 'EVAL' && body === add.source) ||
+      (command === 'FCALL' && body === addFunction)
+    ) {
       const argv = args.slice(3 + Number(args[2]));
       const jobs = Number(argv[0]);
       const [elapsed, bound] = String(argv[1]).split(':').map(Number);

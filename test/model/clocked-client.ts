@@ -11,7 +11,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { script, type Script } from '../../src/redis/scripts.js';
+import { functionLibrary, script, type Script } from '../../src/redis/scripts.js';
 
 /** The key holding the fake "now" in epoch ms (outside every queue's keys). */
 export const CLOCK_KEY = 'dq-test:clock';
@@ -49,8 +49,8 @@ function swapClock(original: Script): Swapped {
 }
 
 /**
- * Wrap `redis` so every delayq script it is asked to run (EVALSHA by the shipped SHA, or EVAL of the
- * shipped source) runs with the fake clock instead. Other commands pass through untouched.
+ * Wrap `redis` so every delayq script it is asked to run (EVALSHA by the shipped SHA, EVAL of the
+ * shipped source, or FCALL of its library function) runs with the fake clock instead. Other commands pass through untouched.
  */
 export function clockedClient(
   redis: Redis,
@@ -59,19 +59,27 @@ export function clockedClient(
 ): Redis {
   const bySha = new Map<string, Swapped>();
   const bySource = new Map<string, Swapped>();
+  const byFunction = new Map<string, Swapped>();
   for (const name of shippedScriptNames()) {
     let swapped = swapClock(script(name));
     if (mutate) swapped = { ...swapped, source: mutate(name, swapped.source) };
     bySha.set(swapped.original.sha, swapped);
     bySource.set(swapped.original.source, swapped);
+    const fn = functionLibrary().functions.get(name);
+    if (fn !== undefined) byFunction.set(fn, swapped);
   }
   const callBuffer = async (command: string, ...args: unknown[]): Promise<unknown> => {
     const upper = command.toUpperCase();
-    if (upper !== 'EVALSHA' && upper !== 'EVAL') {
+    if (upper !== 'EVALSHA' && upper !== 'EVAL' && upper !== 'FCALL') {
       return redis.callBuffer(command, ...(args as string[]));
     }
     const [first, ...rest] = args;
-    const swapped = upper === 'EVALSHA' ? bySha.get(String(first)) : bySource.get(String(first));
+    const swapped =
+      upper === 'EVALSHA'
+        ? bySha.get(String(first))
+        : upper === 'EVAL'
+          ? bySource.get(String(first))
+          : byFunction.get(String(first));
     if (!swapped) throw new Error(`clockedClient: ${upper} of a script that is not a shipped delayq script`);
     // EVAL every time: the swapped source has its own SHA, and EVAL caches it on the server anyway.
     return redis.callBuffer('EVAL', swapped.source, ...(rest as string[]));

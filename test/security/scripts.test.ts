@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { script } from '../../src/redis/scripts.js';
+import { functionLibrary, script, setScriptTransport } from '../../src/redis/scripts.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -80,19 +80,23 @@ describe('the scripts delayq can send', () => {
     expect(offenders).toEqual([]);
   });
 
-  test('on the wire: every EVALSHA names a shipped script, every EVAL carries one verbatim', async () => {
-    const bySha = new Map(shipped.map((n) => [script(n).sha, n]));
-    const bySource = new Map(shipped.map((n) => [script(n).source, n]));
+  /**
+   * What delayq sends (MONITOR) while a producer and a worker run jobs, with `flush` (SCRIPT or
+   * FUNCTION) sent midway so the next calls must send script text or load the library again.
+   */
+  async function wire(
+    flush: 'SCRIPT' | 'FUNCTION',
+  ): Promise<Array<{ command: string; first: string; second: string }>> {
     const monitor = await new Redis(redis.url()).monitor();
     monitor.on('error', () => {});
-    const sent: Array<{ command: string; first: string }> = [];
+    const sent: Array<{ command: string; first: string; second: string }> = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       const command = (args[0] ?? '').toLowerCase();
       if (
         !source.includes('lua') &&
-        (command === 'eval' || command === 'evalsha' || command.startsWith('script'))
+        ['eval', 'evalsha', 'script', 'fcall', 'fcall_ro', 'function'].includes(command)
       ) {
-        sent.push({ command, first: unrepr(args[1] ?? '') });
+        sent.push({ command, first: unrepr(args[1] ?? ''), second: unrepr(args[2] ?? '') });
       }
     });
     const admin = new Redis(redis.url());
@@ -113,8 +117,9 @@ describe('the scripts delayq can send', () => {
       await worker.waitUntilReady();
       await queue.add({}, { id: 'one' });
       await waitFor(() => done.includes('one'), { what: 'the first job' });
-      // Forget every script: the next calls meet NOSCRIPT and send the text.
-      await admin.script('FLUSH');
+      // Forget every script (or the library): the next calls meet NOSCRIPT and send the text (or
+      // meet "Function not found" and load the library).
+      await admin.call(flush, 'FLUSH');
       await queue.addBulk([
         { payload: {}, opts: { id: 'two' } },
         { payload: { fail: true }, opts: { id: 'three', attempts: 2 } },
@@ -131,6 +136,31 @@ describe('the scripts delayq can send', () => {
       monitor.disconnect();
     }
 
+    return sent;
+  }
+
+  test('on the wire, where FCALL runs them: every FCALL names a library function, every FUNCTION LOAD carries the library verbatim', async () => {
+    const sent = await wire('FUNCTION');
+    const functions = new Set(functionLibrary().functions.values());
+    const fcalls = sent.filter((s) => s.command === 'fcall');
+    const loads = sent.filter((s) => s.command === 'function' && s.first.toUpperCase() === 'LOAD');
+    expect(loads.length, 'the flush made delayq load the library again').toBeGreaterThanOrEqual(2);
+    expect(fcalls.length).toBeGreaterThan(loads.length);
+    expect(fcalls.filter((s) => !functions.has(s.first)).map((s) => s.first)).toEqual([]);
+    expect(
+      loads.filter((s) => s.second !== functionLibrary().source).map((s) => s.second.slice(0, 80)),
+    ).toEqual([]);
+    // Nothing else: no FCALL_RO, no other FUNCTION subcommand (the FLUSH was ours), no EVAL.
+    const others = sent.filter((s) => !fcalls.includes(s) && !loads.includes(s));
+    expect(others.map((s) => `${s.command} ${s.first}`)).toEqual(['function FLUSH']);
+  });
+
+  test('on the wire, by EVALSHA: every EVALSHA names a shipped script, every EVAL carries one verbatim', async () => {
+    const bySha = new Map(shipped.map((n) => [script(n).sha, n]));
+    const bySource = new Map(shipped.map((n) => [script(n).source, n]));
+    // As on a server without functions.
+    setScriptTransport('eval');
+    const sent = await wire('SCRIPT').finally(() => setScriptTransport('auto'));
     const evals = sent.filter((s) => s.command === 'eval');
     const evalshas = sent.filter((s) => s.command === 'evalsha');
     expect(evals.length, 'the flush made delayq send script text').toBeGreaterThan(0);

@@ -53,7 +53,9 @@ export async function waitForSleepingWorker(
     async () => {
       const fresh = (await clients(r)).filter((c) => !before.has(c.id));
       const subscribed = fresh.some((c) => c.subscriptions > 0);
-      const claimed = fresh.some((c) => (c.cmd === 'evalsha' || c.cmd === 'eval') && !c.flags.includes('b'));
+      const claimed = fresh.some(
+        (c) => ['evalsha', 'eval', 'fcall'].includes(c.cmd) && !c.flags.includes('b'),
+      );
       const blocked = fresh.some(
         (c) => c.flags.includes('b') && (c.cmd === 'blmove' || c.cmd === 'brpoplpush'),
       );

@@ -1,0 +1,45 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildLibrary, parseLibrary } from './function-library.js';
+
+const dir = fileURLToPath(new URL('../scripts/', import.meta.url));
+
+describe('buildLibrary', () => {
+  const lib = buildLibrary(dir);
+
+  it('names the library and its functions by the hash of its source', () => {
+    expect(lib.name).toMatch(/^delayq_[0-9a-f]{12}$/);
+    expect(lib.source.startsWith(`#!lua name=${lib.name}\n`)).toBe(true);
+    expect(lib.functions.get('schedule-tick')).toBe(`${lib.name}_schedule_tick`);
+    expect(parseLibrary(lib.source)).toEqual(lib);
+  });
+
+  it('defines each include once, without the prelude replicate_commands call a library may not make', () => {
+    expect(lib.source.match(/^local function now_ms\(\)/gm)).toHaveLength(1);
+    expect(lib.source).not.toMatch(/replicate_commands/);
+  });
+
+  it('sets the includes per-call state back on entry to every function', () => {
+    const entries = lib.source.split('callback = function(keys, args)').slice(1);
+    expect(entries).toHaveLength(lib.functions.size);
+    for (const entry of entries) {
+      const head = entry
+        .split('\n')
+        .slice(1, 4)
+        .map((l) => l.trim());
+      expect(head).toEqual(['KEYS, ARGV = keys, args', 'wheel_left_behind = false', 'group_last_turn = nil']);
+    }
+  });
+
+  it('flags only the read-only scripts no-writes', () => {
+    const flagged = lib.source
+      .split('redis.register_function{')
+      .slice(1)
+      .filter(
+        (f) =>
+          f.trimEnd().endsWith("flags = { 'no-writes' },\n}") || f.includes("  flags = { 'no-writes' },\n}"),
+      )
+      .map((f) => (/function_name = '(\w+)'/.exec(f)?.[1] ?? '').slice(lib.name.length + 1));
+    expect(flagged.sort()).toEqual(['counts', 'get', 'list', 'migrate_read', 'schedule_read']);
+  });
+});

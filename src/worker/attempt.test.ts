@@ -72,6 +72,7 @@ function setup(throwingListener = false) {
     dead: (job, error, id) => seen.push(`dead ${job === null ? 'null' : job.id} ${error.message} ${id}`),
     error: (err) => errors.push(err),
     settling: (lease) => settled.push(lease),
+    extendLease: async () => {},
   });
   const job = new Job<string>(
     claimed.id,
@@ -80,8 +81,7 @@ function setup(throwingListener = false) {
     claimed.header.maxAttempts,
     new Date(claimed.runAt),
     new Date(claimed.claimedAt),
-    () => attempt.signal,
-    async () => {},
+    attempt,
   );
   return { store, seen, errors, settled, attempt, job };
 }

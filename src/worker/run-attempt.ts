@@ -27,8 +27,6 @@ export interface RunDeps<T> {
   >;
   retry: RetryPolicy;
   tracing: Tracing | null;
-  /** job.extendLease(). */
-  extend(attempt: Attempt<T>, ms: number): Promise<void>;
   report(err: unknown): void;
 }
 
@@ -63,9 +61,7 @@ export async function runAttempt<T>(
       header.maxAttempts,
       new Date(claimed.runAt),
       new Date(claimed.claimedAt),
-      () => attempt.signal,
-      (ms) => deps.extend(attempt, ms),
-      (value) => attempt.reportProgress(value),
+      attempt,
       header.group,
     );
   } catch (err) {

@@ -74,7 +74,7 @@ export async function runAttempt<T>(
   let result: unknown;
   try {
     const tracing = deps.tracing;
-    result = await (tracing
+    result = await (tracing?.observed()
       ? tracing.process(
           {
             queue: deps.queue,

@@ -149,7 +149,9 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
     const run = () => deps.handler(jobs);
     outcome = {
       ok: true,
-      result: await (tracing ? tracing.processBatch(deps.queue, entries.map(spanInfo), run) : run()),
+      result: await (tracing?.observed()
+        ? tracing.processBatch(deps.queue, entries.map(spanInfo), run)
+        : run()),
     };
   } catch (err) {
     outcome = { ok: false, error: toError(err) };

@@ -24,7 +24,7 @@ const codec = resolveCodec('json');
 
 /** The store of a worker whose acks go through an Exchange; the script call is recorded. */
 function setup() {
-  const exchangeCalls: AckItem[][] = [];
+  const exchangeCalls: Array<readonly AckItem[]> = [];
   const fails: AttemptFail[] = [];
   const errors: Error[] = [];
   const events: string[] = [];

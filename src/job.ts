@@ -1,17 +1,23 @@
 /**
  * The job a handler receives.
  */
-import { encodeProgress } from './worker/progress-value.js';
 
-/** A reporter that checks the value and writes nothing: a Job made outside a worker (tests). */
-function checkOnly(id: string): (value: unknown) => Promise<void> {
-  return async (value) => {
-    encodeProgress(id, value);
-  };
+/**
+ * @internal What a Job asks of the attempt it belongs to. One object per job (the worker's Attempt),
+ * rather than three closures per job: the worker makes one Job per claimed job.
+ */
+export interface JobHost {
+  /** Made on first use: most handlers never look at it (one AbortController a job). */
+  readonly signal: AbortSignal;
+  extendLease(ms: number): Promise<void>;
+  reportProgress(value: unknown): Promise<void>;
 }
 
 /** A claimed job as the handler sees it. */
 export class Job<T> {
+  // A private name, not a property: JSON.stringify(job) and Object.keys(job) never reach the worker.
+  readonly #host: JobHost;
+
   /** @internal Jobs are made by the worker; handlers receive them. */
   constructor(
     /** The job's id. */
@@ -26,17 +32,16 @@ export class Job<T> {
     readonly runAt: Date,
     /** When this attempt's lease started, by the server clock; claimedAt - runAt is the lateness. */
     readonly claimedAt: Date,
-    /** The signal, made on first use: most handlers never look at it (one AbortController a job). */
-    private readonly signalOf: () => AbortSignal,
-    private readonly extender: (ms: number) => Promise<void>,
-    private readonly reporter: (value: unknown) => Promise<void> = checkOnly(id),
+    host: JobHost,
     /** The job's group (`add(payload, { group })`), if it has one. */
     readonly group?: string,
-  ) {}
+  ) {
+    this.#host = host;
+  }
 
   /** Aborted when the lease is lost, the job is cancelled or times out, or the worker shuts down; pass it to fetch() and friends. */
   get signal(): AbortSignal {
-    return this.signalOf();
+    return this.#host.signal;
   }
 
   /**
@@ -47,7 +52,7 @@ export class Job<T> {
    * when the lease is gone. The value is deleted when the attempt ends.
    */
   progress(value: unknown): Promise<void> {
-    return this.reporter(value);
+    return this.#host.reportProgress(value);
   }
 
   /**
@@ -56,6 +61,6 @@ export class Job<T> {
    * LeaseLostError when the lease is already gone.
    */
   extendLease(ms: number): Promise<void> {
-    return this.extender(ms);
+    return this.#host.extendLease(ms);
   }
 }

@@ -162,6 +162,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       error: (err) => this.report(err),
       // Stop renewing first: a renewal racing the ack or fail would find the lease gone and cry wolf.
       settling: (lease) => this.keeper.untrack(lease),
+      extendLease: (lease, ms) => this.extendLease(lease, ms),
     };
     this.keeper = new LeaseKeeper({
       leaseMs: o.leaseMs,
@@ -381,7 +382,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       options: this.options,
       retry: this.retry,
       tracing: this.tracing,
-      extend: (a, ms) => this.extendOne(a, ms),
       report: (err) => this.report(err),
     };
     try {
@@ -409,7 +409,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       codec: this.codec,
       options: this.options,
       retry: this.retry,
-      extend: (a, ms) => this.extendOne(a, ms),
       handlerDone: freeSlot,
       report: (err) => this.report(err),
     })
@@ -488,12 +487,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     running.attempt.cancel();
   }
 
-  private async extendOne(attempt: Attempt<T>, ms: number): Promise<void> {
+  private async extendLease(lease: HeldLease, ms: number): Promise<void> {
     if (!Number.isFinite(ms) || ms <= 0) {
       throw new DelayqError('DELAYQ_VALIDATION', `extendLease needs a positive number of ms, got ${ms}`);
     }
-    await this.keeper.extend([attempt.lease], Math.round(ms));
-    if (attempt.lease.lost) throw new LeaseLostError(attempt.lease.id, 'could not extend');
+    await this.keeper.extend([lease], Math.round(ms));
+    if (lease.lost) throw new LeaseLostError(lease.id, 'could not extend');
   }
 
   private report(err: unknown): void {

@@ -140,21 +140,15 @@ export async function runHandler<T, R>(
   if (opts.schema) value = await validatePayload(opts.schema, value);
   const now = new Date();
   const signal = opts.signal ?? new AbortController().signal;
-  const job = new Job<T>(
-    id,
-    value as T,
-    opts.attempt ?? 1,
-    opts.maxAttempts ?? 3,
-    opts.runAt ?? now,
-    now,
-    () => signal,
-    async (ms) => opts.onExtendLease?.(ms),
-    async (value) => {
+  const job = new Job<T>(id, value as T, opts.attempt ?? 1, opts.maxAttempts ?? 3, opts.runAt ?? now, now, {
+    signal,
+    extendLease: async (ms) => opts.onExtendLease?.(ms),
+    reportProgress: async (value) => {
       // The worker's check, so a value it would refuse is refused here too.
       encodeProgress(id, value);
       opts.onProgress?.(value);
     },
-  );
+  });
   return handler(job);
 }
 

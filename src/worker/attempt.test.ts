@@ -11,6 +11,7 @@ import {
   Attempt,
   type AttemptAck,
   type AttemptFail,
+  type AttemptProgress,
   type AttemptRelease,
   type AttemptState,
   type AttemptStore,
@@ -34,7 +35,12 @@ class FakeStore implements AttemptStore {
     return reply(this.failReply);
   }
 
-  async progress(): Promise<void> {}
+  /** The progress values written (JSON), in order. */
+  readonly progressWrites: string[] = [];
+
+  async progress(input: AttemptProgress): Promise<void> {
+    this.progressWrites.push(input.json);
+  }
 
   async release(input: AttemptRelease): Promise<boolean> {
     this.calls.push(['release', input]);
@@ -72,6 +78,7 @@ function setup(throwingListener = false) {
     dead: (job, error, id) => seen.push(`dead ${job === null ? 'null' : job.id} ${error.message} ${id}`),
     error: (err) => errors.push(err),
     settling: (lease) => settled.push(lease),
+    extendLease: async () => {},
   });
   const job = new Job<string>(
     claimed.id,
@@ -80,8 +87,7 @@ function setup(throwingListener = false) {
     claimed.header.maxAttempts,
     new Date(claimed.runAt),
     new Date(claimed.claimedAt),
-    () => attempt.signal,
-    async () => {},
+    attempt,
   );
   return { store, seen, errors, settled, attempt, job };
 }
@@ -203,6 +209,27 @@ describe('Attempt', () => {
     expect(await attempt.release('newer-version', 60_000)).toBe('released');
     expect(attempt.signal.aborted).toBe(false);
     expect(store.calls).toEqual([['release', { id: 'job-1', member: 'tok-1|job-1', delayMs: 60_000 }]]);
+  });
+
+  it('job.progress while running is written through the attempt, and the ack then deletes it', async () => {
+    const { attempt, job, store } = setup();
+    await job.progress({ step: 1 });
+    expect(store.progressWrites).toEqual(['{"step":1}']);
+    await attempt.complete(job, 'ok');
+    expect(store.calls).toEqual([['ack', expect.objectContaining({ progressed: true })]]);
+  });
+
+  it('job.progress first called after the attempt ended: resolves unwritten once completed, rejects once lost or cancelled', async () => {
+    const done = setup();
+    await done.attempt.complete(done.job, 'ok');
+    await expect(done.job.progress({ step: 1 })).resolves.toBeUndefined();
+    const lost = setup();
+    lost.attempt.loseLease('expired');
+    await expect(lost.job.progress({ step: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+    const cancelled = setup();
+    cancelled.attempt.cancel();
+    await expect(cancelled.job.progress({ step: 1 })).rejects.toBeInstanceOf(CancelledError);
+    expect([done, lost, cancelled].flatMap((t) => t.store.progressWrites)).toEqual([]);
   });
 
   it('loseLease: aborts the signal and reports once; a late ack or fail is refused without being sent', async () => {

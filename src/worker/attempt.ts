@@ -24,7 +24,7 @@
  * attempt keeps its own fate.
  */
 import { CancelledError, DelayqError, isUnrecoverable, LeaseLostError } from '../errors.js';
-import type { Job } from '../job.js';
+import type { Job, JobHost } from '../job.js';
 import type { AckItem, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
 import type { FailOutput, RecordedError } from '../operations/fail.js';
@@ -114,13 +114,15 @@ export interface AttemptHooks<T> {
   error(err: Error): void;
   /** The lease need not be renewed any more: a fate is being settled, or the lease is gone. */
   settling(lease: HeldLease): void;
+  /** job.extendLease(ms): extend `lease` to now + `ms`; rejects with LeaseLostError when it is gone. */
+  extendLease(lease: HeldLease, ms: number): Promise<void>;
 }
 
 /** Why a release happens; a shutdown also aborts the handler's signal. */
 export type ReleaseReason = 'shutdown' | 'newer-version';
 
-/** One attempt of one claimed job. */
-export class Attempt<T> {
+/** One attempt of one claimed job, and the host of its Job (signal, extendLease, progress). */
+export class Attempt<T> implements JobHost {
   readonly lease: HeldLease;
   /** Made on first use of `signal` (most handlers never look); `aborted` remembers an abort before that. */
   private controller: AbortController | undefined;
@@ -132,8 +134,13 @@ export class Attempt<T> {
   private lossDetail = '';
   /** A release was begun: the handler's late result is expected, and dropped quietly, whatever the release's outcome. */
   private handedBack = false;
-  /** job.progress(): coalesced writes, ended with the attempt (no write after its fate is sent). */
-  private readonly progress: ProgressReporter;
+  /**
+   * job.progress(): coalesced writes, ended with the attempt (no write after its fate is sent).
+   * Made on first use, as most handlers never report.
+   */
+  private progress: ProgressReporter | undefined;
+  /** The attempt ended before its reporter was made: the reason a later report is refused, or null (none). */
+  private progressEnd: Error | null | undefined;
 
   constructor(
     readonly claimed: ClaimedJob,
@@ -147,12 +154,20 @@ export class Attempt<T> {
       deadline: claimed.deadline,
       lost: false,
     };
-    this.progress = new ProgressReporter(claimed.id, (json) => this.writeProgress(json));
   }
 
   /** job.progress(value): checked now, written coalesced while the attempt runs. */
   reportProgress(value: unknown): Promise<void> {
+    if (!this.progress) {
+      this.progress = new ProgressReporter(this.claimed.id, (json) => this.writeProgress(json));
+      if (this.progressEnd !== undefined) this.progress.end(this.progressEnd);
+    }
     return this.progress.report(value);
+  }
+
+  /** job.extendLease(ms). */
+  extendLease(ms: number): Promise<void> {
+    return this.hooks.extendLease(this.lease, ms);
   }
 
   get state(): AttemptState {
@@ -179,23 +194,33 @@ export class Attempt<T> {
    * The handler resolved: ack (lease member checked). `resultBytes`: the result encoded by the
    * codec, kept in the completed record (when the worker keeps completed jobs: keepCompleted).
    */
-  async complete(job: Job<T>, result: unknown, resultBytes?: Buffer): Promise<AttemptState> {
-    if (!this.begin('complete', 'completing')) return this.current;
+  complete(job: Job<T>, result: unknown, resultBytes?: Buffer): Promise<AttemptState> {
+    if (!this.begin('complete', 'completing')) return Promise.resolve(this.current);
     const { id, member, header } = this.claimed;
-    let outcome: AckOutcome;
+    const ack: AttemptAck = {
+      id,
+      member,
+      knownDeadline: this.lease.deadline,
+      hadError: header.hasError,
+      progressed: this.progressed,
+    };
+    if (resultBytes !== undefined) ack.result = resultBytes;
+    let acked: Promise<AckOutcome>;
     try {
-      const ack: AttemptAck = {
-        id,
-        member,
-        knownDeadline: this.lease.deadline,
-        hadError: header.hasError,
-        progressed: this.progressed,
-      };
-      if (resultBytes !== undefined) ack.result = resultBytes;
-      outcome = await this.store.ack(ack);
+      acked = this.store.ack(ack);
     } catch (err) {
-      return this.notApplied(err);
+      return Promise.resolve(this.notApplied(err));
     }
+    // then() rather than an async method: every job completes, and this way it costs one promise
+    // instead of an async frame, its promise and an await.
+    return acked.then(
+      (outcome) => this.acked(job, result, outcome),
+      (err: unknown) => this.notApplied(err),
+    );
+  }
+
+  /** The ack's outcome arrived. */
+  private acked(job: Job<T>, result: unknown, outcome: AckOutcome): AttemptState {
     if (outcome.status === 'lost') return this.refused(outcome.detail);
     this.current = 'completed';
     this.tell(() => this.hooks.completed(job, result));
@@ -305,13 +330,14 @@ export class Attempt<T> {
   private begin(transition: Transition, next: AttemptState): boolean {
     if (ALLOWED[this.current].includes(transition)) {
       this.current = next;
-      this.progress.end(
+      const reason =
         next === 'lost'
           ? new LeaseLostError(this.claimed.id, 'the attempt lost its lease')
           : next === 'cancelled'
             ? new CancelledError(this.claimed.id)
-            : null,
-      );
+            : null;
+      if (this.progress) this.progress.end(reason);
+      else this.progressEnd = reason;
       this.hooks.settling(this.lease);
       return true;
     }

@@ -3,7 +3,7 @@
  * alone while the others of its batch go on. The rest of a batch's fate is the handler's: resolving
  * completes every job not failed alone, throwing fails them all.
  */
-import { Job } from '../job.js';
+import { Job, type JobHost } from '../job.js';
 
 /** A job of a batch (the worker option `batch`): a Job that can be failed alone. */
 export class BatchJob<T> extends Job<T> {
@@ -15,13 +15,11 @@ export class BatchJob<T> extends Job<T> {
     maxAttempts: number,
     runAt: Date,
     claimedAt: Date,
-    signalOf: () => AbortSignal,
-    extender: (ms: number) => Promise<void>,
-    reporter: (value: unknown) => Promise<void>,
+    host: JobHost,
     group: string | undefined,
     private readonly failer: (error: unknown) => Promise<void>,
   ) {
-    super(id, payload, attempt, maxAttempts, runAt, claimedAt, signalOf, extender, reporter, group);
+    super(id, payload, attempt, maxAttempts, runAt, claimedAt, host, group);
   }
 
   /**

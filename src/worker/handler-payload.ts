@@ -11,12 +11,26 @@ import { validatePayload } from '../schema.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { upgradePayload } from './upgrade.js';
 
-export async function handlerPayload<T>(
+/**
+ * The payload, or a promise of it when it is not ready at once (a schema validates asynchronously,
+ * or a migration returned a promise): most jobs then cost no promise and no await. Throws, or
+ * rejects, when the job cannot succeed.
+ */
+export function handlerPayload<T>(
   claimed: ClaimedJob,
   codec: Codec,
   options: Pick<ResolvedWorkerOptions<T>, 'version' | 'migrate' | 'schema'>,
-): Promise<T> {
+): T | PromiseLike<T> {
   const decoded = decodeJobPayload(codec, claimed.payload, claimed.id);
   const payload = upgradePayload(decoded, claimed.header.version, options.version, options.migrate);
-  return (options.schema ? await validatePayload(options.schema, payload) : payload) as T;
+  return (options.schema ? validatePayload(options.schema, payload) : payload) as T | PromiseLike<T>;
+}
+
+/** Whether `value` is awaited as a promise (what `await` and an async function's return adopt). */
+export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as PromiseLike<T>).then === 'function'
+  );
 }

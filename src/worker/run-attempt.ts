@@ -11,7 +11,7 @@ import type { Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { handlerPayload } from './handler-payload.js';
+import { handlerPayload, isPromiseLike } from './handler-payload.js';
 
 /** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
 export type Handler<T> = (job: Job<T>) => Promise<unknown>;
@@ -27,8 +27,6 @@ export interface RunDeps<T> {
   >;
   retry: RetryPolicy;
   tracing: Tracing | null;
-  /** job.extendLease(). */
-  extend(attempt: Attempt<T>, ms: number): Promise<void>;
   report(err: unknown): void;
 }
 
@@ -56,16 +54,15 @@ export async function runAttempt<T>(
         deps.report(new UnsupportedVersionError(claimed.id, header.version, o.version));
       return;
     }
+    const payload = handlerPayload<T>(claimed, deps.codec, o);
     job = new Job<T>(
       claimed.id,
-      await handlerPayload<T>(claimed, deps.codec, o),
+      isPromiseLike(payload) ? await payload : payload,
       header.attempts,
       header.maxAttempts,
       new Date(claimed.runAt),
       new Date(claimed.claimedAt),
-      () => attempt.signal,
-      (ms) => deps.extend(attempt, ms),
-      (value) => attempt.reportProgress(value),
+      attempt,
       header.group,
     );
   } catch (err) {
@@ -78,7 +75,7 @@ export async function runAttempt<T>(
   let result: unknown;
   try {
     const tracing = deps.tracing;
-    result = await (tracing
+    result = await (tracing?.observed()
       ? tracing.process(
           {
             queue: deps.queue,

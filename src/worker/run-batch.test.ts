@@ -24,7 +24,7 @@ const codec = resolveCodec('json');
 
 /** The store of a worker whose acks go through an Exchange; the script call is recorded. */
 function setup() {
-  const exchangeCalls: AckItem[][] = [];
+  const exchangeCalls: Array<readonly AckItem[]> = [];
   const fails: AttemptFail[] = [];
   const errors: Error[] = [];
   const events: string[] = [];
@@ -54,6 +54,7 @@ function setup() {
     dead: (_job: unknown, _e: Error, id: string) => events.push(`dead ${id}`),
     error: (err: Error) => errors.push(err),
     settling: () => {},
+    extendLease: async () => {},
   };
   const attempt = (id: string, payload: unknown = { id }, backoff?: ResolvedBackoff): Attempt<unknown> => {
     const claimed: ClaimedJob = {
@@ -85,7 +86,6 @@ function setup() {
       codec,
       options: { version: 1, migrate: {}, schema: undefined, newerVersionDelayMs: 60_000, keepResults },
       retry: new RetryPolicy(undefined, { warn: () => {}, error: () => {} }, 'q'),
-      extend: async () => {},
       handlerDone: () => void handlerDone++,
       report: (err) => errors.push(err as Error),
     });

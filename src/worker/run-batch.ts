@@ -50,8 +50,6 @@ export interface BatchRunDeps<T> {
   tracing: Tracing | null;
   /** The queue's name, for the span. */
   queue: string;
-  /** job.extendLease(). */
-  extend(attempt: Attempt<T>, ms: number): Promise<void>;
   /** The handler is done, or will not run: the batch's slot goes to the next batch. Called once. */
   handlerDone(): void;
   report(err: unknown): void;
@@ -117,9 +115,7 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
         header.maxAttempts,
         new Date(claimed.runAt),
         new Date(claimed.claimedAt),
-        () => attempt.signal,
-        (ms) => deps.extend(attempt, ms),
-        (value) => attempt.reportProgress(value),
+        attempt,
         header.group,
         (error) => failAlone(entry, error),
       );
@@ -153,7 +149,9 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
     const run = () => deps.handler(jobs);
     outcome = {
       ok: true,
-      result: await (tracing ? tracing.processBatch(deps.queue, entries.map(spanInfo), run) : run()),
+      result: await (tracing?.observed()
+        ? tracing.processBatch(deps.queue, entries.map(spanInfo), run)
+        : run()),
     };
   } catch (err) {
     outcome = { ok: false, error: toError(err) };

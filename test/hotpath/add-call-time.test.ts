@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { add, addKeys } from '../../src/operations/add.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
+import type { QueueKeys } from '../../src/redis/keys.js';
 import { runScript, script } from '../../src/redis/scripts.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
 import { ServerTimeBound } from '../../src/server-time-bound.js';
@@ -58,21 +59,26 @@ async function addOne(
   return { due: out!.runAt, before, after };
 }
 
+/** add.lua called directly: one job 'a' delayed DELAY ms, with `elapsed` as given. */
+function rawAdd(keys: QueueKeys, elapsed: string | number): Promise<unknown> {
+  return runScript(f.client, script('add'), addKeys(keys), [
+    1,
+    elapsed,
+    EVENTS_FAILURES,
+    0,
+    'a',
+    'dk',
+    DELAY,
+    job('a').record,
+    '',
+  ]);
+}
+
 describe('add.lua counts a delay from the call', () => {
   it('ends its reply with its TIME in µs', async () => {
     const keys = freshKeys('call-time-reply');
     const before = await serverNowUs();
-    const reply = (await runScript(f.client, script('add'), addKeys(keys), [
-      1,
-      0,
-      EVENTS_FAILURES,
-      0,
-      'a',
-      'dk',
-      DELAY,
-      job('a').record,
-      '',
-    ])) as unknown[];
+    const reply = (await rawAdd(keys, 0)) as unknown[];
     const after = await serverNowUs();
     expect(reply).toHaveLength(3);
     expect(Number(reply[2])).toBeGreaterThanOrEqual(before);
@@ -112,17 +118,7 @@ describe('add.lua counts a delay from the call', () => {
     ['5:1234567890123456', /the call time after the colon is not an epoch ms/],
   ])('elapsed %s is refused, nothing written', async (elapsed, message) => {
     const keys = freshKeys('call-time-bad');
-    const error = await runScript(f.client, script('add'), addKeys(keys), [
-      1,
-      elapsed,
-      EVENTS_FAILURES,
-      0,
-      'a',
-      'dk',
-      DELAY,
-      job('a').record,
-      '',
-    ]).catch((e: unknown) => e);
+    const error = await rawAdd(keys, elapsed).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ScriptBadArg);
     expect((error as Error).message).toMatch(message);
     expect(await f.client.exists(keys.records, keys.waiting)).toBe(0);

@@ -4,24 +4,14 @@
  * connection. Script errors map to the same classes either way.
  */
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DurabilityError, Queue } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
 import { functionLibrary, runScript, script } from '../../src/redis/scripts.js';
-import { startRedis, type RedisServer } from '../support/redis-server.js';
-import { inspector, uniqueQueue } from '../support/fixtures.js';
+import { inspector, perTestServers, uniqueQueue } from '../support/fixtures.js';
 
-const cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-});
-
-async function server(args: string[] = []): Promise<RedisServer> {
-  const s = await startRedis({ args });
-  cleanup.push(() => s.stop());
-  return s;
-}
+const { cleanup, server } = perTestServers();
 
 function open(url: string): Redis {
   const r = inspector(url);

@@ -2,21 +2,12 @@
  * The worker against the server it finds: idle cost, capability probing, eviction warnings, and
  * a Redis restart with appendfsync always.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Queue, UnsupportedServerError, Worker } from '../../src/index.js';
-import { startRedis, type RedisServer } from '../support/redis-server.js';
-import { inspector, uniqueQueue, waitFor } from '../support/fixtures.js';
+import { startRedis } from '../support/redis-server.js';
+import { inspector, perTestServers, uniqueQueue, waitFor } from '../support/fixtures.js';
 
-const cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-});
-
-async function server(args: string[] = []): Promise<RedisServer> {
-  const s = await startRedis({ args });
-  cleanup.push(() => s.stop());
-  return s;
-}
+const { cleanup, server } = perTestServers();
 
 /** Commands the server ran (including those inside scripts), not counting INFO itself. */
 async function commandsRun(url: string): Promise<number> {

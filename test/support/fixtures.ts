@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis, type Cluster } from 'ioredis';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startRedis, type RedisServer, type RedisServerOptions } from './redis-server.js';
 
 /** Start a redis-server for this test file (beforeAll) and stop it (afterAll). */
@@ -52,4 +52,27 @@ export function inspector(url: string): Redis {
 export async function serverNow(redis: Redis | Cluster): Promise<number> {
   const [s, us] = await redis.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/**
+ * Clean-up steps for the current test, run in reverse order after it, and redis-servers started
+ * with `args` for one test each (stopped by those steps): for tests that each need a server of
+ * their own, such as one with commands renamed away to act as an older Redis.
+ */
+export function perTestServers(): {
+  cleanup: Array<() => Promise<void>>;
+  server: (args?: string[]) => Promise<RedisServer>;
+} {
+  const cleanup: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+  return {
+    cleanup,
+    server: async (args = []) => {
+      const s = await startRedis({ args });
+      cleanup.push(() => s.stop());
+      return s;
+    },
+  };
 }

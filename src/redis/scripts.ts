@@ -13,6 +13,14 @@ import type { RedisClient } from './connection.js';
 import { buildLibrary, LIBRARY_FILE, parseLibrary, type FunctionLibrary } from './function-library.js';
 import { expandLua } from './lua-source.js';
 import { mapScriptError } from './script-errors.js';
+import {
+  canPrepare,
+  commandHead,
+  plainArgs,
+  sendPrepared,
+  type CommandHead,
+  type PreparedArg,
+} from './prepared-command.js';
 
 /** A script ready to run: its resolved source and SHA1. */
 export interface Script {
@@ -35,8 +43,51 @@ export function script(name: string): Script {
   return loaded;
 }
 
-/** A script's ARGV as ioredis takes it. */
-export type ScriptArgv = ReadonlyArray<string | number | Buffer>;
+/** A script's ARGV as ioredis takes it, or with runs of arguments encoded beforehand (RespRun). */
+export type ScriptArgv = readonly PreparedArg[];
+
+/**
+ * KEYS a script is called with again and again (a worker's claims): the command's head, up to the
+ * last key, is encoded once per function or SHA and written as it is (prepared-command.ts).
+ */
+export class FixedKeys {
+  private readonly heads = new Map<string, CommandHead>();
+
+  constructor(readonly list: readonly string[]) {}
+
+  /** The head `name target numkeys ...keys`; `target` is a function name or a SHA, never both alike. */
+  head(name: 'FCALL' | 'EVALSHA', target: string): CommandHead {
+    let head = this.heads.get(target);
+    if (!head) {
+      head = commandHead(name, target, this.list);
+      this.heads.set(target, head);
+    }
+    return head;
+  }
+}
+
+/** A script's KEYS: a list, or FixedKeys for a call made again and again with the same ones. */
+export type ScriptKeys = readonly string[] | FixedKeys;
+
+function keyList(keys: ScriptKeys): readonly string[] {
+  return keys instanceof FixedKeys ? keys.list : keys;
+}
+
+/** Send `name target numkeys keys... argv...`, from prepared heads where the keys and the client allow. */
+function send(
+  client: RedisClient,
+  name: 'FCALL' | 'EVALSHA' | 'EVAL',
+  target: string,
+  keys: ScriptKeys,
+  argv: ScriptArgv,
+): Promise<Reply> {
+  // EVAL is the rare NOSCRIPT path: its head holds the whole source, not worth keeping.
+  if (keys instanceof FixedKeys && name !== 'EVAL' && canPrepare(client)) {
+    return sendPrepared(client, keys.head(name, target), argv) as Promise<Reply>;
+  }
+  const list = keyList(keys);
+  return client.callBuffer(name, target, list.length, ...list, ...plainArgs(argv)) as Promise<Reply>;
+}
 
 /**
  * ARGV, or a function that builds it at each send (after a NOSCRIPT too): for values that depend
@@ -140,17 +191,12 @@ async function loadLibrary(client: RedisClient): Promise<boolean> {
   return pending;
 }
 
-async function evalsha(
-  client: RedisClient,
-  s: Script,
-  keys: readonly string[],
-  args: ScriptArgs,
-): Promise<Reply> {
+async function evalsha(client: RedisClient, s: Script, keys: ScriptKeys, args: ScriptArgs): Promise<Reply> {
   try {
-    return (await client.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argvNow(args))) as Reply;
+    return await send(client, 'EVALSHA', s.sha, keys, argvNow(args));
   } catch (err) {
     if (!message(err).startsWith('NOSCRIPT')) throw err;
-    return (await client.callBuffer('EVAL', s.source, keys.length, ...keys, ...argvNow(args))) as Reply;
+    return await send(client, 'EVAL', s.source, keys, argvNow(args));
   }
 }
 
@@ -163,14 +209,13 @@ async function evalsha(
 export async function runScript(
   client: RedisClient,
   s: Script,
-  keys: readonly string[],
+  keys: ScriptKeys,
   args: ScriptArgs,
 ): Promise<Reply> {
   try {
     const fn = useFunctions(client) ? functionLibrary().functions.get(s.name) : undefined;
     if (fn === undefined) return await evalsha(client, s, keys, args);
-    const fcall = async (): Promise<Reply> =>
-      (await client.callBuffer('FCALL', fn, keys.length, ...keys, ...argvNow(args))) as Reply;
+    const fcall = (): Promise<Reply> => send(client, 'FCALL', fn, keys, argvNow(args));
     try {
       const reply = await fcall();
       if (!chosen.has(client)) chosen.set(client, 'fcall');
@@ -229,10 +274,11 @@ const NOT_RUN_PAUSE_MS = 100;
 export async function runScriptAndWait(
   client: RedisClient,
   s: Script,
-  keys: readonly string[],
+  scriptKeys: ScriptKeys,
   args: ScriptArgs,
   wait: ReplicaWait,
 ): Promise<ReplicatedReply> {
+  const keys = keyList(scriptKeys);
   let bySource = false;
   // FCALL once this client runs functions (its first script call decided it), else EVALSHA.
   let fn =
@@ -242,7 +288,8 @@ export async function runScriptAndWait(
   let reloaded = false;
   for (let attempt = 1; ; attempt++) {
     const pipeline = client.pipeline();
-    const argv = argvNow(args);
+    // A pipeline builds its commands through ioredis: runs go as their values.
+    const argv = plainArgs(argvNow(args));
     if (fn !== undefined) pipeline.callBuffer('FCALL', fn, keys.length, ...keys, ...argv);
     else if (bySource) pipeline.callBuffer('EVAL', s.source, keys.length, ...keys, ...argv);
     else pipeline.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...argv);

@@ -501,17 +501,23 @@ export function unsafeIntegerLiteral(text: string): string | undefined {
 
 /** The payload as tagged JSON (a <value> of the wire format above), UTF-8. */
 function encodePayload(payload: unknown): Buffer {
+  return Buffer.from(encodePayloadText(payload), 'utf8');
+}
+
+/**
+ * The payload as tagged JSON text: what encodePayload returns the UTF-8 bytes of, with the same
+ * errors. The add path writes it where the record goes, without a Buffer of its own.
+ */
+export function encodePayloadText(payload: unknown): string {
   const tagged = toTagged(payload);
-  let text: string;
   try {
-    text = JSON.stringify(tagged);
+    return JSON.stringify(tagged);
   } catch (e) {
     throw new EncodeError(
       `cannot encode job: ${errorMessage(e)}; store large data elsewhere and enqueue a reference`,
       { cause: e },
     );
   }
-  return Buffer.from(text, 'utf8');
 }
 
 /** The payload of tagged JSON bytes (a <value>), with the same checks as an envelope's payload. */

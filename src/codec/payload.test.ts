@@ -6,7 +6,7 @@ import type { Codec } from './codec.js';
 import { jsonCodec } from './json.js';
 import { decodeEnvelope, encodeEnvelope } from './legacy-envelope.js';
 import { msgpackCodec } from './msgpack.js';
-import { decodeJobPayload, encodeJobPayload, resolveCodec } from './payload.js';
+import { decodeJobPayload, encodeJobPayload, encodeJsonJobPayload, resolveCodec } from './payload.js';
 import { protobufCodec } from './protobuf.js';
 
 describe('resolveCodec', () => {
@@ -57,6 +57,36 @@ describe('payloads alone, through every built-in codec', () => {
     expect(jsonCodec.encodePayload(new Date(0)).toString()).toBe(
       '{"~t":"Date","v":"1970-01-01T00:00:00.000Z"}',
     );
+  });
+
+  it('json as text (the add path): the text of the same bytes, the same size limit in UTF-8 bytes and errors', () => {
+    for (const payload of [{ to: 'ada@example.com', n: 10n }, 'ü€𝄞', new Date(0), [undefined, null]]) {
+      expect(Buffer.from(encodeJsonJobPayload('j1', payload, 1000))).toStrictEqual(
+        encodeJobPayload(jsonCodec, 'j1', payload, 1000),
+      );
+    }
+    // '"' + 20 × 'é' + '"': 22 code units, 42 bytes.
+    expect(encodeJsonJobPayload('j1', 'é'.repeat(20), 42)).toBe(`"${'é'.repeat(20)}"`);
+    expect(() => encodeJsonJobPayload('j1', 'é'.repeat(20), 41)).toThrow(new PayloadTooLargeError(42, 41));
+    expect(() => encodeJobPayload(jsonCodec, 'j1', 'é'.repeat(20), 41)).toThrow(
+      new PayloadTooLargeError(42, 41),
+    );
+    const throwing = {
+      get boom(): never {
+        throw new TypeError('no');
+      },
+    };
+    for (const bad of [{ f: () => 1 }, throwing, { big: 1n, self: {} as unknown }]) {
+      if ('self' in bad) bad.self = bad;
+      let viaBuffer: unknown;
+      try {
+        encodeJobPayload(jsonCodec, 'j1', bad, 1000);
+      } catch (err) {
+        viaBuffer = err;
+      }
+      expect(viaBuffer).toBeInstanceOf(EncodeError);
+      expect(() => encodeJsonJobPayload('j1', bad, 1000)).toThrow(viaBuffer);
+    }
   });
 
   it('protobuf: the serialized payload message alone, equal to toBinary; a non-message is refused', () => {

@@ -5,7 +5,7 @@
  */
 import { DecodeError, EncodeError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import type { Codec } from './codec.js';
-import { jsonCodec } from './json.js';
+import { encodePayloadText, jsonCodec } from './json.js';
 import { msgpackCodec } from './msgpack.js';
 import { describe } from './validate.js';
 
@@ -54,6 +54,29 @@ export function encodeJobPayload(codec: Codec, id: string, payload: unknown, max
   }
   if (bytes.length > maxBytes) throw new PayloadTooLargeError(bytes.length, maxBytes);
   return bytes;
+}
+
+/**
+ * encodeJobPayload for the json codec, as text (its UTF-8 bytes are the payload): the same checks
+ * and errors, without a Buffer.
+ */
+export function encodeJsonJobPayload(id: string, payload: unknown, maxBytes: number): string {
+  let text: string;
+  try {
+    text = encodePayloadText(payload);
+  } catch (err) {
+    if (err instanceof EncodeError) throw err;
+    throw new EncodeError(
+      `codec '${jsonCodec.name}' cannot encode the payload of job ${id}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: counted only when that could be too many.
+  if (text.length * 3 > maxBytes) {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > maxBytes) throw new PayloadTooLargeError(bytes, maxBytes);
+  }
+  return text;
 }
 
 /** Decode job `id`'s stored payload bytes; any failure is a DecodeError naming the job, never a default value. */

@@ -6,6 +6,7 @@ import type { ServerTimeBound } from '../server-time-bound.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, runScriptAndWait, script, type Reply, type ReplicaWait } from '../redis/scripts.js';
+import { packAddJobs, recordBuffer, type RecordBytes } from './add-pack.js';
 import { asArray, num, str } from './reply.js';
 import { UNKNOWN_GROUP_CONCURRENCY } from './waiting-keys.js';
 import { guessAt, guessDelay, wheelTail, withBuckets, type Layout } from './wheel.js';
@@ -27,8 +28,8 @@ export type AddMode = 'keep' | 'replace' | 'new';
 export interface AddInput {
   id: string;
   when: When;
-  /** The record: header and payload bytes (src/record/). */
-  record: Buffer;
+  /** The record: header and payload bytes (src/record/), or the header's and the payload's text. */
+  record: RecordBytes;
   /** The header's priority, repeated as the job's class (0: the default class). */
   priority: number;
   /** The header's group, repeated as the job's class (issue 16). */
@@ -59,7 +60,7 @@ export interface AddOutput {
 /**
  * Write `jobs` in one atomic script call, into the queue's `layout`. `calledAt` is the
  * performance.now() of the add() call that the delays count from (DESIGN invariant 7); by default
- * the delays count from this call.
+ * the delays count from this call. `packed` is packAddJobs(jobs), when the caller has it already.
  */
 export async function add(
   client: RedisClient,
@@ -70,16 +71,17 @@ export async function add(
   calledAt: number = performance.now(),
   groupConcurrency: number = UNKNOWN_GROUP_CONCURRENCY,
   serverTime?: ServerTimeBound,
+  packed: Buffer | undefined = packAddJobs(jobs),
 ): Promise<AddOutput[]> {
   const send = new AddSend(calledAt, serverTime);
   const reply = await withBuckets(layout, guessBuckets(jobs, layout, calledAt), (starts) => {
     const tail = wheelTail(keys, layout, starts);
     return runScript(client, script('add'), [...addKeys(keys), ...tail.keys], () => [
-      ...addArgs(jobs, eventsCap, send.elapsedArg(), groupConcurrency),
+      ...addArgs(jobs, packed, eventsCap, send.elapsedArg(), groupConcurrency),
       ...tail.args,
     ]);
   });
-  return parseAddReply(reply, jobs, layout, send);
+  return parseAddReply(reply, jobs, layout, send, packed !== undefined);
 }
 
 /**
@@ -97,6 +99,7 @@ export async function addReplicated(
   calledAt: number = performance.now(),
   groupConcurrency: number = UNKNOWN_GROUP_CONCURRENCY,
   serverTime?: ServerTimeBound,
+  packed: Buffer | undefined = packAddJobs(jobs),
 ): Promise<{ outputs: AddOutput[]; replicated: number; waitError: Error | null }> {
   const send = new AddSend(calledAt, serverTime);
   const guess = guessBuckets(jobs, layout, calledAt);
@@ -106,11 +109,15 @@ export async function addReplicated(
       client,
       script('add'),
       [...addKeys(keys), ...tail.keys],
-      () => [...addArgs(jobs, eventsCap, send.elapsedArg(), groupConcurrency), ...tail.args],
+      () => [...addArgs(jobs, packed, eventsCap, send.elapsedArg(), groupConcurrency), ...tail.args],
       wait,
     );
   });
-  return { outputs: parseAddReply(reply, jobs, layout, send), replicated, waitError };
+  return {
+    outputs: parseAddReply(reply, jobs, layout, send, packed !== undefined),
+    replicated,
+    waitError,
+  };
 }
 
 /**
@@ -198,13 +205,18 @@ class AddSend {
   }
 }
 
-/** ARGV for add.lua, built just before the command is written (`elapsed`: AddSend.elapsedArg). */
+/**
+ * ARGV for add.lua, built just before the command is written (`elapsed`: AddSend.elapsedArg): the
+ * packed form when `packed` (packAddJobs) is given, else five values per job.
+ */
 function addArgs(
   jobs: readonly AddInput[],
+  packed: Buffer | undefined,
   eventsCap: number,
   elapsed: string | number,
   groupConcurrency: number,
 ): Array<string | number | Buffer> {
+  if (packed) return [`P${jobs.length}`, elapsed, eventsCap, groupConcurrency, packed];
   const args: Array<string | number | Buffer> = [jobs.length, elapsed, eventsCap, groupConcurrency];
   for (const job of jobs) {
     const [kind, value] = 'delay' in job.when ? ['d', job.when.delay] : ['a', job.when.at];
@@ -212,7 +224,7 @@ function addArgs(
       job.id,
       kind + MODE_LETTER[job.mode],
       value,
-      job.record,
+      recordBuffer(job.record),
       job.group !== undefined ? `g${job.group}` : job.priority === 0 ? '' : `p${job.priority}`,
     );
   }
@@ -227,18 +239,35 @@ const EXISTING: Partial<Record<string, ExistingState>> = {
   X: 'cancelled',
 };
 
-function parseAddReply(raw: Reply, jobs: readonly AddInput[], layout: Layout, send: AddSend): AddOutput[] {
+/**
+ * add.lua's reply: per job a code and a time, then the script's TIME; in the packed form
+ * (`packed`) the codes come first as one string of letters, then the times.
+ */
+function parseAddReply(
+  raw: Reply,
+  jobs: readonly AddInput[],
+  layout: Layout,
+  send: AddSend,
+  packed: boolean,
+): AddOutput[] {
   const reply = asArray(raw, 'add');
+  const n = jobs.length;
   // The reply ends with the script's TIME in µs: the bound of the server's clock the next add
   // counts from, and for the wheel the clock its bucket guesses start from.
-  const serverUs = num(reply, 2 * jobs.length, 'add');
+  const serverUs = num(reply, packed ? n + 1 : 2 * n, 'add');
   send.replied(serverUs);
   if (layout.kind === 'wheel') layout.clock.observe(Math.floor(serverUs / 1000));
+  const codes = packed ? str(reply, 0, 'add') : '';
+  if (packed && codes.length !== n) throw new Error(`add: ${codes.length} reply codes for ${n} jobs`);
   return jobs.map((job, i): AddOutput => {
-    const code = str(reply, 2 * i, 'add');
-    const at = num(reply, 2 * i + 1, 'add');
+    const code = packed ? codes[i]! : str(reply, 2 * i, 'add');
+    const at = num(reply, packed ? i + 1 : 2 * i + 1, 'add');
+    // A created job (nearly every one of a bulk add): no object spread in.
+    if (code === 'c')
+      return job.mode === 'replace'
+        ? { created: true, runAt: at, replaced: false }
+        : { created: true, runAt: at };
     const flag = job.mode === 'replace' ? { replaced: false } : {};
-    if (code === 'c') return { created: true, runAt: at, ...flag };
     if (code === 'R') return { created: false, replaced: true, runAt: at };
     if (code === 'T') return { created: false, taken: true, runAt: at };
     const state = EXISTING[code];

@@ -46,13 +46,15 @@ export function partitionOfMember(member: string, partitions: number): number {
  * Send `items` to their partitions, in chunks of at most `batch` per call, and return the outputs
  * in the items' order. The partitions go at once (on a Cluster their masters work in parallel);
  * within one partition at most `inFlight` calls are out at a time, the next sent as one answers.
- * `send` must return one output per item it is given, in order.
+ * `send` must return one output per item it is given, in order. Its `upcoming` is the chunk the
+ * partition sends next (the very array `send` will be given), if any: `send` may get it ready
+ * once its own call is written, while that call is out, so it goes as soon as a call answers.
  */
 export async function mapByPartition<I, O>(
   items: readonly I[],
   partitions: number,
   idOf: (item: I) => string,
-  send: (partition: number, items: I[]) => Promise<readonly O[]>,
+  send: (partition: number, items: I[], upcoming: I[] | undefined) => Promise<readonly O[]>,
   batch = Infinity,
   inFlight = Infinity,
 ): Promise<O[]> {
@@ -68,16 +70,14 @@ export async function mapByPartition<I, O>(
     [...groups].map(async ([partition, indexes]) => {
       const chunks: number[][] = [];
       for (let i = 0; i < indexes.length; i += batch) chunks.push(indexes.slice(i, i + batch));
+      const chunkItems = chunks.map((chunk) => chunk.map((i) => items[i]!));
       // `inFlight` workers take the chunks in order: each sends its next when its last answered.
       let next = 0;
       const lane = async (): Promise<void> => {
         while (next < chunks.length) {
-          const chunk = chunks[next++]!;
-          const replies = await send(
-            partition,
-            chunk.map((i) => items[i]!),
-          );
-          chunk.forEach((index, i) => (outputs[index] = replies[i]!));
+          const k = next++;
+          const replies = await send(partition, chunkItems[k]!, chunkItems[next]);
+          chunks[k]!.forEach((index, i) => (outputs[index] = replies[i]!));
         }
       };
       await Promise.all(Array.from({ length: Math.min(inFlight, chunks.length) }, lane));

@@ -82,6 +82,26 @@ describe('mapByPartition', () => {
     expect(await done).toEqual(ids.map((id) => `out:${id}`));
   });
 
+  it("tells each call the partition's next chunk: the very array it sends next", async () => {
+    const { p0, p1 } = idsOfTwoPartitions(5);
+    const calls: Array<{ partition: number; items: string[]; upcoming: string[] | undefined }> = [];
+    const send = async (partition: number, items: string[], upcoming: string[] | undefined) => {
+      calls.push({ partition, items, upcoming });
+      await new Promise((resolve) => setImmediate(resolve));
+      return items;
+    };
+    const items = [...p0, ...p1].sort();
+    expect(await mapByPartition(items, 2, (id) => id, send, 2, 2)).toEqual(items);
+    for (const partition of [0, 1]) {
+      const mine = calls.filter((c) => c.partition === partition);
+      expect(mine.flatMap((c) => c.items)).toEqual(items.filter((id) => partitionOf(id, 2) === partition));
+      mine.forEach((call, k) => {
+        if (k + 1 < mine.length) expect(call.upcoming).toBe(mine[k + 1]!.items);
+        else expect(call.upcoming).toBeUndefined();
+      });
+    }
+  });
+
   it('rejects with the error of a failed call', async () => {
     const boom = new Error('boom');
     let calls = 0;

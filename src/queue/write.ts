@@ -3,10 +3,12 @@
  * add script call per batch of one partition's jobs, all at once, with WAIT where a job asks for
  * durability.
  */
-import { encodeJobPayload } from '../codec/payload.js';
+import { jsonCodec } from '../codec/json.js';
+import { encodeJobPayload, encodeJsonJobPayload } from '../codec/payload.js';
 import { DurabilityError, ValidationError } from '../errors.js';
 import { newJobId, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from '../job-options.js';
 import { add, addReplicated, type AddInput, type AddOutput } from '../operations/add.js';
+import { packAddJobs, textRecord, type RecordBytes } from '../operations/add-pack.js';
 import type { Layout } from '../operations/wheel.js';
 import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
 import { mapByPartition, partitionOf, placementOf } from '../partition/index.js';
@@ -89,30 +91,26 @@ export async function writeJobs<T>(
   // Everything is checked and encoded before the queue is settled (which may record its config),
   // unless the codec is the recorded one: then it is known only once settled.
   const codec = context.definition.codec ?? (await context.settle()).codec;
+  const json = codec === jsonCodec;
   const durability: Array<ResolvedAddOptions['durability']> = [];
   const inputs: AddInput[] = jobs.map((job, i) => {
     try {
       const opts = resolveAddOptions(job.opts, producer.jobDefaults);
       durability[i] = opts.durability;
-      const payload = encodeJobPayload(codec, opts.id, job.payload, producer.maxPayloadBytes);
-      const header: RecordHeader = {
-        ...NEW_JOB_HEADER,
-        maxAttempts: opts.attempts,
-        ...(opts.backoff && { backoff: opts.backoff }),
-        ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
-        priority: opts.priority,
-        ...(opts.group !== undefined && { group: opts.group, groupDue: 0 }),
-        version: context.definition.version,
-        ...(traceparent !== undefined && { traceparent }),
-      };
-      return {
+      // The json codec's payload stays text until it is written into the packed value.
+      const payload = json
+        ? encodeJsonJobPayload(opts.id, job.payload, producer.maxPayloadBytes)
+        : encodeJobPayload(codec, opts.id, job.payload, producer.maxPayloadBytes);
+      const header = newJobHeader(opts, context.definition.version, traceparent);
+      const input: AddInput = {
         id: opts.id,
         when: opts.when,
-        record: encodeRecord(header, payload),
+        record: jobRecord(header, payload),
         priority: opts.priority,
-        ...(opts.group !== undefined && { group: opts.group }),
         mode: opts.generated ? 'new' : opts.onExists,
       };
+      if (opts.group !== undefined) input.group = opts.group;
+      return input;
     } catch (err) {
       return rethrow(err, i, jobs);
     }
@@ -162,19 +160,32 @@ export async function writeJobs<T>(
     );
   }
   const items = inputs.map((input, i) => ({ input, durability: durability[i] }));
-  const send = (some: typeof items): Promise<Written[]> =>
+  type Item = (typeof items)[number];
+  // A partition's next call, packed while the one before it is out (its jobs and packed value).
+  const ready = new WeakMap<Item[], { batch: AddInput[]; packed: Buffer | undefined }>();
+  const prepare = (batch: Item[]) => {
+    const inputs = batch.map((job) => job.input);
+    return { batch: inputs, packed: packAddJobs(inputs) };
+  };
+  const send = (some: Item[]): Promise<Written[]> =>
     mapByPartition(
       some,
       context.partitions.length,
       (job) => job.input.group ?? job.input.id,
-      (p, batch) =>
-        addBatch(
+      (p, batch, upcoming) => {
+        const call = ready.get(batch) ?? prepare(batch);
+        const written = addBatch(
           producer,
           context.partitions[p]!,
-          batch.map((job) => job.input),
+          call,
           { eventsCap, layout, calledAt, groupConcurrency, serverTime: context.serverTimes[p]! },
           batch.map((job) => job.durability),
-        ),
+        );
+        // This call is written (addBatch runs up to the send before it returns): the next is packed
+        // while Redis runs it, so it goes as soon as a call answers.
+        if (upcoming) ready.set(upcoming, prepare(upcoming));
+        return written;
+      },
       ADD_BATCH,
       ADD_IN_FLIGHT,
     );
@@ -182,7 +193,8 @@ export async function writeJobs<T>(
   // A generated id that is taken (83 random bits: about 10^-9 over a queue's life, §3.3) is drawn
   // again and that job added again; nothing was written for it.
   for (let draw = 1; ; draw++) {
-    const taken = outputs.flatMap((out, i) => (out.taken ? [i] : []));
+    const taken: number[] = [];
+    outputs.forEach((out, i) => out.taken && taken.push(i));
     if (taken.length === 0) break;
     if (draw >= MAX_ID_DRAWS) {
       throw new Error(
@@ -199,17 +211,63 @@ export async function writeJobs<T>(
     taken.forEach((i, k) => (outputs[i] = redone[k]!));
   }
   return checkDurability(
-    outputs.map((out, i) => ({
-      id: inputs[i]!.id,
-      runAt: new Date(out.runAt),
-      created: out.created,
-      ...(out.completedAt !== undefined && { completedAt: new Date(out.completedAt) }),
-      ...(out.replaced !== undefined && { replaced: out.replaced }),
-      ...(out.state !== undefined && { state: out.state }),
-    })),
+    outputs.map((out, i) => {
+      // Fields set one by one, not spread in: this runs once per job of a bulk add.
+      const result: AddResult = { id: inputs[i]!.id, runAt: new Date(out.runAt), created: out.created };
+      if (out.completedAt !== undefined) result.completedAt = new Date(out.completedAt);
+      if (out.replaced !== undefined) result.replaced = out.replaced;
+      if (out.state !== undefined) result.state = out.state;
+      return result;
+    }),
     outputs,
     durability,
   );
+}
+
+/**
+ * The record header of a new job with `opts`: the shared default one when nothing differs from it,
+ * as for most jobs of a bulk add (no object built per job).
+ */
+function newJobHeader(
+  opts: ResolvedAddOptions,
+  version: number,
+  traceparent: string | undefined,
+): RecordHeader {
+  if (
+    opts.attempts === NEW_JOB_HEADER.maxAttempts &&
+    opts.backoff === undefined &&
+    opts.timeoutMs === undefined &&
+    opts.priority === 0 &&
+    opts.group === undefined &&
+    version === NEW_JOB_HEADER.version &&
+    traceparent === undefined
+  ) {
+    return NEW_JOB_HEADER;
+  }
+  return {
+    ...NEW_JOB_HEADER,
+    maxAttempts: opts.attempts,
+    ...(opts.backoff && { backoff: opts.backoff }),
+    ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
+    priority: opts.priority,
+    ...(opts.group !== undefined && { group: opts.group, groupDue: 0 }),
+    version,
+    ...(traceparent !== undefined && { traceparent }),
+  };
+}
+
+let newJobHead: Buffer | undefined;
+
+/**
+ * The record of a new job: `header` and `payload` in one Buffer, or, for a payload that is text
+ * (the json codec's), the header's bytes and the text (a TextRecord; most share the default
+ * header's bytes, encoded once).
+ */
+function jobRecord(header: RecordHeader, payload: Buffer | string): RecordBytes {
+  if (typeof payload !== 'string') return encodeRecord(header, payload);
+  const head =
+    header === NEW_JOB_HEADER ? (newJobHead ??= encodeRecord(NEW_JOB_HEADER)) : encodeRecord(header);
+  return textRecord(head, payload);
 }
 
 function rethrow(err: unknown, i: number, jobs: readonly unknown[]): never {
@@ -217,11 +275,14 @@ function rethrow(err: unknown, i: number, jobs: readonly unknown[]): never {
   throw err;
 }
 
-/** One add script call; when a job of the batch asks for durability, WAIT for the most any asks. */
+/**
+ * One add script call (`call`: its jobs and their packAddJobs value); when a job of the batch asks
+ * for durability, WAIT for the most any asks.
+ */
 async function addBatch<T>(
   producer: Producer<T>,
   keys: QueueKeys,
-  batch: AddInput[],
+  { batch, packed }: { batch: AddInput[]; packed: Buffer | undefined },
   settled: {
     eventsCap: number;
     layout: Layout;
@@ -243,6 +304,7 @@ async function addBatch<T>(
       settled.calledAt,
       settled.groupConcurrency,
       settled.serverTime,
+      packed,
     );
   const wait = {
     replicas: Math.max(...asked.map((d) => d.replicas)),
@@ -258,6 +320,7 @@ async function addBatch<T>(
     settled.calledAt,
     settled.groupConcurrency,
     settled.serverTime,
+    packed,
   );
   return outputs.map((out) => ({ ...out, replicated, waitError }));
 }

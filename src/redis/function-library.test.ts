@@ -25,9 +25,14 @@ describe('buildLibrary', () => {
     for (const entry of entries) {
       const head = entry
         .split('\n')
-        .slice(1, 4)
+        .slice(1, 5)
         .map((l) => l.trim());
-      expect(head).toEqual(['KEYS, ARGV = keys, args', 'wheel_left_behind = false', 'group_last_turn = nil']);
+      expect(head).toEqual([
+        'KEYS, ARGV = keys, args',
+        'REC_DEFAULT_NEW = nil',
+        'wheel_left_behind = false',
+        'group_last_turn = nil',
+      ]);
     }
   });
 

@@ -28,8 +28,16 @@
 --         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (must repeat the
 --         header's group; the script writes the G block's due time). Wheel strategy only, after them: granularity ms and the start of
 --         each bucket list in KEYS.
+--         Packed form (what delayq's own producers send): ARGV[1] is 'P' followed by N, and ARGV[5]
+--         holds all N jobs, each as: id length uint16 BE, id, mode (2 bytes, as above), when uint48
+--         BE, record length uint32 BE, record; no class (the script reads it from the header). The
+--         wheel's values follow at ARGV[6]. Every ARGV value costs Redis an argument object and a
+--         Lua string, and the client its RESP framing: this form has one for all the jobs, not five
+--         per job. The checks are the same.
 -- Returns: { code_1, time_1, ..., now µs }: per job a code and a time, then the script's TIME in
 --          epoch µs (producers bound the server's clock with it; the wheel guesses buckets by it).
+--          Packed form: { codes, time_1, ..., time_N, now µs }, codes being the N code letters in
+--          one string.
 --          c created (time = due), k exists and kept (its due time, -1 when not waiting), R
 --          replaced (new due), A running (lease deadline), C completed (completed at), X cancelled
 --          (cancelled at), D dead (died at), T the generated id is taken (-1: nothing written; the
@@ -55,13 +63,17 @@
 --!include wheel.lua
 --!include place.lua
 
-if not string.match(ARGV[1] or '', '^[1-9]%d?%d?%d?%d?%d?$') then
-  return bad_arg('N ' .. tostring(ARGV[1]) .. ' is not a whole number of jobs from 1 to 999999')
+local packed_text, n_text = string.match(ARGV[1] or '', '^(P?)([1-9]%d?%d?%d?%d?%d?)$')
+if not n_text then
+  return bad_arg('N ' .. tostring(ARGV[1]) .. ' is not a whole number of jobs from 1 to 999999, optionally after P (packed)')
 end
-local n = tonumber(ARGV[1])
+local n = tonumber(n_text)
+local packed = packed_text == 'P'
 local FIRST = 5
-if #ARGV < FIRST - 1 + n * 5 then
-  return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. n .. ' jobs need ' .. (FIRST - 1 + n * 5))
+-- ARGV values the jobs take: 5 each, or the one packed value.
+local job_args = packed and 1 or n * 5
+if #ARGV < FIRST - 1 + job_args then
+  return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. ARGV[1] .. ' jobs need ' .. (FIRST - 1 + job_args))
 end
 local elapsed_text, bound_text = string.match(ARGV[2] or '', '^(%d+):(%d+)$')
 if not elapsed_text then elapsed_text = ARGV[2] end
@@ -79,7 +91,7 @@ local K = {
   j = KEYS[8], c = KEYS[9], x = KEYS[10], d = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
   a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]) or 0,
 }
-local wheel_problem = wheel_keys(K, 16, FIRST + n * 5)
+local wheel_problem = wheel_keys(K, 16, FIRST + job_args)
 if wheel_problem then return bad_arg(wheel_problem) end
 local now, now_us = now_ms_us()
 -- The add() call, by the server's clock: TIME less the time from the call to the send, or the
@@ -93,36 +105,85 @@ if bound_text then
   if bound < called and bound >= called - CALL_SLACK_MS then called = bound end
 end
 
--- Every job is checked before anything is written: one bad job refuses the whole call.
-local ids, modes, dues, recs, heads = {}, {}, {}, {}, {}
+-- Each job's id, mode, when and record (and class, in the per-job form), read in one pass first:
+-- the packed ones under one pcall (a pcall per job cost more than the rest of reading it). One
+-- struct.unpack reads a packed job ('c0': a string as long as the number before it); a length
+-- past the value's end makes it raise, which is refused as such, never read short.
+local PACKED_JOB = '>Hc0c2I6I4c0'
+local ids, modes, whens, recs, classes = {}, {}, {}, {}, {}
+if packed then
+  local blob, at, count = ARGV[FIRST], 1, 0
+  local ok = pcall(function()
+    for i = 1, n do
+      if at > #blob then return end
+      ids[i], modes[i], whens[i], recs[i], at = struct.unpack(PACKED_JOB, blob, at)
+      count = i
+    end
+  end)
+  local problem
+  if not ok then
+    problem = 'job ' .. (count + 1) .. ' of ' .. n .. ': the packed value ends inside this job'
+  elseif count < n then
+    problem = 'job ' .. (count + 1) .. ' of ' .. n .. ': the packed value ends before job ' .. (count + 1)
+  elseif at ~= #blob + 1 then
+    problem = 'the packed value has ' .. (#blob + 1 - at) .. ' bytes after its ' .. n .. ' jobs'
+  end
+  if problem then return bad_arg(problem) end
+else
+  for i = 1, n do
+    local base = FIRST + (i - 1) * 5
+    ids[i], modes[i], whens[i], recs[i], classes[i] = ARGV[base], ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  end
+end
+-- The first job whose id holds a control character: searched in all the ids at once.
+local with_control = first_id_with_control(ids, n)
+
+-- A mode's two parts: when-kind and what to do with an existing id. A table lookup, where two
+-- string.sub calls per job cost more.
+local MODE_KIND = { dk = 'd', dr = 'd', dn = 'd', ak = 'a', ar = 'a', an = 'a' }
+local MODE_KEEP = { dk = 'k', dr = 'r', dn = 'n', ak = 'k', ar = 'r', an = 'n' }
+
+-- Every job is checked before anything is written: one bad job refuses the whole call. What the
+-- loop below needs of job i: ids[i], modes[i] (k, r or n), dues[i], recs[i], heads[i].
+local dues, heads = {}, {}
 for i = 1, n do
-  local base = FIRST + (i - 1) * 5
-  local id, mode, when, rec, class = ARGV[base], ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
-  local problem = check_id(id)
-  local kind, keep = string.sub(mode or '', 1, 1), string.sub(mode or '', 2)
+  local id, mode, when, rec = ids[i], modes[i], whens[i], recs[i]
+  local problem = check_id_size(id)
+  if not problem and i == with_control then problem = 'id contains a control character' end
+  local kind, keep = MODE_KIND[mode], MODE_KEEP[mode]
   local due, h
-  if not problem and keep ~= 'k' and keep ~= 'r' and keep ~= 'n' then
+  if not problem and not keep then
     problem = 'mode ' .. tostring(mode) .. ' is not d or a followed by k (keep), r (replace) or n (new id)'
   end
   if not problem then
-    due, problem = check_when(kind, when, now)
+    -- A packed when is a uint48: whole and at most 15 digits already, so only its range is checked.
+    if packed then due, problem = check_when_ms(kind, when, now) else due, problem = check_when(kind, when, now) end
     -- The delay counts from the add() call, which was `elapsed` ms before the send (HOT-PATH
     -- §6.3): a delay shorter than a hold-up before the send is due at call + delay, already past.
-    if due and kind == 'd' then due = called + tonumber(when) end
+    if due and kind == 'd' then due = called + (packed and when or tonumber(when)) end
   end
   if not problem then
+    -- Jobs of default options share one parsed header (rec_parse): a new job's, nothing to check.
     h, problem = rec_parse(rec)
     -- A producer never sends a claim block, even an empty one: the claims field is the worker's
     -- (a replace carries the old job's block over itself).
-    if h and rec_has(h.fa, REC_A_CLAIM) then
+    if h == REC_DEFAULT_NEW then
+      -- The default class, checked as such below.
+    elseif h and rec_has(h.fa, REC_A_CLAIM) then
       problem = 'record has the C flag (a claim block); a new job\'s record must not carry one'
     elseif h and (h.has_error or h.completed or h.cancelled or h.has_result) then
       problem = 'record is not a new job\'s: it has the E, D, Q or U flag'
     end
   end
-  if not problem then problem = check_record_class(class, h, K.wi ~= nil) end
+  -- The packed form sends no class: it is the header's, so only the checks of the class itself
+  -- (a group's characters, priority or group with the wheel) remain, and none for the default.
+  if not problem and not packed then
+    problem = check_record_class(classes[i], h, K.wi ~= nil)
+  elseif not problem and h ~= REC_DEFAULT_NEW and (h.prio ~= 0 or h.group) then
+    problem = check_record_class(record_class(h), h, K.wi ~= nil)
+  end
   if problem then return bad_arg('job ' .. i .. ' of ' .. n .. ': ' .. problem) end
-  ids[i], modes[i], dues[i], recs[i], heads[i] = id, keep, due, rec, h
+  modes[i], dues[i], heads[i] = keep, due, h
 end
 if K.wi then
   -- New buckets by the due times, and the buckets replaced jobs leave (wheel.lua finds those by id).
@@ -182,11 +243,23 @@ local function same_job(old, oh, new, nh)
     and string.sub(old, oh.claim_end) == string.sub(new, nh.claim_end)
 end
 
-local out, hset, zs = {}, {}, {}
+-- Per job, the reply's code and time (the reply's shape depends on the form: at the end).
+local codes, times, hset, zs, hset_n, zs_n = {}, {}, {}, {}, 0, 0
 -- New grouped jobs' gq entries, and the groups they join (in order), deferred like zs.
 local zg, touched, touched_order = {}, {}, {}
--- id -> due and record of the jobs this call wrote, for an id that comes twice in one batch.
-local written, written_rec = {}, {}
+-- id -> the index of the job this call wrote for it (its due time and record are in dues and
+-- recs), for an id that comes twice in one batch.
+local written = {}
+-- Whether each new job gets an `added` event: asked once for the batch.
+local emit_added = emits(K, 'added')
+-- s's scores as text: Redis 7.0 turns a Lua number passed to a command into text with '%.17g',
+-- several times the cost of '%d' (due times are whole ms), and the jobs of one call often share
+-- a due time (one delay for all), so the text of the previous one is kept.
+local last_due, last_due_text = nil, nil
+local function due_text(due)
+  if due ~= last_due then last_due, last_due_text = due, string.format('%d', due) end
+  return last_due_text
+end
 local created, wake_at, bucket_end = 0, nil, nil
 local function wake(at)
   if wake_at == nil or at < wake_at then wake_at = at end
@@ -206,7 +279,7 @@ local function flush()
   call_chunked('HSET', K.j, hset, 2)
   call_chunked('ZADD', K.s, zs, 2)
   call_chunked('ZADD', K.gq, zg, 2)
-  hset, zs, zg = {}, {}, {}
+  hset, zs, zg, hset_n, zs_n = {}, {}, {}, 0, 0
   -- Each group new jobs joined goes where its head says (one re-activation per group).
   for _, g in ipairs(touched_order) do
     local due = group_refresh(K, g, now)
@@ -216,41 +289,37 @@ local function flush()
 end
 for i = 1, n do
   local id, mode, due, rec, h = ids[i], modes[i], dues[i], recs[i], heads[i]
-  local old = existing[i]
-  if written[id] and mode == 'r' then
+  local old, earlier = existing[i], written[id]
+  if earlier and mode == 'r' then
     -- Replaced within its own batch: what this call wrote is the job it replaces.
     flush()
-    old = written_rec[id]
+    old = recs[earlier]
   end
-  if written[id] and mode ~= 'r' then
+  if earlier and mode ~= 'r' then
     if mode == 'n' then
-      out[#out + 1] = 'T'
-      out[#out + 1] = -1
+      codes[i], times[i] = 'T', -1
     else
-      out[#out + 1] = 'k'
-      out[#out + 1] = written[id]
+      codes[i], times[i] = 'k', dues[earlier]
     end
   elseif not old then
     if h.group then
       -- The G block holds the due time the job waits under in gq (its member there).
       rec = rec_with_group_due(rec, h, due)
       h.group_due = due
+      recs[i] = rec
     end
-    written_rec[id] = rec
-    written[id] = due
+    written[id] = i
     created = created + 1
-    if h.prio == 0 and not h.group and not K.wi then
-      -- What place_waiting does for the default class, deferred to one HSET and one ZADD.
-      hset[#hset + 1] = id
-      hset[#hset + 1] = rec
-      zs[#zs + 1] = due
-      zs[#zs + 1] = id
+    if not K.wi and (h == REC_DEFAULT_NEW or h.prio == 0 and not h.group) then
+      -- What place_waiting does for the default class, deferred to one HSET and one ZADD. The
+      -- lists' lengths are counted: `#` is a search in Lua 5.1.
+      hset[hset_n + 1], hset[hset_n + 2], hset_n = id, rec, hset_n + 2
+      zs[zs_n + 1], zs[zs_n + 2], zs_n = due_text(due), id, zs_n + 2
       if s_head == nil or due < s_head then wake(due) end
     elseif h.group and not K.wi then
       -- A new grouped job: its record goes with the batch's HSET and its gq entry with one ZADD;
       -- each group the batch touched is put back in its state once, at the end.
-      hset[#hset + 1] = id
-      hset[#hset + 1] = rec
+      hset[hset_n + 1], hset[hset_n + 2], hset_n = id, rec, hset_n + 2
       zg[#zg + 1] = 0
       zg[#zg + 1] = group_member(h.group, due, id)
       if not touched[h.group] then
@@ -261,9 +330,8 @@ for i = 1, n do
       redis.call('HSET', K.j, id, rec)
       placed(place_waiting(K, id, h, due, now), due)
     end
-    out[#out + 1] = 'c'
-    out[#out + 1] = due
-    emit(K, 'added', id, 'runAt', due, 'at', now)
+    codes[i], times[i] = 'c', due
+    if emit_added then emit(K, 'added', id, 'runAt', due, 'at', now) end
   else
     local oh = rec_parse(old)
     local code, time = state_of(id, old, oh)
@@ -288,8 +356,8 @@ for i = 1, n do
         if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end
         redis.call('HSET', K.j, id, new)
         placed(place_waiting(K, id, h, due, now), due)
-        written[id] = due
-        written_rec[id] = new
+        written[id] = i
+        recs[i] = new
         code, time = 'R', due
         emit(K, 'replaced', id, 'runAt', due, 'at', now)
       else
@@ -298,13 +366,25 @@ for i = 1, n do
     elseif code == 'k' then
       time = waiting_due(id, oh)
     end
-    out[#out + 1] = code
-    out[#out + 1] = time
+    codes[i], times[i] = code, time
   end
 end
 flush()
 if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
 if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
 if K.wi then wheel_announce(K, K.w, bucket_end) end
+-- Per-job form: code and time per job. Packed: the codes as one string, then the times: one
+-- bulk string per call instead of one per job, for Redis to write and the client to read.
+local out
+if packed then
+  out = { table.concat(codes) }
+  for i = 1, n do out[i + 1] = times[i] end
+else
+  out = {}
+  for i = 1, n do
+    out[2 * i - 1] = codes[i]
+    out[2 * i] = times[i]
+  end
+end
 out[#out + 1] = now_us
 return out

@@ -33,7 +33,7 @@ export function freshKeys(label: string): QueueKeys {
   return queueKeys(`${label}-${queues}`);
 }
 
-/** One job to add: payload text, header fields, mode. */
+/** One job to add: payload text, header fields, mode (its record in one Buffer). */
 export function job(
   id: string,
   opts: {
@@ -43,7 +43,7 @@ export function job(
     payload?: string;
     mode?: AddMode;
   } = {},
-): AddInput {
+): AddInput & { record: Buffer } {
   const header = { ...NEW_JOB_HEADER, ...opts.header };
   return {
     id,

@@ -5,6 +5,7 @@
  * (MONITOR while a producer and a worker run, with SCRIPT FLUSH forcing the EVAL fallback): every
  * EVALSHA names a shipped script and every EVAL carries a shipped script's exact text.
  */
+import { once } from 'node:events';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,8 +88,13 @@ describe('the scripts delayq can send', () => {
   async function wire(
     flush: 'SCRIPT' | 'FUNCTION',
   ): Promise<Array<{ command: string; first: string; second: string }>> {
-    const monitor = await new Redis(redis.url()).monitor();
+    // A monitoring client of its own, not `new Redis(url).monitor()`: that leaves a second client
+    // whose ready check (INFO) can reach the server just after MONITOR, and ioredis enters its
+    // monitoring state a microtask after MONITOR's reply, so a feed line read in the same chunk is
+    // taken for a reply ("Command queue state error"; CI failed so once).
+    const monitor = new Redis(redis.url(), { monitor: true });
     monitor.on('error', () => {});
+    await once(monitor, 'monitoring');
     const sent: Array<{ command: string; first: string; second: string }> = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       const command = (args[0] ?? '').toLowerCase();

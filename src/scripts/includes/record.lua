@@ -38,7 +38,8 @@ end
 
 -- Every job a claim takes is parsed, so this reads into locals and builds h with one table
 -- constructor (no closure, no fields added later): about half the cost of filling h field by field.
-local function rec_parse(rec)
+-- Callers use rec_parse below, which shares one h among records of default options.
+local function rec_parse_full(rec)
   if type(rec) ~= 'string' then return nil, 'record is truncated (under 2 bytes)' end
   local len = #rec
   if len < 2 then return nil, 'record is truncated (under 2 bytes)' end
@@ -114,6 +115,25 @@ local function rec_parse(rec)
     has_error = bit.band(fb, REC_B_ERROR) ~= 0, completed = bit.band(fb, REC_B_COMPLETED) ~= 0,
     cancelled = bit.band(fb, REC_B_CANCELLED) ~= 0, has_result = bit.band(fb, REC_B_RESULT) ~= 0,
   }
+end
+
+-- The h of a record of default options (header '\1\0': a new job of no options, and most jobs a
+-- claim takes), parsed once per call and shared: an add or a claim of many such jobs builds one
+-- table, not one each (Lua's garbage is paid again in its GC). Read only: the one field a caller
+-- writes (group_due) exists only in records with a group.
+local REC_DEFAULT_NEW = nil
+
+-- Parse the header of `rec`: h, or nil and the reason (see rec_parse_full).
+local function rec_parse(rec)
+  -- Records come from Redis (strings) or are missing (nil, which rec_parse_full reports).
+  if rec then
+    local format, fa = string.byte(rec, 1, 2)
+    if fa == 0 and format == REC_FORMAT then
+      if not REC_DEFAULT_NEW then REC_DEFAULT_NEW = rec_parse_full('\1\0') end
+      return REC_DEFAULT_NEW
+    end
+  end
+  return rec_parse_full(rec)
 end
 
 -- The flag bytes of a header with flags A `fa` and flags B `fb`: B is written only when not 0.

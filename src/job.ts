@@ -30,7 +30,11 @@ export class Job<T> {
     readonly maxAttempts: number,
     /** When the job was due. */
     readonly runAt: Date,
-    /** When this attempt's lease started, by the server clock; claimedAt - runAt is the lateness. */
+    /**
+     * When this attempt started, by the server clock; claimedAt - runAt is the lateness. Never
+     * before runAt: the lease's start, or for a job the worker leased just ahead of its due time
+     * (at most 2 ms), the moment its handler started by the worker's lower bound of that clock.
+     */
     readonly claimedAt: Date,
     host: JobHost,
     /** The job's group (`add(payload, { group })`), if it has one. */

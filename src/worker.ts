@@ -25,6 +25,7 @@ import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { loadTracing, type Tracing } from './tracing.js';
 import { Attempt, type AttemptHooks } from './worker/attempt.js';
 import { APPROACH_SPIN_MS, ClaimLoop } from './worker/claim-loop.js';
+import { CLAIM_AHEAD_MS, StartGate } from './worker/start-gate.js';
 import type { ClaimSource } from './worker/claim-source.js';
 import { LeaseKeeper, type HeldLease } from './worker/lease-keeper.js';
 import {
@@ -38,7 +39,7 @@ import { BatchCollector } from './worker/batch-collector.js';
 import { runBatch, type BatchHandler } from './worker/run-batch.js';
 import { Reaper } from './worker/reaper.js';
 import { RetryPolicy } from './worker/retry-policy.js';
-import { runAttempt, toError, type Handler, type RunDeps } from './worker/run-attempt.js';
+import { runAttempt, toError, type AttemptFlight, type Handler, type RunDeps } from './worker/run-attempt.js';
 import { Slots } from './worker/slots.js';
 import { claimSourceFor } from './worker/sources.js';
 import { CounterFlusher } from './worker/counters.js';
@@ -74,11 +75,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper(APPROACH_SPIN_MS);
+  /** Holds a job claimed ahead until it is due by the server clock (start-gate.ts). */
+  private readonly gate = new StartGate(this.clock);
   /**
    * Attempts by lease member `<token>|<id>` (the same job can be here twice: a lapsed lease
    * re-claimed), and when each is done: running ones, and prefetched ones not started yet.
    */
   private readonly inFlight = new Map<string, { attempt: Attempt<T>; done: Promise<void> }>();
+  /** What every one-job flight tells the worker (Flight): made once, not per job. */
+  private readonly lane: FlightLane<T>;
   /** Prefetched attempts waiting for a slot, in claim order: they hold leases already. */
   private readonly prefetched: Attempt<T>[] = [];
   /** claimed, completed and lateness, flushed to the queue's counters once a second. */
@@ -126,6 +131,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const client = this.connection.client;
     const o = this.options;
     this.slots = new Slots(o.concurrency);
+    this.lane = {
+      slots: this.slots,
+      next: () => this.startPrefetched(),
+      ended: (flight) => {
+        this.keeper.untrack(flight.attempt.lease);
+        this.inFlight.delete(flight.attempt.claimed.member);
+      },
+    };
     if (o.batch) {
       // Concurrency counts batches in flight: a slot is held from a batch's dispatch to its handler's end.
       this.batch = {
@@ -189,7 +202,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.source?.woken(partition, due);
         // Before the first claim reply the clock has no reading to measure `due` against.
         if (due === null || !this.clock.observed) this.sleeper.wakeNow();
-        else this.sleeper.wakeWithin(due - this.clock.now());
+        else {
+          const untilDue = due - this.clock.now();
+          this.sleeper.wakeWithin(this.loop ? this.loop.wakeFor(untilDue) : untilDue);
+        }
       },
       (err) => this.report(err),
       (token, id) => this.onCancelled(token, id),
@@ -270,7 +286,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       partitions: this.partitions,
       strategy,
       layout,
-      claim: (partition, limit) => this.storage.claim(partition, limit),
+      claim: (partition, limit, ahead) => this.storage.claim(partition, limit, ahead),
       setBuckets: (partition, starts) => this.storage.setBuckets(partition, starts),
       clock: this.clock,
       sleeper: this.sleeper,
@@ -298,6 +314,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       clock: this.clock,
       sleeper: this.sleeper,
       maxSleepMs: o.maxSleepMs,
+      // A batch forms from jobs that are due; the wheel takes whole buckets when they end.
+      claimAheadMs: this.batch || layout.kind === 'wheel' ? 0 : CLAIM_AHEAD_MS,
       onError: (err) => this.report(err),
     });
     this.keeper.start();
@@ -348,7 +366,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const attempt = new Attempt<T>(claimed, this.storage, this.hooks);
     const partition = partitionOfMember(claimed.member, this.partitions.length);
     this.counters.count('claimed', 1, partition);
-    this.counters.lateness(claimed.claimedAt - claimed.runAt, partition);
+    // A job claimed ahead starts at its due time (runFlight): no lateness to count.
+    this.counters.lateness(Math.max(0, claimed.claimedAt - claimed.runAt), partition);
     this.keeper.track(attempt.lease);
     if (this.batch) {
       // Known here, so a cancel or a lost lease finds the attempt while its batch forms.
@@ -363,36 +382,65 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /** Run `attempt` in a slot; when its handler is done the slot goes to the next prefetched job. */
   private runInSlot(attempt: Attempt<T>): void {
-    const freeSlot = this.slots.take();
-    const handlerDone = (): void => {
-      freeSlot();
-      this.startPrefetched();
-    };
-    const flight = { attempt, done: SETTLED };
+    this.slots.hold();
+    const flight = new Flight(attempt, this.lane);
     this.inFlight.set(attempt.claimed.member, flight);
-    flight.done = this.runFlight(attempt, handlerDone);
+    flight.done = this.runFlight(flight);
   }
 
-  private async runFlight(attempt: Attempt<T>, handlerDone: () => void): Promise<void> {
-    // Made at the first job, not per job: everything in it is settled by start-up.
-    this.runDeps ??= {
-      queue: this.name,
-      handler: this.handler!,
-      codec: this.codec,
-      options: this.options,
-      retry: this.retry,
-      tracing: this.tracing,
-      report: (err) => this.report(err),
-    };
+  /** The attempt's run, once it may start: never rejects, and ends the flight whichever way it goes. */
+  private runFlight(flight: Flight<T>): Promise<void> {
+    const claimed = flight.attempt.claimed;
+    // Claimed ahead: held in its slot until due.
+    if (claimed.claimedAt < claimed.runAt) return this.runWhenDue(flight);
+    return this.runStarted(flight);
+  }
+
+  /**
+   * A job claimed ahead: its start, by a lower bound of the server clock, is what the job reports
+   * as claimedAt (never before runAt).
+   */
+  private async runWhenDue(flight: Flight<T>): Promise<void> {
+    const claimed = flight.attempt.claimed;
     try {
-      await runAttempt(attempt, this.runDeps, handlerDone);
+      await this.gate.until(claimed.runAt, claimed.reply);
+      claimed.claimedAt = Math.max(claimed.runAt, Math.floor(this.gate.serverNow(claimed.reply)));
     } catch (err) {
       this.report(err);
-    } finally {
-      this.keeper.untrack(attempt.lease);
-      this.inFlight.delete(attempt.claimed.member);
-      handlerDone();
+      flight.ended();
+      return;
     }
+    return this.runStarted(flight);
+  }
+
+  private runStarted(flight: Flight<T>): Promise<void> {
+    const attempt = flight.attempt;
+    try {
+      // Made at the first job, not per job: everything in it is settled by start-up.
+      this.runDeps ??= {
+        queue: this.name,
+        handler: this.handler!,
+        codec: this.codec,
+        options: this.options,
+        retry: this.retry,
+        tracing: this.tracing,
+        report: (err) => this.report(err),
+      };
+      // A start held past the lease (the event loop blocked between the claim reply and here, a
+      // slot freed late, a gate delayed): the lease is gone and the job may run elsewhere by now,
+      // so the handler must not start. Seen in the chaos run: a handler blocking its process for
+      // 2 s right after a claim, and the claimed job then started 25 ms after its lease ended.
+      if (attempt.lease.lost || this.gate.serverNow(attempt.claimed.reply) >= attempt.lease.deadline) {
+        attempt.loseLease('expired before its handler started');
+        flight.ended();
+        return SETTLED;
+      }
+    } catch (err) {
+      this.report(err);
+      flight.ended();
+      return SETTLED;
+    }
+    return runAttempt(attempt, this.runDeps, flight);
   }
 
   /**
@@ -504,6 +552,45 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
 /** The `done` of an attempt that has nothing to wait for (yet). */
 const SETTLED: Promise<void> = Promise.resolve();
+
+/** What a one-job Flight tells its worker: one per worker. */
+interface FlightLane<T> {
+  readonly slots: Slots;
+  /** Start prefetched jobs while slots are free. */
+  next(): void;
+  /** The flight's attempt is over: the worker forgets it. */
+  ended(flight: Flight<T>): void;
+}
+
+/**
+ * An attempt of a one-job handler running in a slot: what `inFlight` holds for it, and what its
+ * run tells when the handler is done and when the attempt has ended. One object per job, where
+ * the flight record, the slot's release and the handler-done callback were three (and closures
+ * each).
+ */
+class Flight<T> implements AttemptFlight {
+  /** Settles when the attempt has ended: what close() waits for. */
+  done: Promise<void> = SETTLED;
+  private holdsSlot = true;
+
+  constructor(
+    readonly attempt: Attempt<T>,
+    private readonly lane: FlightLane<T>,
+  ) {}
+
+  handlerDone(): void {
+    if (this.holdsSlot) {
+      this.holdsSlot = false;
+      this.lane.slots.release();
+    }
+    this.lane.next();
+  }
+
+  ended(): void {
+    this.lane.ended(this);
+    this.handlerDone();
+  }
+}
 
 /** The key of a running attempt: its lease member, as the `C` wake message names it. */
 function member(token: string, id: string): string {

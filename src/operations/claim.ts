@@ -7,7 +7,8 @@ import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { asArray, bytes, num, str } from './reply.js';
-import { runScript, script } from '../redis/scripts.js';
+import { RespRun } from '../redis/prepared-command.js';
+import { FixedKeys, runScript, script } from '../redis/scripts.js';
 import { runWheelAware, type Layout } from './wheel.js';
 
 /** One finished job to ack, by its lease member. */
@@ -56,6 +57,21 @@ export interface ClaimInput {
   buckets?: readonly number[];
   /** Finished jobs to ack first, in the same call. */
   acks?: readonly AckItem[];
+  /**
+   * Claim ahead: also lease jobs due up to this many ms after the server's now (0 or absent: only
+   * due jobs). The caller must not start such a job before its due time by the server clock
+   * (StartGate); the wheel ignores it.
+   */
+  aheadMs?: number;
+}
+
+/**
+ * A claim reply's TIME in µs and when the reply arrived (performance.now()): together a lower
+ * bound of the server's clock from then on (start-gate.ts). One per reply, shared by its jobs.
+ */
+export interface ReplyClock {
+  readonly serverUs: number;
+  readonly arrivedAt: number;
 }
 
 /** A job leased to this worker. */
@@ -74,6 +90,8 @@ export interface ClaimedJob {
   claimedAt: number;
   /** Lease deadline, server time. */
   deadline: number;
+  /** The reply that leased it: to start a job claimed ahead at its due time, not before. */
+  reply?: ReplyClock;
 }
 
 /** A taken job whose record could not be read: leased, so the caller buries it (fail, unrecoverable). */
@@ -86,6 +104,8 @@ export interface UnreadableJob {
 /** The acks' outcomes, the claimed jobs, the server's clock, and when to claim again (-1: unknown). */
 export interface ClaimOutput {
   now: number;
+  /** The script's TIME in µs (`now` is it rounded down to the ms); absent where outputs were merged. */
+  nowUs?: number;
   nextAt: number;
   acks: AckOutcome[];
   jobs: ClaimedJob[];
@@ -147,10 +167,10 @@ export interface PreparedClaim {
   readonly strategy: Strategy;
   readonly layout: Layout;
   readonly leaseMs: number;
-  /** claimKeys(keys). */
-  readonly keyList: readonly string[];
-  /** ARGV 4 to 12: from the group concurrency to the events cap. */
-  readonly settingsArgs: ReadonlyArray<string | number>;
+  /** claimKeys(keys), with their command heads encoded once (the zset layout's calls). */
+  readonly keyList: FixedKeys;
+  /** ARGV 4 to 12, from the group concurrency to the events cap, encoded once. */
+  readonly settingsArgs: RespRun;
 }
 
 /** The fixed parts of `keys`' claims with `settings`. */
@@ -158,14 +178,15 @@ export function prepareClaim(
   keys: QueueKeys,
   settings: Omit<ClaimInput, 'limit' | 'acks' | 'buckets' | 'holder'>,
 ): PreparedClaim {
-  const flags = `${settings.strategy === 'zpopmin' ? 'z' : ''}${settings.zmscore ? 'm' : ''}`;
+  const ahead = settings.aheadMs ? `a${settings.aheadMs}` : '';
+  const flags = `${settings.strategy === 'zpopmin' ? 'z' : ''}${settings.zmscore ? 'm' : ''}${ahead}`;
   return {
     keys,
     strategy: settings.strategy,
     layout: settings.layout,
     leaseMs: settings.leaseMs,
-    keyList: claimKeys(keys),
-    settingsArgs: [
+    keyList: new FixedKeys(claimKeys(keys)),
+    settingsArgs: new RespRun([
       settings.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
       settings.groups?.limit?.max ?? 0,
       settings.groups?.limit?.perMs ?? 0,
@@ -175,7 +196,7 @@ export function prepareClaim(
       settings.deadMaxAgeMs,
       flags,
       settings.eventsCap,
-    ],
+    ]),
   };
 }
 
@@ -206,12 +227,19 @@ export async function claimPrepared(
   buckets: readonly number[] = [],
 ): Promise<ClaimOutput> {
   const { layout, leaseMs, settingsArgs } = prepared;
-  const args: Array<string | number | Buffer> = [limit, leaseMs, holder];
-  for (let i = 0; i < settingsArgs.length; i++) args.push(settingsArgs[i]!);
-  args.push(acks.length);
-  for (const ack of acks) {
-    const ackFlags = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
-    args.push(ack.member, ack.knownDeadline, ackFlags, ack.result ?? '');
+  // Sized at once: pushed one by one, the list was copied as it grew, at every call.
+  const args = new Array<string | number | Buffer | RespRun>(5 + acks.length * 4);
+  args[0] = limit;
+  args[1] = leaseMs;
+  args[2] = holder;
+  args[3] = settingsArgs;
+  args[4] = acks.length;
+  for (let i = 0, at = 5; i < acks.length; i++, at += 4) {
+    const ack = acks[i]!;
+    args[at] = ack.member;
+    args[at + 1] = ack.knownDeadline;
+    args[at + 2] = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
+    args[at + 3] = ack.result ?? '';
   }
   if (prepared.strategy === 'wheel' && layout.kind !== 'wheel') {
     throw new Error("claim: strategy 'wheel' needs the wheel layout");
@@ -221,14 +249,23 @@ export async function claimPrepared(
       ? // The zset layout has no wheel tail and never a bucket to retry with: one plain call.
         await runScript(client, script('claim'), prepared.keyList, args)
       : await runWheelAware(client, 'claim', prepared.keys, layout, buckets, {
-          keys: prepared.keyList,
+          keys: prepared.keyList.list,
           args,
         }),
     'claim',
   );
+  // Taken before the reply is parsed: a later arrival would only make the bound lower.
+  const arrivedAt = performance.now();
   const now = num(reply, 0, 'claim');
+  const nowUs = num(reply, reply.length - 1, 'claim');
+  const replyClock: ReplyClock = { serverUs: nowUs, arrivedAt };
   const outcomes: AckOutcome[] = new Array<AckOutcome>(acks.length);
   for (let i = 0; i < acks.length; i++) {
+    // Nearly every ack is OK: known by its bytes, without making its string.
+    if (isOk(reply[3 + i])) {
+      outcomes[i] = ACK_OK;
+      continue;
+    }
     const status = str(reply, 3 + i, 'claim');
     outcomes[i] =
       status === 'OK'
@@ -245,7 +282,9 @@ export async function claimPrepared(
   for (let i = 0; i < count; i++) {
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
-    const token = str(reply, at + 1, 'claim');
+    // The token is what precedes the member's first '|' (claim.lua makes the member from it, and
+    // a token has none): sliced from it rather than decoded from its own reply element again.
+    const token = member.slice(0, member.indexOf('|'));
     const id = memberId(member);
     const record = bytes(reply, at + 2, 'claim');
     try {
@@ -259,6 +298,7 @@ export async function claimPrepared(
         runAt: num(reply, at + 3, 'claim'),
         claimedAt: now,
         deadline,
+        reply: replyClock,
       });
     } catch (error) {
       unreadable.push({ id, member, error: error as Error });
@@ -266,6 +306,7 @@ export async function claimPrepared(
   }
   const out: ClaimOutput = {
     now,
+    nowUs,
     nextAt: num(reply, 1, 'claim'),
     acks: outcomes,
     jobs,
@@ -282,6 +323,11 @@ export async function claimPrepared(
     };
   }
   return out;
+}
+
+/** Whether a reply element is the bulk string `OK`. */
+function isOk(value: unknown): boolean {
+  return Buffer.isBuffer(value) && value.length === 2 && value[0] === 0x4f && value[1] === 0x4b;
 }
 
 /** The job id in a lease member "<token>|<id>" or, for a grouped job, "<token>|<id>\0<group>". */

@@ -116,6 +116,35 @@ export function decodeRecord(record: Buffer): DecodedRecord {
     traceparent = record.toString('latin1', at + 1, at + 1 + length);
     at += 1 + length;
   }
+  const hasError = (b & FLAG_B.hasError) !== 0;
+  const completed = (b & FLAG_B.completed) !== 0;
+  const cancelled = (b & FLAG_B.cancelled) !== 0;
+  const hasResult = (b & FLAG_B.hasResult) !== 0;
+  if (
+    backoff === undefined &&
+    group === undefined &&
+    timeoutMs === undefined &&
+    createdAt === undefined &&
+    traceparent === undefined
+  ) {
+    // No optional field (most jobs): one literal, its keys in the same order as below. Grown field
+    // by field, the object reallocated its out-of-object property store twice per claimed job.
+    const plain: RecordHeader = {
+      attempts,
+      claims,
+      claimedAt,
+      runDue,
+      holder,
+      maxAttempts,
+      priority,
+      version,
+      hasError,
+      completed,
+      cancelled,
+      hasResult,
+    };
+    return { header: plain, payload: record.subarray(at), headerLength: at };
+  }
   // Assigned one by one in the order of the header's fields, the optional ones only when present:
   // a literal with conditional spreads made a throw-away object per absent field, per claimed job.
   const header: Mutable<RecordHeader> = { attempts, claims, claimedAt, runDue, holder, maxAttempts };
@@ -129,10 +158,10 @@ export function decodeRecord(record: Buffer): DecodedRecord {
   if (createdAt !== undefined) header.createdAt = createdAt;
   header.version = version;
   if (traceparent !== undefined) header.traceparent = traceparent;
-  header.hasError = (b & FLAG_B.hasError) !== 0;
-  header.completed = (b & FLAG_B.completed) !== 0;
-  header.cancelled = (b & FLAG_B.cancelled) !== 0;
-  header.hasResult = (b & FLAG_B.hasResult) !== 0;
+  header.hasError = hasError;
+  header.completed = completed;
+  header.cancelled = cancelled;
+  header.hasResult = hasResult;
   return { header: header as RecordHeader, payload: record.subarray(at), headerLength: at };
 }
 

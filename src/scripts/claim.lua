@@ -27,7 +27,11 @@
 -- ARGV[4] group concurrency (the queue's recorded one, >= 1), ARGV[5] group rate max, ARGV[6]
 -- group rate per ms (0, 0: none), ARGV[7] queue rate max, ARGV[8] queue rate per ms (0, 0: none),
 -- ARGV[9] dead max count, ARGV[10] dead max age ms, ARGV[11] flags: 'z' the strategy allows
--- ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), ARGV[12] events cap (events.lua),
+-- ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), 'a<ms>' claim ahead: also lease jobs of the
+-- default class and of groups due up to <ms> (0-1000) after now, which the worker starts at their
+-- due time by its lower bound of the server clock, not before (HOT-PATH §5.3; prioritized jobs
+-- and the wheel, whose buckets go whole, only when due),
+-- ARGV[12] events cap (events.lua),
 -- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
 -- (a resent ack is recognised by it); flags: 'e' the job had a last error, 'p' it reported
 -- progress, 'u' a result follows; the result bytes (the codec's, with 'u'). Wheel strategy only,
@@ -36,11 +40,14 @@
 --          'LOST expired', 'LOST not held'), n, then 4 per job: lease member, token, record (with
 --          its new claim block), due }, and with the wheel strategy after them: jobs left in
 --          ready, 1 when due buckets were left for lack of their keys (claim again at once), m,
---          and the starts of the index's first m buckets (pass those next time). next_at: when to
---          claim again (-1: nothing known; paused: wait for the resume message).
--- Cost (fast path, default class): TIME, ZMSCORE a, ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
+--          and the starts of the index's first m buckets (pass those next time); last, the
+--          script's TIME in µs. next_at: when to claim again (-1: nothing known; paused: wait for
+--          the resume message).
+-- Cost (fast path, default class): TIME, ZMSCORE a (not for one ack whose known deadline is
+--          ahead: its ZREM decides), ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
 --          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not
---          full. No per-job command.
+--          full; a claim of 16 jobs or more also OBJECT ENCODING a (and ZADD, ZREM of a long
+--          member when a is a listpack: skiplist.lua). No per-job command.
 -- Guarantee: an ack is applied only for a member whose lease is still valid (DESIGN invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
 --          due jobs the lower priority goes first, equal priorities in due order (the default
@@ -60,6 +67,7 @@
 --!include place.lua
 --!include bury.lua
 --!include reap-expired.lua
+--!include skiplist.lua
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
@@ -76,6 +84,9 @@ local dead_max_count, dead_max_age_ms = tonumber(ARGV[9]), tonumber(ARGV[10])
 local flags = ARGV[11] or ''
 local may_pop = string.find(flags, 'z', 1, true) ~= nil
 local has_zmscore = string.find(flags, 'm', 1, true) ~= nil
+local ahead_text = string.match(flags, 'a(%d+)')
+local ahead = tonumber(ahead_text or '0')
+if ahead > 1000 then return bad_arg('claim ahead must be 0 to 1000 ms, got ' .. ahead_text) end
 local cap_problem = check_events_cap(ARGV[12])
 if cap_problem then return bad_arg(cap_problem) end
 K.events_cap = tonumber(ARGV[12])
@@ -87,7 +98,11 @@ local ACK_FIRST = 14
 local wheel_problem = wheel_keys(K, 20, ACK_FIRST + 4 * m)
 if wheel_problem then return bad_arg(wheel_problem) end
 
-local now = now_ms()
+local now, now_us = now_ms_us()
+-- Jobs due by `cutoff` are taken: now, or a little after it when the worker claims ahead. The
+-- wheel takes whole buckets by their end, so it never claims ahead. Leases, rate limits, tokens
+-- and reaps count from now.
+local cutoff = K.wi and now or now + ahead
 local TWO42, PRIO_BASE = PLACE_TWO42, PLACE_PRIO_BASE
 -- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
 local PROMOTE = 1000
@@ -95,11 +110,18 @@ local PROMOTE = 1000
 local REAP_ON_CLAIM = 100
 -- Claims are a uint16 in the record; past it they wrap (the claim time still tells tokens apart).
 local MAX_CLAIMS = 65535
+-- A claim that leases this many jobs makes sure `a` is a skiplist (skiplist.lua): with that many
+-- leases a listpack's searches cost more than the check.
+local LEASES_SKIPLIST_AT = 16
 
 local out = { now, -1, 0 }
 -- ".<now>" of every token this call writes, formatted once (claims is a whole number below 2^16,
 -- which `..` writes without a fraction).
 local now_token_tail = string.format('.%.0f', now)
+-- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once: Redis 7.0
+-- turns a Lua number passed to a command into text with '%.17g', several times the cost of this
+-- for each job (perf on redis-server, the add path).
+local now_text = string.format('%.0f', now)
 -- Field/value pairs of the one HSET of every record this call writes (completed and leased).
 local hset = {}
 
@@ -125,11 +147,24 @@ if m > 0 then
   local members = {}
   for i = 1, m do members[i] = ARGV[ACK_FIRST + 4 * (i - 1)] end
   local scores = {}
-  for first = 1, m, UNPACK_CHUNK do
-    local part = lease_scores({ unpack(members, first, math.min(m, first + UNPACK_CHUNK - 1)) })
-    for k = 1, #part do scores[first + k - 1] = part[k] end
+  -- One ack whose known deadline is still ahead (a worker at concurrency 1, every job): its ZREM
+  -- alone tells whether the lease is held, one command where the read and the remove are two.
+  -- That deadline is one the server told the worker, and no lease is ever shortened (extend.lua),
+  -- so the lease is valid when its member is there (DESIGN invariant 4). Anything else is read.
+  local removed_one = false
+  if m == 1 and (tonumber(ARGV[ACK_FIRST + 1]) or 0) > now then
+    if redis.call('ZREM', K.a, members[1]) == 1 then
+      scores[1] = ARGV[ACK_FIRST + 1]
+      removed_one = true
+    end
+  else
+    for first = 1, m, UNPACK_CHUNK do
+      local part = lease_scores({ unpack(members, first, math.min(m, first + UNPACK_CHUNK - 1)) })
+      for k = 1, #part do scores[first + k - 1] = part[k] end
+    end
   end
   local done_members, done_c, error_ids, progress_ids = {}, {}, {}, {}
+  local emit_completed = emits(K, 'completed')
   -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group.
   local freed, freed_order = {}, {}
   -- A member acked twice in one call is applied once; the second is a resend.
@@ -145,10 +180,12 @@ if m > 0 then
       applied[member] = true
       local ack_flags = ARGV[base + 2] or ''
       done_members[#done_members + 1] = member
-      done_c[#done_c + 1] = now
+      done_c[#done_c + 1] = now_text
       done_c[#done_c + 1] = id
-      if string.find(ack_flags, 'e', 1, true) then error_ids[#error_ids + 1] = id end
-      if string.find(ack_flags, 'p', 1, true) then progress_ids[#progress_ids + 1] = id end
+      -- Most acks have no flag: three searches saved per job.
+      local has_flags = ack_flags ~= ''
+      if has_flags and string.find(ack_flags, 'e', 1, true) then error_ids[#error_ids + 1] = id end
+      if has_flags and string.find(ack_flags, 'p', 1, true) then progress_ids[#progress_ids + 1] = id end
       local g = member_group(member)
       if g then acked_grouped = acked_grouped + 1 else acked_other = acked_other + 1 end
       if g then
@@ -156,13 +193,13 @@ if m > 0 then
         freed[g] = (freed[g] or 0) + 1
       end
       hset[#hset + 1] = id
-      if string.find(ack_flags, 'u', 1, true) then
+      if has_flags and string.find(ack_flags, 'u', 1, true) then
         hset[#hset + 1] = rec_completed_with_result(ARGV[base + 3])
       else
         hset[#hset + 1] = REC_COMPLETED
       end
       out[#out + 1] = 'OK'
-      emit(K, 'completed', id, 'at', now, 'lease', member)
+      if emit_completed then emit(K, 'completed', id, 'at', now, 'lease', member) end
     elseif not deadline and tonumber(ARGV[base + 1]) > now and redis.call('ZSCORE', K.c, id) then
       -- A resent ack (its reply was lost) finds the job completed, within the lease it was sent in.
       out[#out + 1] = 'ALREADY'
@@ -175,7 +212,7 @@ if m > 0 then
     end
   end
   if #done_members > 0 then
-    call_chunked('ZREM', K.a, done_members, 1)
+    if not removed_one then call_chunked('ZREM', K.a, done_members, 1) end
     call_chunked('ZADD', K.c, done_c, 2)
     call_chunked('HDEL', K.e, error_ids, 1)
     call_chunked('HDEL', K.pg, progress_ids, 1)
@@ -191,8 +228,11 @@ out[n_at] = 0
 
 local function finish()
   call_chunked('HSET', K.j, hset, 2)
-  -- The wheel's own fields go last, after the jobs (wheel.lua wheel_reply).
+  -- The wheel's own fields go after the jobs (wheel.lua wheel_reply).
   if K.wi then wheel_reply(K, out) end
+  -- Last, TIME in µs: `now` is rounded down to the ms, and a worker that starts jobs claimed
+  -- ahead at their due time bounds the server clock by this exact reading instead.
+  out[#out + 1] = now_us
   return out
 end
 
@@ -249,7 +289,7 @@ local function take_groups(limit, d_ids)
     local promoted, turns = {}, {}
     for i = 1, #gw_heads, 2 do
       local at = tonumber(gw_heads[i + 1])
-      if at > now then
+      if at > cutoff then
         sooner(at)
         break
       end
@@ -294,7 +334,7 @@ local function take_groups(limit, d_ids)
       local heads = group_heads(K, g, offset, 2)
       local head = heads[1]
       local due = head and group_member_due(g, head)
-      if not head or due > now then
+      if not head or due > cutoff then
         -- Not possible while every path keeps the group states; repaired rather than trusted.
         leaving[#leaving + 1] = g
         if head then
@@ -327,7 +367,7 @@ local function take_groups(limit, d_ids)
           g_groups[#g_groups + 1] = g
           local following = heads[2]
           local following_due = following and group_member_due(g, following)
-          if running < group_max and following and following_due <= now then
+          if running < group_max and following and following_due <= cutoff then
             requeue[#requeue + 1] = group_next_turn(K)
             requeue[#requeue + 1] = g
           else
@@ -376,7 +416,7 @@ local function take_and_lease(limit)
       local head = redis.call('ZPOPMIN', K.s)
       if head[2] then
         local due = tonumber(head[2])
-        if due <= now then
+        if due <= cutoff then
           -- The next head is not read: this worker is full now and claims again when it acks.
           d_ids[1], d_due[1] = head[1], due
         else
@@ -388,7 +428,7 @@ local function take_and_lease(limit)
       local heads = redis.call('ZRANGE', K.s, 0, limit, 'WITHSCORES')
       for i = 1, #heads, 2 do
         local due = tonumber(heads[i + 1])
-        if due <= now and #d_ids < limit then
+        if due <= cutoff and #d_ids < limit then
           d_ids[#d_ids + 1], d_due[#d_due + 1] = heads[i], due
         else
           sooner(math.max(due, now))
@@ -412,6 +452,8 @@ local function take_and_lease(limit)
         local zr, rm = {}, {}
         for i = 1, #p_heads, 2 do
           local member, due = p_heads[i], tonumber(p_heads[i + 1])
+          -- By now, not the cutoff: every job in r is due, and any claim takes from r (one that
+          -- does not reach ahead too). A prioritized job is not claimed ahead.
           if due > now then
             sooner(due)
             break
@@ -475,8 +517,9 @@ local function take_and_lease(limit)
       local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
       for k = 1, #part do records[first + k - 1] = part[k] end
     end
-    local deadline = now + lease_ms
+    local deadline = string.format('%.0f', now + lease_ms)
     local zadd, starts = {}, {}
+    local emit_claimed = emits(K, 'claimed')
     for i, id in ipairs(take_ids) do
       local rec = records[i]
       local h, why = nil, 'no record'
@@ -495,7 +538,7 @@ local function take_and_lease(limit)
         zadd[#zadd + 1] = deadline
         zadd[#zadd + 1] = member
         if rate_max > 0 then
-          starts[#starts + 1] = now
+          starts[#starts + 1] = now_text
           starts[#starts + 1] = member
         end
         out[#out + 1] = member
@@ -503,7 +546,9 @@ local function take_and_lease(limit)
         out[#out + 1] = leased
         out[#out + 1] = due
         n = n + 1
-        emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
+        if emit_claimed then
+          emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
+        end
       else
         -- A waiting entry without a readable record can only come from outside delayq (a manual
         -- HDEL, a newer writer). It is buried with its reason rather than dropped, so it is seen.
@@ -526,7 +571,11 @@ local function take_and_lease(limit)
       end
     end
     if n > 0 then
-      call_chunked('ZADD', K.a, zadd, 2)
+      if n >= LEASES_SKIPLIST_AT then
+        as_skiplist(K.a, function() call_chunked('ZADD', K.a, zadd, 2) end)
+      else
+        call_chunked('ZADD', K.a, zadd, 2)
+      end
       if #starts > 0 then call_chunked('ZADD', K.lim, starts, 2) end
     end
   end

@@ -223,7 +223,12 @@ export class Attempt<T> implements JobHost {
   private acked(job: Job<T>, result: unknown, outcome: AckOutcome): AttemptState {
     if (outcome.status === 'lost') return this.refused(outcome.detail);
     this.current = 'completed';
-    this.tell(() => this.hooks.completed(job, result));
+    // As tell() does, without its closure: every job completes.
+    try {
+      this.hooks.completed(job, result);
+    } catch (err) {
+      this.hooks.error(toError(err));
+    }
     return this.current;
   }
 

@@ -4,13 +4,15 @@ import type { ClaimedJob, ClaimOutput, UnreadableJob } from '../operations/claim
 import { ClaimLoop } from './claim-loop.js';
 
 /** A loop over a stand-in source that answers each claim with `reply(limit)`. */
-function loopWith(reply: (limit: number) => ClaimOutput, free = 3) {
+function loopWith(reply: (limit: number) => ClaimOutput, free = 3, claimAheadMs = 0) {
   const limits: number[] = [];
+  const aheads: boolean[] = [];
   const started: string[] = [];
   const loop = new ClaimLoop({
     source: {
-      claim: async (limit) => {
+      claim: async (limit, ahead) => {
         limits.push(limit);
+        aheads.push(ahead ?? false);
         return reply(limit);
       },
       pause: async () => {},
@@ -22,9 +24,10 @@ function loopWith(reply: (limit: number) => ClaimOutput, free = 3) {
     clock: new ServerClock(),
     sleeper: new Sleeper(),
     maxSleepMs: 10_000,
+    claimAheadMs,
     onError: () => {},
   });
-  return { loop, limits, started };
+  return { loop, limits, aheads, started };
 }
 
 /** A claim reply of `jobs`, next due at `nextAt`, at server time 1000. */
@@ -63,6 +66,21 @@ describe('ClaimLoop.runOnce', () => {
     expect(started).toEqual(['j0', 'j1', 'buried u']);
   });
 
+  it('with claim ahead, sleeps until that long before the due time and then claims ahead, once', async () => {
+    let nextAt = 1_500;
+    const { loop, aheads } = loopWith(() => reply(nextAt, jobs(1)), 3, 2);
+    const sleep = await loop.runOnce();
+    // 500 ms less the 2 ms ahead, less what elapsed locally since the reply.
+    expect(sleep).toBeLessThanOrEqual(498);
+    expect(sleep).toBeGreaterThan(448);
+    // The claim after that sleep reaches ahead; the reply names a due time within 2 ms, so the
+    // claim after it is a plain one at that due time.
+    nextAt = 1_001;
+    await loop.runOnce();
+    await loop.runOnce();
+    expect(aheads).toEqual([false, true, false]);
+  });
+
   it('never sleeps 0 ms when nothing came, so it cannot spin', async () => {
     const { loop } = loopWith(() => reply(1_000, []));
     expect(await loop.runOnce()).toBe(1);
@@ -92,6 +110,7 @@ describe('ClaimLoop pauses', () => {
       clock,
       sleeper: new Sleeper(),
       maxSleepMs: 10_000,
+      claimAheadMs: 0,
       onError: () => {},
     });
     loop.start();

@@ -24,6 +24,11 @@ export interface ClaimLoopDeps {
   sleeper: Sleeper;
   /** Longest sleep without looking: bounds the delay a lost wake-up can cause. */
   maxSleepMs: number;
+  /**
+   * Claim this long ahead of a due time the loop slept until (start-gate.ts); 0: never (a batch
+   * worker, the wheel). `start` must then hold a job until it is due.
+   */
+  claimAheadMs: number;
   onError(err: unknown): void;
 }
 
@@ -47,6 +52,8 @@ export class ClaimLoop {
   private endSlotWait: (() => void) | undefined;
   /** Whether the sleep runOnce last returned ends at a due time (not the safety timer). */
   private sleepEndsAtDue = false;
+  /** Whether the next claim reaches ahead: the sleep before it ends claimAheadMs short of a due time. */
+  private claimAhead = false;
 
   constructor(private readonly deps: ClaimLoopDeps) {}
 
@@ -67,7 +74,9 @@ export class ClaimLoop {
   async runOnce(): Promise<number> {
     const free = this.deps.freeSlots();
     this.sleepEndsAtDue = false;
-    const out = await this.deps.source.claim(free);
+    const ahead = this.claimAhead;
+    this.claimAhead = false;
+    const out = await this.deps.source.claim(free, ahead);
     this.deps.clock.observe(out.now);
     for (const job of out.jobs) this.deps.start(job);
     for (const job of out.unreadable) this.deps.bury(job);
@@ -85,7 +94,29 @@ export class ClaimLoop {
     // due; it answers with nothing and the next due time, and the loop sleeps again.
     const untilDue = out.nextAt - this.deps.clock.now();
     this.sleepEndsAtDue = untilDue <= this.deps.maxSleepMs;
+    // A sleep until a due time ends claimAheadMs short of it, and that claim reaches ahead: the
+    // reply is back before the job is due and the gate starts it then, with no round trip after
+    // the due time. Jobs due sooner than that go by the plain claim at their due time (the loop
+    // is awake anyway when jobs fall due every ms or two, and a gate spinning all the time would
+    // take the core Redis needs).
+    if (this.sleepEndsAtDue && this.canReachAhead(untilDue)) return this.wakeFor(untilDue);
     return Math.min(this.deps.maxSleepMs, Math.max(floor, untilDue));
+  }
+
+  /**
+   * Ms from now at which to claim for a job due in `untilDueMs` (a wake-up message): that long less
+   * claimAheadMs when the claim can reach ahead, and the next claim then does.
+   */
+  wakeFor(untilDueMs: number): number {
+    if (!this.canReachAhead(untilDueMs)) return untilDueMs;
+    this.claimAhead = true;
+    return untilDueMs - this.deps.claimAheadMs;
+  }
+
+  /** A claim for a job due in `untilDueMs` can go claimAheadMs before it (0: never). */
+  private canReachAhead(untilDueMs: number): boolean {
+    const aheadMs = this.deps.claimAheadMs;
+    return aheadMs > 0 && untilDueMs > aheadMs;
   }
 
   /** Resolves when a slot frees or stop() is called. */

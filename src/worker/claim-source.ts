@@ -13,8 +13,12 @@ import type { QueueKeys } from '../redis/keys.js';
 
 /** A supply of due jobs. */
 export interface ClaimSource {
-  /** Lease up to `limit` due jobs; the output says when the next job or lease expiry is due. */
-  claim(limit: number): Promise<ClaimOutput>;
+  /**
+   * Lease up to `limit` due jobs; the output says when the next job or lease expiry is due.
+   * `ahead`: also jobs due within CLAIM_AHEAD_MS, where the source can (not the wheel); the
+   * caller starts none before its due time.
+   */
+  claim(limit: number, ahead?: boolean): Promise<ClaimOutput>;
   /**
    * Wait up to `ms` for work; ends early on the sleeper's wakeNow() (and on whatever the source
    * watches). `approach`: `ms` ends at a due time, so the sleeper may finish it on its spin.
@@ -39,7 +43,7 @@ export interface ClaimSourceContext {
    * Claim up to `limit` jobs of partition `partition` through its exchange: the call also carries
    * the acks queued for that partition (WorkerStorage.claim).
    */
-  claim(partition: number, limit: number): Promise<ClaimOutput>;
+  claim(partition: number, limit: number, ahead?: boolean): Promise<ClaimOutput>;
   /** The wheel: the bucket starts to pass with `partition`'s calls from now on. */
   setBuckets(partition: number, starts: readonly number[]): void;
   clock: ServerClock;

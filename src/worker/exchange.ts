@@ -34,8 +34,8 @@ class AckBatch {
  */
 export const ACK_RIDE_MS = 2;
 
-/** Sends `limit` and the acks in one call; `limit` 0 acks only. */
-export type ExchangeCall = (limit: number, acks: readonly AckItem[]) => Promise<ClaimOutput>;
+/** Sends `limit` and the acks in one call; `limit` 0 acks only; `ahead`: claim ahead (claim.ts). */
+export type ExchangeCall = (limit: number, acks: readonly AckItem[], ahead: boolean) => Promise<ClaimOutput>;
 
 const NO_ACKS: readonly AckItem[] = [];
 
@@ -67,9 +67,12 @@ export class Exchange {
     return batch.reply.then((out) => outcomeAt(out, index, item));
   }
 
-  /** Claim up to `limit` jobs, carrying every queued ack; waits for the call in flight first. */
-  claim(limit: number): Promise<ClaimOutput> {
-    const next = this.tail.then(() => this.send(limit));
+  /**
+   * Claim up to `limit` jobs, carrying every queued ack; waits for the call in flight first.
+   * `ahead`: also jobs due within CLAIM_AHEAD_MS (the caller holds them until due).
+   */
+  claim(limit: number, ahead = false): Promise<ClaimOutput> {
+    const next = this.tail.then(() => this.send(limit, ahead));
     this.tail = next.catch(() => {});
     return next;
   }
@@ -116,13 +119,13 @@ export class Exchange {
     this.flushTimer = undefined;
   }
 
-  private async send(limit: number): Promise<ClaimOutput> {
+  private async send(limit: number, ahead = false): Promise<ClaimOutput> {
     const batch = this.queued.shift();
     if (this.queued.length > 0) this.planFlush();
     else this.cancelFlush();
     let out: ClaimOutput;
     try {
-      out = await this.call(limit, batch ? batch.items : NO_ACKS);
+      out = await this.call(limit, batch ? batch.items : NO_ACKS, ahead);
     } catch (err) {
       batch?.refuse(err);
       throw err;

@@ -25,11 +25,11 @@ export class PartitionedSource implements ClaimSource {
     this.picker = new PartitionPicker(partitions.length, ctx.maxSleepMs);
   }
 
-  async claim(limit: number): Promise<ClaimOutput> {
+  async claim(limit: number, ahead?: boolean): Promise<ClaimOutput> {
     const { picker, ctx } = this;
     const shares = picker.plan(limit, ctx.clock.now());
     const settled = await Promise.allSettled(
-      shares.map((share) => this.partitions[share.partition]!.claim(share.limit)),
+      shares.map((share) => this.partitions[share.partition]!.claim(share.limit, ahead)),
     );
     const jobs: ClaimedJob[] = [];
     const unreadable: UnreadableJob[] = [];

@@ -46,9 +46,13 @@ export class ReadyWaiter {
       !(this.source instanceof Cluster)
     ) {
       try {
-        await this.source.call('CLIENT', 'UNBLOCK', this.clientId);
-        await pending;
-        return;
+        // 0: the connection was not blocked (yet). Its BLMOVE may still be on its way, and would
+        // then block for its whole timeout (an hour with a long maxSleepMs: seen as a close() that
+        // hung under load); dropping the connection ends it whatever it is doing.
+        if (Number(await this.source.call('CLIENT', 'UNBLOCK', this.clientId)) === 1) {
+          await pending;
+          return;
+        }
       } catch {
         // CLIENT UNBLOCK refused (ACL, old server): drop the connection instead.
       }

@@ -31,73 +31,155 @@ export interface RunDeps<T> {
 }
 
 /**
- * Run `attempt` to its fate. `handlerDone`: the handler is done, or will not run, so its slot
- * goes to the next job (called once; apart from `deps`, which one worker shares by all attempts).
+ * The worker's side of one running attempt: told when the handler is done (or will not run) so
+ * its slot goes to the next job, and when the attempt has ended. An object the worker already
+ * makes per job, not closures: each closure was one more allocation per job.
+ */
+export interface AttemptFlight {
+  /** The handler is done, or will not run: its slot goes to the next job (may be called again). */
+  handlerDone(): void;
+  /** The attempt is over (its fate sent, or it never ran): called once, last. */
+  ended(): void;
+}
+
+/**
+ * Run `attempt` to its fate; never rejects (an error is given to deps.report). `flight` hears
+ * when the handler is done and when the attempt has ended. The one async function a job goes
+ * through: each nested one was a promise, a generator and an await more per job.
  */
 export async function runAttempt<T>(
   attempt: Attempt<T>,
   deps: RunDeps<T>,
-  handlerDone: () => void,
+  flight: AttemptFlight,
 ): Promise<void> {
-  const { claimed } = attempt;
-  const o = deps.options;
-  let job: Job<T>;
-  let traceparent: string | undefined;
-  const { header } = claimed;
+  // The rare paths are functions of their own: this one's locals are kept in a generator object
+  // made per job, sized by every variable and temporary in it.
   try {
-    traceparent = header.traceparent;
-    if (header.version > o.version) {
-      // A rolling deploy: hand it back uncharged, due later, so an upgraded worker takes it.
-      handlerDone();
-      const state = await attempt.release('newer-version', o.newerVersionDelayMs);
-      if (state === 'released')
-        deps.report(new UnsupportedVersionError(claimed.id, header.version, o.version));
+    const prepared = jobFor(attempt, deps, flight);
+    const job = prepared instanceof Job ? prepared : await prepared;
+    if (job === undefined) return;
+    let result: unknown;
+    try {
+      result = await observed(attempt, job, deps);
+    } catch (err) {
+      flight.handlerDone();
+      await failed(attempt, job, deps, err);
       return;
     }
-    const payload = handlerPayload<T>(claimed, deps.codec, o);
-    job = new Job<T>(
-      claimed.id,
-      isPromiseLike(payload) ? await payload : payload,
-      header.attempts,
-      header.maxAttempts,
-      new Date(claimed.runAt),
-      new Date(claimed.claimedAt),
-      attempt,
-      header.group,
+    flight.handlerDone();
+    await attempt.complete(
+      job,
+      result,
+      deps.options.keepResults ? encodeResult(deps, job.id, result) : undefined,
     );
   } catch (err) {
-    // An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once
-    // with the reason, and go on.
-    handlerDone();
-    await attempt.bury(null, toError(err));
-    return;
+    deps.report(err);
+  } finally {
+    flight.ended();
   }
-  let result: unknown;
+}
+
+/**
+ * The job to hand the handler, or a promise of it when it is not ready at once; undefined when
+ * the attempt ended without it (handed back to a newer version, or its payload buried).
+ */
+function jobFor<T>(
+  attempt: Attempt<T>,
+  deps: RunDeps<T>,
+  flight: AttemptFlight,
+): Job<T> | Promise<Job<T> | undefined> {
+  const { claimed } = attempt;
+  const o = deps.options;
   try {
-    const tracing = deps.tracing;
-    result = await (tracing?.observed()
-      ? tracing.process(
-          {
-            queue: deps.queue,
-            id: job.id,
-            attempt: job.attempt,
-            runAt: claimed.runAt,
-            claimedAt: claimed.claimedAt,
-            traceparent,
-          },
-          () => runHandler(attempt, job, deps.handler),
-        )
-      : runHandler(attempt, job, deps.handler));
+    if (claimed.header.version > o.version) return handBack(attempt, deps, flight);
+    const payload = handlerPayload<T>(claimed, deps.codec, o);
+    if (isPromiseLike(payload)) return jobWhenReady(attempt, payload, flight);
+    return newJob(attempt, payload);
   } catch (err) {
-    handlerDone();
-    const error = toError(err);
-    // Fail for good: dead at once with its reason, the attempts left unused.
-    if (isUnrecoverable(error)) await attempt.bury(job, error);
-    else await attempt.fail(job, error, deps.retry.delayMs(job.id, header, error));
-    return;
+    return buryUnreadable(attempt, flight, err);
   }
-  handlerDone();
-  await attempt.complete(job, result, o.keepResults ? encodeResult(deps, job.id, result) : undefined);
+}
+
+function newJob<T>(attempt: Attempt<T>, payload: T): Job<T> {
+  const { claimed } = attempt;
+  const { header } = claimed;
+  return new Job<T>(
+    claimed.id,
+    payload,
+    header.attempts,
+    header.maxAttempts,
+    new Date(claimed.runAt),
+    new Date(claimed.claimedAt),
+    attempt,
+    header.group,
+  );
+}
+
+/** A payload not ready at once (an asynchronous schema or migration). */
+async function jobWhenReady<T>(
+  attempt: Attempt<T>,
+  payload: PromiseLike<T>,
+  flight: AttemptFlight,
+): Promise<Job<T> | undefined> {
+  try {
+    return newJob(attempt, await payload);
+  } catch (err) {
+    return buryUnreadable(attempt, flight, err);
+  }
+}
+
+/** A rolling deploy: hand it back uncharged, due later, so an upgraded worker takes it. */
+async function handBack<T>(attempt: Attempt<T>, deps: RunDeps<T>, flight: AttemptFlight): Promise<undefined> {
+  const { claimed } = attempt;
+  const o = deps.options;
+  try {
+    flight.handlerDone();
+    const state = await attempt.release('newer-version', o.newerVersionDelayMs);
+    if (state === 'released')
+      deps.report(new UnsupportedVersionError(claimed.id, claimed.header.version, o.version));
+  } catch (err) {
+    return buryUnreadable(attempt, flight, err);
+  }
+  return undefined;
+}
+
+/**
+ * An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once
+ * with the reason, and go on.
+ */
+async function buryUnreadable<T>(
+  attempt: Attempt<T>,
+  flight: AttemptFlight,
+  err: unknown,
+): Promise<undefined> {
+  flight.handlerDone();
+  await attempt.bury(null, toError(err));
+  return undefined;
+}
+
+/** The handler's run, inside a trace span when tracing is loaded and observed. */
+function observed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>): Promise<unknown> {
+  const tracing = deps.tracing;
+  if (!tracing?.observed()) return runHandler(attempt, job, deps.handler);
+  const { claimed } = attempt;
+  return tracing.process(
+    {
+      queue: deps.queue,
+      id: job.id,
+      attempt: job.attempt,
+      runAt: claimed.runAt,
+      claimedAt: claimed.claimedAt,
+      traceparent: claimed.header.traceparent,
+    },
+    () => runHandler(attempt, job, deps.handler),
+  );
+}
+
+/** The handler threw: fail the attempt, or bury it for good (UnrecoverableError, attempts left unused). */
+async function failed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>, err: unknown): Promise<void> {
+  const error = toError(err);
+  if (isUnrecoverable(error)) await attempt.bury(job, error);
+  else await attempt.fail(job, error, deps.retry.delayMs(job.id, attempt.claimed.header, error));
 }
 
 /**

@@ -23,14 +23,27 @@ export class Slots {
 
   /** Hold a slot; returns its release, which frees it once however often it is called. */
   take(): () => void {
-    this.held++;
+    this.hold();
     let freed = false;
     return () => {
       if (freed) return;
       freed = true;
-      this.held--;
-      this.waiters.shift()?.();
+      this.release();
     };
+  }
+
+  /**
+   * Hold a slot, to be given back by exactly one release(): for a caller that already keeps track
+   * of whether it holds one (the worker's one-job flights), without take()'s closure per job.
+   */
+  hold(): void {
+    this.held++;
+  }
+
+  /** Give back a slot hold() took. */
+  release(): void {
+    this.held--;
+    this.waiters.shift()?.();
   }
 
   /** Resolves when a slot frees (or never, once dropWaiters() ran: the loop races it with its stop). */

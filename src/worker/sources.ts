@@ -22,8 +22,8 @@ export class ScheduleSource implements ClaimSource {
     private readonly partition: number,
   ) {}
 
-  claim(limit: number): Promise<ClaimOutput> {
-    return this.ctx.claim(this.partition, limit);
+  claim(limit: number, ahead?: boolean): Promise<ClaimOutput> {
+    return this.ctx.claim(this.partition, limit, ahead);
   }
 
   pause(ms: number, approach?: boolean): Promise<void> {

@@ -22,6 +22,7 @@ import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptS
 import { Exchange } from './exchange.js';
 import { confirmLateClaim, isLateReply } from './late-claim.js';
 import { PROGRESS_MAX_BYTES } from './progress-value.js';
+import { CLAIM_AHEAD_MS } from './start-gate.js';
 
 /** How many expired leases one reap call returns at most, per partition. */
 const REAP_LIMIT = 1_000;
@@ -74,19 +75,20 @@ export class WorkerStorage implements AttemptStore {
     );
     this.exchanges = this.partitions.map((keys, p) => {
       const prepared = prepareClaim(keys, settings);
+      const preparedAhead = prepareClaim(keys, { ...settings, aheadMs: CLAIM_AHEAD_MS });
       return new Exchange(
-        async (limit, acks) => {
+        async (limit, acks, ahead) => {
           const sentAt = performance.now();
           const out = await claimPrepared(
             this.client,
-            prepared,
+            ahead ? preparedAhead : prepared,
             limit,
             this.holders[p]!,
             acks,
             this.buckets[p],
           );
           const replyMs = performance.now() - sentAt;
-          this.options.clock?.observe(out.now, sentAt);
+          this.options.clock?.observe(out.nowUs !== undefined ? out.nowUs / 1000 : out.now, sentAt);
           // A quick reply (nearly always) is used as it came.
           if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
           const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
@@ -108,11 +110,14 @@ export class WorkerStorage implements AttemptStore {
     await Promise.all(holders.map((holder, p) => dropHolder(this.client, this.partitions[p]!, holder)));
   }
 
-  /** Claim up to `limit` jobs from `partition`, carrying the acks queued for it. */
-  claim(partition: number, limit: number): Promise<ClaimOutput> {
+  /**
+   * Claim up to `limit` jobs from `partition`, carrying the acks queued for it; `ahead`: also
+   * those due within CLAIM_AHEAD_MS, which the worker must hold until due (StartGate).
+   */
+  claim(partition: number, limit: number, ahead = false): Promise<ClaimOutput> {
     const exchange = this.exchanges[partition];
     if (!exchange) return Promise.reject(new Error('worker storage: claim before open()'));
-    return exchange.claim(limit);
+    return exchange.claim(limit, ahead);
   }
 
   /** The wheel's bucket starts to pass with `partition`'s calls from now on. */

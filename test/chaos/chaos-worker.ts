@@ -219,7 +219,15 @@ const worker = new Worker<ChaosPayload>(
     const token = latestToken.get(job.id) ?? '?';
     tokenOf.set(job, token);
     const start = Date.now();
-    record({ phase: 'start', pid, id: job.id, token, attempt: job.attempt, start });
+    record({
+      phase: 'start',
+      pid,
+      id: job.id,
+      token,
+      attempt: job.attempt,
+      start,
+      startNow: job.claimedAt.getTime(),
+    });
     const p = job.payload;
     if (p.crash) {
       process.kill(pid, 'SIGKILL');

@@ -18,6 +18,7 @@ import {
   type JobKind,
 } from './checker.js';
 import type { CallOutcome, ChaosEntry } from './ledger.js';
+import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import { runChaos, type ChaosOptions } from './run.js';
 
 // --- 1. The checker on hand-made histories -----------------------------------------------------
@@ -32,7 +33,7 @@ function history(
 ): ChaosEntry[] {
   const entries: ChaosEntry[] = [
     { phase: 'claim', pid, at: t, now: t, leaseMs: 1_000, jobs: [{ id, token, attempt: 1, runAt: t - 10 }] },
-    { phase: 'start', pid, id, token, attempt: 1, start: t },
+    { phase: 'start', pid, id, token, attempt: 1, start: t, startNow: t },
     { phase: 'end', pid, id, token, attempt: 1, start: t, end: t + 100 },
   ];
   if (settle !== null) {
@@ -168,13 +169,33 @@ describe('the chaos checker', () => {
     expect(inFlight('normal').counts.leaseOverlaps).toBe(1);
   });
 
-  test('catches a claim before the due time', () => {
+  test('catches a claim further ahead of the due time than a claim ahead reaches', () => {
     const entries = history('a', 1, '1', 10_000);
     const claim = entries[0] as Extract<ChaosEntry, { phase: 'claim' }>;
-    claim.jobs[0]!.runAt = 10_001;
+    claim.jobs[0]!.runAt = 10_000 + CLAIM_AHEAD_MS;
+    // Within the reach, and started at the due time: allowed.
+    const start = entries[1] as Extract<ChaosEntry, { phase: 'start' }>;
+    start.start = start.startNow = 10_000 + CLAIM_AHEAD_MS;
+    expect(check({ entries }).ok).toBe(true);
+    claim.jobs[0]!.runAt = 10_001 + CLAIM_AHEAD_MS;
+    start.start = start.startNow = 10_001 + CLAIM_AHEAD_MS;
     const report = check({ entries });
     expect(report.counts.earlyClaims).toBe(1);
     expect(report.ok).toBe(false);
+  });
+
+  test('catches a handler started before the due time, by either clock', () => {
+    for (const which of ['start', 'startNow'] as const) {
+      const entries = history('a', 1, '1', 10_000);
+      const claim = entries[0] as Extract<ChaosEntry, { phase: 'claim' }>;
+      claim.jobs[0]!.runAt = 10_001;
+      const start = entries[1] as Extract<ChaosEntry, { phase: 'start' }>;
+      start.start = start.startNow = 10_001;
+      start[which] = 10_000;
+      const report = check({ entries });
+      expect(report.counts.earlyStarts, which).toBe(1);
+      expect(report.ok).toBe(false);
+    }
   });
 
   test('a job run twice is a duplicate: explained by a fault to the first holder, else a violation', () => {

@@ -11,12 +11,15 @@
  * - Fencing: at most one ack per job is applied; every other ack is refused. A second applied ack
  *   for a job that had completed and been added again (same id, started afresh) is reported on its
  *   own: the producer's add was applied twice, which is no fencing breach but still a double run.
- * - Never early: no claim before the job's due time, by the Redis clock.
+ * - Never early: no handler start before the job's due time: by the local clock (one machine: the
+ *   Redis clock too), and by the worker's own bound of the Redis clock (job.claimedAt). A lease
+ *   may start up to CLAIM_AHEAD_MS before it (claim ahead), never further.
  * - Duplicates (a job run again without a deliberate failure before) and handler runs that overlap
  *   in time only where the earlier holder was hit by a fault (killed, stopped, cut off, restarted).
  *
  * Pure: no I/O, so chaos.test.ts can feed it hand-made histories that each break one rule.
  */
+import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import type { CallOutcome, ChaosEntry } from './ledger.js';
 
 /** The kinds of fault the runner injects; 'crash' is a process that died on its own. */
@@ -77,7 +80,10 @@ export interface ChaosCounts {
   /** Jobs run again as a new job under the same id after they had completed. */
   recreatedAfterCompletion: number;
   leaseOverlaps: number;
+  /** Leases that began more than CLAIM_AHEAD_MS before the due time. */
   earlyClaims: number;
+  /** Handlers started before the due time. */
+  earlyStarts: number;
   unexpectedDead: number;
 }
 
@@ -99,6 +105,8 @@ interface Run {
   /** Latest deadline the holder was told (claim, then extends). */
   deadline?: number;
   start?: number;
+  /** The start by the worker's bound of the Redis clock (job.claimedAt). */
+  startNow?: number;
   end?: number;
   settles: Array<{ phase: 'ack' | 'fail' | 'release'; outcome: CallOutcome; at: number; resent: boolean }>;
 }
@@ -139,7 +147,7 @@ export function checkChaos(input: CheckInput): ChaosReport {
           run.claimNow = e.now;
           run.runAt = job.runAt;
           run.deadline = Math.max(run.deadline ?? 0, e.now + e.leaseMs);
-          if (e.now < job.runAt)
+          if (e.now < job.runAt - CLAIM_AHEAD_MS)
             earlyClaims.push(`${job.id}#${job.token} claimed at ${e.now}, due ${job.runAt}`);
         }
         break;
@@ -155,6 +163,7 @@ export function checkChaos(input: CheckInput): ChaosReport {
         const run = runOf(e.pid, e.id, e.token, e.attempt);
         run.attempt = e.attempt;
         run.start = e.start;
+        run.startNow = e.startNow;
         break;
       }
       case 'end':
@@ -313,7 +322,17 @@ export function checkChaos(input: CheckInput): ChaosReport {
   );
   flag('dead jobs without a recorded reason', deadWithoutReason);
   flag('jobs dead that should have completed', unexpectedDead);
-  flag('claims before the due time (Redis clock)', earlyClaims);
+  flag(`claims more than ${CLAIM_AHEAD_MS} ms before the due time (Redis clock)`, earlyClaims);
+  const earlyStarts: string[] = [];
+  for (const run of runs.values()) {
+    if (run.runAt === undefined || run.start === undefined) continue;
+    if (run.start < run.runAt || (run.startNow ?? run.runAt) < run.runAt) {
+      earlyStarts.push(
+        `${run.id}#${run.token} started at ${run.start} (${run.startNow} by its worker), due ${run.runAt}`,
+      );
+    }
+  }
+  flag('handlers started before the due time', earlyStarts);
 
   // --- One holder, by the Redis clock ---------------------------------------------------------
   const overlaps: string[] = [];
@@ -403,6 +422,7 @@ export function checkChaos(input: CheckInput): ChaosReport {
     recreatedAfterCompletion: recreated.length,
     leaseOverlaps: overlaps.length,
     earlyClaims: earlyClaims.length,
+    earlyStarts: earlyStarts.length,
     unexpectedDead: unexpectedDead.length,
   };
   return { ok: violations.length === 0, counts, violations };
@@ -417,7 +437,7 @@ export function formatCounts(counts: ChaosCounts, faults: Readonly<Record<string
   return [
     `accepted ${counts.accepted}, completed ${counts.completed} (${counts.completedReplyLost} by an ack whose reply was lost), dead ${counts.dead}, lost ${counts.lost}, unfinished ${counts.unfinished}`,
     `runs ${counts.runs}, duplicates ${counts.duplicates} (unexplained ${counts.duplicatesUnexplained}), concurrent double runs ${counts.concurrentDoubleRuns} (unexplained ${counts.concurrentUnexplained})`,
-    `stale acks refused ${counts.staleAcksRefused}, stale acks applied ${counts.staleAcksApplied}, re-created after completion ${counts.recreatedAfterCompletion}, lease overlaps ${counts.leaseOverlaps}, early claims ${counts.earlyClaims}, unexpected dead ${counts.unexpectedDead}`,
+    `stale acks refused ${counts.staleAcksRefused}, stale acks applied ${counts.staleAcksApplied}, re-created after completion ${counts.recreatedAfterCompletion}, lease overlaps ${counts.leaseOverlaps}, early claims ${counts.earlyClaims}, early starts ${counts.earlyStarts}, unexpected dead ${counts.unexpectedDead}`,
     `faults: ${faultList || 'none'}`,
   ].join('\n');
 }

@@ -23,6 +23,7 @@ import { setScriptTransport } from '../../src/redis/scripts.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
 import { shiftedClockEnv } from '../support/shifted-clock.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';
+import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import { readChaosLedger, type ChaosEntry, type ChaosPayload } from './ledger.js';
 import { killAllChaosWorkers, spawnChaosWorker, type ChaosWorker } from './worker-handle.js';
 
@@ -454,9 +455,16 @@ describe('faults users meet', () => {
     for (const c of claims) {
       expect(c.attempt, `${c.id} ran twice`).toBe(1);
       expect(c.runAt).toBe(due.get(c.id));
-      expect(c.now, `${c.id} claimed early`).toBeGreaterThanOrEqual(c.runAt);
+      // A claim ahead leases a job at most CLAIM_AHEAD_MS before it is due, and holds it until then.
+      expect(c.now, `${c.id} claimed early`).toBeGreaterThanOrEqual(c.runAt - CLAIM_AHEAD_MS);
       expect(c.now - c.runAt, `${c.id} claimed late`).toBeLessThan(1_000);
     }
+    // Started at the due time or after, by the worker's bound of the Redis clock (its own wall
+    // clock is an hour off, so it is no witness here).
+    const starts = entries(ledger, 'start');
+    expect(starts.map((s) => s.id).sort()).toEqual([...due.keys()].sort());
+    for (const s of starts)
+      expect(s.startNow, `${s.id} started early`).toBeGreaterThanOrEqual(due.get(s.id)!);
     expect(entries(ledger, 'ack').map((a) => a.outcome)).toEqual(Array(N).fill('ok'));
     expect(entries(ledger, 'event').filter((e) => e.event !== 'completed')).toEqual([]);
     // The jumps were real: the worker's wall clock read an hour ahead, then an hour behind, Redis.

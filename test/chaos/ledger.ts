@@ -63,7 +63,16 @@ export type ChaosEntry =
       now: number;
       leases: Array<{ id: string; token: string; deadline: number }>;
     }
-  | { phase: 'start'; pid: number; id: string; token: string; attempt: number; start: number }
+  | {
+      phase: 'start';
+      pid: number;
+      id: string;
+      token: string;
+      attempt: number;
+      start: number;
+      /** job.claimedAt: the start by the worker's lower bound of the Redis clock. */
+      startNow: number;
+    }
   | { phase: 'end'; pid: number; id: string; token: string; attempt: number; start: number; end: number }
   | SettleEntry<'ack'>
   | SettleEntry<'fail'>

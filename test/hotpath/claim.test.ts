@@ -5,6 +5,7 @@
  * fallback without ZMSCORE.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AckItem } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
 import {
   COMPLETED_RECORD,
@@ -30,6 +31,22 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopFixture(f);
 });
+
+/** Commands the server has run so far, by name (INFO commandstats; scripts' own commands included). */
+async function commandCalls(): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const m of (await f.client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls.set(m[1]!, Number(m[2]));
+  }
+  return calls;
+}
+
+/** The commands run between two commandCalls() readings (only those that ran). */
+function diffCalls(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, n] of after) if (n > (before.get(name) ?? 0)) out.set(name, n - (before.get(name) ?? 0));
+  return out;
+}
 
 async function serverNow(): Promise<number> {
   const [s, us] = await f.client.time();
@@ -245,6 +262,78 @@ describe('acks inside the claim', () => {
       { status: 'lost', detail: 'expired' },
       { status: 'already' },
       { status: 'lost', detail: 'not held' },
+    ]);
+  });
+
+  it('a claim of 16 jobs or more keeps the leases ZSET a skiplist, with nothing of its own left in it', async () => {
+    const keys = freshKeys('ack-skiplist');
+    const ids = Array.from({ length: 40 }, (_, i) => `j${i}`);
+    await addJobs(
+      f,
+      keys,
+      ids.map((id) => job(id)),
+    );
+    const small = await claimJobs(f, keys, 15);
+    // 15 leases: Redis keeps them as a listpack, as it would without delayq.
+    expect(await f.client.object('ENCODING', keys.leases)).toBe('listpack');
+    const big = await claimJobs(f, keys, 16, { acks: small.jobs.map((j) => ackOf(j)) });
+    expect(big.acks.every((a) => a.status === 'ok')).toBe(true);
+    // The acks emptied the ZSET and the claim made it again: a skiplist from the start.
+    expect(await f.client.object('ENCODING', keys.leases)).toBe('skiplist');
+    expect((await f.client.zrange(keys.leases, 0, -1)).sort()).toStrictEqual(
+      big.jobs.map((j) => j.member).sort(),
+    );
+    // Acks and the next claim on the skiplist: same outcomes, and it stays one.
+    const rest = await claimJobs(f, keys, 20, { acks: big.jobs.slice(0, 10).map((j) => ackOf(j)) });
+    expect(rest.acks).toHaveLength(10);
+    expect(rest.acks.every((a) => a.status === 'ok')).toBe(true);
+    expect(rest.jobs).toHaveLength(9);
+    expect(await f.client.object('ENCODING', keys.leases)).toBe('skiplist');
+    expect(await f.client.zcard(keys.leases)).toBe(6 + 9);
+  });
+
+  it('a single ack (concurrency 1): its ZREM alone decides while its known deadline is ahead; the same outcomes', async () => {
+    const keys = freshKeys('ack-single');
+    await addJobs(
+      f,
+      keys,
+      ['a', 'b', 'c', 'd', 'e'].map((id) => job(id)),
+    );
+    const { jobs } = await claimJobs(f, keys, 5, { leaseMs: 60_000 });
+    const [a, b, c, d, e] = jobs;
+    const inside = async (acks: AckItem[]) => {
+      const before = await commandCalls();
+      const out = await claimJobs(f, keys, 0, { acks });
+      return { out, calls: diffCalls(before, await commandCalls()) };
+    };
+    // Held, known deadline ahead: ZREM only (no ZMSCORE), then the completion.
+    const ok = await inside([ackOf(a!)]);
+    expect(ok.out.acks).toStrictEqual([{ status: 'ok' }]);
+    expect(ok.calls.get('zmscore')).toBeUndefined();
+    expect(ok.calls.get('zrem')).toBe(1);
+    expect(await f.client.zscore(keys.leases, a!.member)).toBeNull();
+    expect(await f.client.zscore(keys.completed, 'a')).toBe(String(ok.out.now));
+    // Sent again (its reply lost): recognised within the deadline it was sent in.
+    expect((await inside([ackOf(a!)])).out.acks).toStrictEqual([{ status: 'already' }]);
+    // Cancelled while it ran, or reaped: the ZREM finds nothing, and the reason is read.
+    await f.client.zrem(keys.leases, b!.member);
+    await f.client.zadd(keys.cancelled, 1, 'b');
+    expect((await inside([ackOf(b!)])).out.acks).toStrictEqual([{ status: 'lost', detail: 'cancelled' }]);
+    await f.client.zrem(keys.leases, c!.member);
+    expect((await inside([ackOf(c!)])).out.acks).toStrictEqual([{ status: 'lost', detail: 'not held' }]);
+    // Expired as the worker was told (its known deadline passed, not reaped yet): read, refused,
+    // and the lease stays for the reaper.
+    await f.client.zadd(keys.leases, 1, d!.member);
+    const expired = await inside([{ ...ackOf(d!), knownDeadline: 1 }]);
+    expect(expired.out.acks).toStrictEqual([{ status: 'lost', detail: 'expired' }]);
+    expect(expired.calls.get('zmscore')).toBe(1);
+    expect(await f.client.zscore(keys.leases, d!.member)).toBe('1');
+    // Extended by a renewal whose reply was lost: the worker's known deadline passed, the lease's
+    // did not. Read, and applied.
+    const now = await serverNow();
+    await f.client.zadd(keys.leases, now + 60_000, e!.member);
+    expect((await inside([{ ...ackOf(e!), knownDeadline: now - 1 }])).out.acks).toStrictEqual([
+      { status: 'ok' },
     ]);
   });
 

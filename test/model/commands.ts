@@ -13,6 +13,7 @@ import { extend } from '../../src/operations/extend.js';
 import { cancel } from '../../src/operations/manage.js';
 import { pause, resume } from '../../src/operations/pause.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
+import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import { decodeRecord, encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { QueueKeys } from '../../src/redis/keys.js';
@@ -169,17 +170,20 @@ export class ClaimCommand extends Base {
     readonly leaseMs: number,
     readonly strategy: Strategy,
     readonly picks: readonly number[],
+    /** Claim ahead (claim.lua's 'a<ms>' flag): also jobs due up to this long after now. */
+    readonly aheadMs = 0,
   ) {
     super();
   }
   toString(): string {
-    return `claim(${this.limit}, lease ${this.leaseMs}, ${this.strategy}, acks ${JSON.stringify(this.picks)})`;
+    return `claim(${this.limit}, lease ${this.leaseMs}, ${this.strategy}, acks ${JSON.stringify(this.picks)}, ahead ${this.aheadMs})`;
   }
   protected async apply(model: HotModel, real: Real): Promise<void> {
     const handles = pick(model.handles, this.picks);
     const acks = handles.map((h) => ({ ...h }));
-    const expected = model.claim(this.limit, this.leaseMs, 1, acks);
+    const expected = model.claim(this.limit, this.leaseMs, 1, acks, this.aheadMs);
     const out = await claim(real.client, real.keys, {
+      aheadMs: this.aheadMs,
       strategy: this.strategy,
       limit: this.limit,
       leaseMs: this.leaseMs,
@@ -290,7 +294,12 @@ export const commandArbs: Array<fc.Arbitrary<Cmd>> = [
     .array(
       fc.record({
         id: idArb,
-        offset: fc.oneof(fc.constant(0), fc.integer({ min: -100, max: 100 }), fc.constantFrom(-1, 1)),
+        // Edges: due now, 1 ms either side, and at and just past a claim ahead's reach.
+        offset: fc.oneof(
+          fc.constant(0),
+          fc.integer({ min: -100, max: 100 }),
+          fc.constantFrom(-1, 1, CLAIM_AHEAD_MS, CLAIM_AHEAD_MS + 1),
+        ),
         priority: fc.constantFrom(...PRIORITIES),
         attempts: fc.constantFrom(1, 3),
         mode: fc.constantFrom('keep' as const, 'keep' as const, 'replace' as const, 'new' as const),
@@ -304,8 +313,9 @@ export const commandArbs: Array<fc.Arbitrary<Cmd>> = [
       fc.constantFrom(...LEASE_MS),
       fc.constantFrom<Strategy>('zpopmin', 'range'),
       fc.array(fc.nat(), { maxLength: 3 }),
+      fc.constantFrom(0, 0, CLAIM_AHEAD_MS, 30),
     )
-    .map(([limit, lease, strategy, picks]) => new ClaimCommand(limit, lease, strategy, picks)),
+    .map(([limit, lease, strategy, picks, ahead]) => new ClaimCommand(limit, lease, strategy, picks, ahead)),
   fc
     .tuple(fc.constantFrom(...LEASE_MS), fc.array(fc.nat(), { minLength: 1, maxLength: 2 }))
     .map(([ms, picks]) => new ExtendCommand(ms, picks)),

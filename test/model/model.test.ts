@@ -106,8 +106,20 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'a job claimed 1 ms before it is due',
       script: 'claim',
-      from: 'if due <= now and #d_ids < limit then',
-      to: 'if due <= now + 1 and #d_ids < limit then',
+      from: 'if due <= cutoff and #d_ids < limit then',
+      to: 'if due <= cutoff + 1 and #d_ids < limit then',
+    },
+    {
+      what: 'a claim ahead reaching 1 ms further than it was asked',
+      script: 'claim',
+      from: 'local cutoff = K.wi and now or now + ahead',
+      to: 'local cutoff = K.wi and now or now + ahead + (ahead > 0 and 1 or 0)',
+    },
+    {
+      what: 'a claim ahead ignored (only due jobs taken)',
+      script: 'claim',
+      from: 'local cutoff = K.wi and now or now + ahead',
+      to: 'local cutoff = now',
     },
     {
       what: 'a paused queue’s claim taking jobs (the pause gate never shut)',

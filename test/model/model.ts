@@ -158,6 +158,7 @@ export class HotModel {
     leaseMs: number,
     holder: number,
     acks: readonly Handle[],
+    aheadMs = 0,
   ): { acks: string[]; paused: boolean; jobs: Array<{ id: string; member: string; due: number }> } {
     const outcomes: string[] = [];
     const applied = new Set<string>();
@@ -183,20 +184,26 @@ export class HotModel {
       if (this.inState('active').some(([, j]) => j.score <= this.now)) this.reap();
       return { acks: outcomes, paused: true, jobs };
     }
-    this.take(limit, leaseMs, holder, jobs);
+    this.take(limit, leaseMs, holder, jobs, aheadMs);
     if (jobs.length < limit) {
       const head = this.inState('active')[0];
       if (head && head[1].score <= this.now) {
         const returned = this.reap();
-        if (returned > 0) this.take(limit - jobs.length, leaseMs, holder, jobs);
+        if (returned > 0) this.take(limit - jobs.length, leaseMs, holder, jobs, aheadMs);
       }
     }
     return { acks: outcomes, paused: false, jobs };
   }
 
-  /** Due jobs in claim order: lower priority first (the default class is 0), then due, then member. */
-  private dueInOrder(): Array<[string, ModelJob]> {
-    const due = [...this.jobs].filter(([, j]) => j.state === 'waiting' && j.score <= this.now);
+  /**
+   * Jobs due by now (of the default class: by now + aheadMs, a claim ahead takes those too) in
+   * claim order: lower priority first (the default class is 0), then due, then member.
+   */
+  private dueInOrder(aheadMs: number): Array<[string, ModelJob]> {
+    // A prioritized job is promoted (and claimed) only once due by now; the default class ahead.
+    const due = [...this.jobs].filter(
+      ([, j]) => j.state === 'waiting' && j.score <= this.now + (j.header.priority === 0 ? aheadMs : 0),
+    );
     // Promotion moves every due prioritized job to r before the merge.
     for (const [id, j] of due) if (j.header.priority !== 0) this.promoted.add(id);
     const key = ([id, j]: [string, ModelJob]): [number, string] =>
@@ -219,8 +226,9 @@ export class HotModel {
     leaseMs: number,
     holder: number,
     out: Array<{ id: string; member: string; due: number }>,
+    aheadMs: number,
   ): void {
-    for (const [id, job] of this.dueInOrder().slice(0, limit)) {
+    for (const [id, job] of this.dueInOrder(aheadMs).slice(0, limit)) {
       const h = job.header;
       h.attempts += 1;
       h.claims = (h.claims % 65535) + 1;

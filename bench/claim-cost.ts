@@ -12,10 +12,10 @@
  */
 import { loadavg } from 'node:os';
 import { Queue } from '../src/index.js';
-import { claim, type AckItem, type ClaimInput } from '../src/operations/claim.js';
-import { ZSET_LAYOUT } from '../src/operations/wheel.js';
+import { claim } from '../src/operations/claim.js';
 import { queueKeys } from '../src/redis/keys.js';
 import { setScriptTransport } from '../src/redis/scripts.js';
+import { busyClaimSettings, claimBusily } from './lib/busy-claims.js';
 import { countFlag } from './lib/flags.js';
 import { cpuMicros, reset, startBenchRedis, type BenchRedis } from './lib/redis.js';
 import { runMain } from './lib/main.js';
@@ -26,17 +26,7 @@ const RUNS = countFlag('runs', 3);
 const EMPTY_CALLS = 5_000;
 const QUEUE = 'claim-cost';
 
-const SETTINGS: Omit<ClaimInput, 'limit' | 'acks'> = {
-  strategy: 'zpopmin',
-  leaseMs: 30_000,
-  holder: 1,
-  deadMaxCount: 1_000,
-  deadMaxAgeMs: 86_400_000,
-  rate: { max: 0, perMs: 0 },
-  eventsCap: -10_000,
-  zmscore: true,
-  layout: ZSET_LAYOUT,
-};
+const SETTINGS = busyClaimSettings(30_000);
 
 const EVAL_ONLY = process.argv.includes('--eval');
 const COMMAND = EVAL_ONLY ? 'evalsha' : 'fcall';
@@ -60,20 +50,7 @@ async function busyRun(redis: BenchRedis): Promise<{ cpu: number; script: number
   const keys = queueKeys(QUEUE);
   await redis.control.config('RESETSTAT');
   const before = await cpuMicros(redis.control);
-  let acks: AckItem[] = [];
-  let claimed = 0;
-  while (claimed < JOBS) {
-    const out = await claim(redis.control, keys, { ...SETTINGS, limit: LIMIT, acks });
-    if (out.jobs.length === 0) throw new Error(`claim-cost: only ${claimed} of ${JOBS} jobs were due`);
-    acks = out.jobs.map((job) => ({
-      member: job.member,
-      knownDeadline: job.deadline,
-      hadError: false,
-      progressed: false,
-    }));
-    claimed += out.jobs.length;
-  }
-  await claim(redis.control, keys, { ...SETTINGS, limit: 0, acks });
+  await claimBusily(redis.control, keys, SETTINGS, JOBS, LIMIT);
   const cpu = (await cpuMicros(redis.control)) - before;
   const { calls, usec } = commandStats(await redis.control.info('commandstats'), COMMAND);
   return { cpu: cpu / JOBS, script: usec / JOBS, calls };

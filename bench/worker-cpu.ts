@@ -6,21 +6,32 @@
  * and bytes allocated per job: heap used at the end minus at the start, plus what every GC freed
  * (v8.GCProfiler's before/after heap sizes), which is exact up to the last GC's rounding.
  *
- * Run: node --import tsx bench/worker-cpu.ts [--jobs=100000] [--concurrency=50]
+ * Run: node --import tsx bench/worker-cpu.ts [--jobs=100000] [--concurrency=50] [--prefetch=N]
+ *      [--profile=FILE]
  *      (at --concurrency=1, --jobs=20000 keeps it under a minute)
+ * --profile writes a .cpuprofile of the processing phase alone (first handler call to last), for
+ * bench/prof-summary.ts: a whole-process --cpu-prof is mostly start-up and the adds.
  */
 import { loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { Queue, Worker } from '../src/index.js';
 import { countFlag } from './lib/flags.js';
-import { startBenchRedis } from './lib/redis.js';
+import { commandCalls, cpuMicros, scriptCallsBetween, startBenchRedis } from './lib/redis.js';
 import { runMain } from './lib/main.js';
 
 const JOBS = countFlag('jobs', 100_000);
 const CONCURRENCY = countFlag('concurrency', 50);
+/** Jobs claimed beyond free slots (WorkerOptions.prefetch); the worker's default when not given. */
+const PREFETCH = process.argv.find((a) => a.startsWith('--prefetch='))?.slice('--prefetch='.length);
 const BULK = 1_000;
 const QUEUE = 'worker-cpu';
+const PROFILE = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
+const HEAP_PROFILE = process.argv
+  .find((a) => a.startsWith('--heap-profile='))
+  ?.slice('--heap-profile='.length);
 
 /** What the processing phase cost, read at its last job. */
 interface Phase {
@@ -96,12 +107,43 @@ async function main(): Promise<void> {
         });
       }
     };
+    const session = PROFILE || HEAP_PROFILE ? new Session() : undefined;
+    if (session) session.connect();
+    if (session && PROFILE) {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    }
+    if (session && HEAP_PROFILE) {
+      await session.post('HeapProfiler.enable');
+      // Every allocation sampled, not only what is still alive at the end: what the GC collects
+      // is what this profile is for.
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    }
+    // Redis's side of the same run (worker start and close included): CPU and script calls.
+    const redisCpu0 = await cpuMicros(redis.control);
+    const calls0 = await commandCalls(redis.control);
     const worker = new Worker<{ i: number; pad: string }>(QUEUE, handler, {
       connection: redis.url,
       concurrency: CONCURRENCY,
+      ...(PREFETCH !== undefined && { prefetch: Number(PREFETCH) }),
     });
     const p = await finished;
+    if (session && PROFILE) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(PROFILE, JSON.stringify(profile));
+    }
+    if (session && HEAP_PROFILE) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      writeFileSync(HEAP_PROFILE, JSON.stringify(profile));
+    }
+    session?.disconnect();
     await worker.close();
+    const redisCpu = (await cpuMicros(redis.control)) - redisCpu0;
+    const scriptCalls = scriptCallsBetween(calls0, await commandCalls(redis.control));
     // The first job starts the clock: the figures cover JOBS - 1 jobs.
     const jobs = JOBS - 1;
     console.log(
@@ -111,6 +153,7 @@ async function main(): Promise<void> {
         `CPU ${(p.cpuUs / jobs).toFixed(2)} µs/job`,
         `GC ${((p.gcMs * 1000) / jobs).toFixed(1)} ms/1k jobs (${p.gcCount} GCs, ${((p.gcMs * 1000 * 100) / p.cpuUs).toFixed(1)} % of CPU)`,
         `allocated ${(p.allocated / jobs / 1024).toFixed(2)} KB/job`,
+        `Redis CPU ${(redisCpu / JOBS).toFixed(2)} µs/job, ${(JOBS / scriptCalls).toFixed(1)} jobs per script call`,
         `load ${loadavg()[0]!.toFixed(2)}`,
       ].join('; '),
     );

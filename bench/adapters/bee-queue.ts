@@ -1,7 +1,12 @@
 /**
  * bee-queue behind the bench interface. Its defaults, except: removeOnSuccess: true (it keeps
  * succeeded jobs by default), activateDelayedJobs: true on the worker (without it delayed jobs never
- * run), and getEvents: false (nobody here listens to job events; sendEvents stays on, as by default).
+ * run), getEvents: false (nobody here listens to job events; sendEvents stays on, as by default),
+ * and storeJobs: false on the producer. With storeJobs on (its default), every Job that save() or
+ * saveAll() created stays in the producer's `jobs` map until a succeeded / failed event for it comes
+ * back, and with getEvents off none ever does: the bench process kept every job it had added
+ * (~530 B each), which ran a 4 GB heap out of memory filling W7's 10⁷ backlog. The map only
+ * dispatches job events to Job objects; it sends nothing to Redis, so the jobs written are the same.
  * Stalled jobs are only looked for when checkStalledJobs() is called, which its defaults never do.
  */
 import BeeQueue from 'bee-queue';
@@ -23,6 +28,7 @@ export function createBeeQueue({ url, queue: name }: AdapterOptions): Adapter {
     redis,
     isWorker: false,
     getEvents: false,
+    storeJobs: false,
     removeOnSuccess: true,
   });
   const create = (job: NewJob) => {

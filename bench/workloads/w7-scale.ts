@@ -32,6 +32,8 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
         delayMs: FAR_MS,
       }),
     );
+    // The bench process's own heap once the backlog is in: it must not grow with N (10⁷ is filled too).
+    const heapMb = process.memoryUsage().heapUsed / 2 ** 20;
     const label = waiting.toLocaleString('en-US');
     // Filling the backlog is what W7 costs at 10⁶: recorded, so the bench's runtime is explained.
     ctx.rec.add('W7', `backlog fill, ${label} waiting`, 's', 'lower', system, fillMs / 1000);
@@ -93,7 +95,8 @@ async function once(ctx: Context, system: SystemName, waiting: number): Promise<
         callsPerJob,
       );
       ctx.log(
-        `  W7 ${system} ${label} waiting: filled in ${(fillMs / 1000).toFixed(1)} s, ` +
+        `  W7 ${system} ${label} waiting: filled in ${(fillMs / 1000).toFixed(1)} s ` +
+          `(bench heap ${heapMb.toFixed(0)} MB), ` +
           `${bytesPerJob.toFixed(0)} B/job, ${Math.round(rate)}/s, add-to-start ${median(latencies)} ms, ` +
           `Redis ${cpuPerJob.toFixed(1)} µs and ${callsPerJob.toFixed(1)} commands per processed job`,
       );

@@ -76,16 +76,22 @@ local K = {
 }
 K.events = K.ev
 local limit, lease_ms, holder = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local rate_max, rate_per_ms = tonumber(ARGV[7]), tonumber(ARGV[8])
-local group_max = math.max(tonumber(ARGV[4]) or 1, 1)
-local group_rate_max, group_rate_per = tonumber(ARGV[5]) or 0, tonumber(ARGV[6]) or 0
+-- Read as numbers once each, but the usual '0' (no rate limit) and '1' (group concurrency) by
+-- their text: tonumber is glibc's strtod, ~1,000 instructions a call (bench/redis-instructions.ts).
+local function whole(text, usual, usual_value)
+  if text == usual then return usual_value end
+  return tonumber(text)
+end
+local rate_max, rate_per_ms = whole(ARGV[7], '0', 0), whole(ARGV[8], '0', 0)
+local group_max = math.max(whole(ARGV[4], '1', 1) or 1, 1)
+local group_rate_max, group_rate_per = whole(ARGV[5], '0', 0) or 0, whole(ARGV[6], '0', 0) or 0
 K.gmax = group_max
 local dead_max_count, dead_max_age_ms = tonumber(ARGV[9]), tonumber(ARGV[10])
 local flags = ARGV[11] or ''
 local may_pop = string.find(flags, 'z', 1, true) ~= nil
 local has_zmscore = string.find(flags, 'm', 1, true) ~= nil
 local ahead_text = string.match(flags, 'a(%d+)')
-local ahead = tonumber(ahead_text or '0')
+local ahead = ahead_text and tonumber(ahead_text) or 0
 if ahead > 1000 then return bad_arg('claim ahead must be 0 to 1000 ms, got ' .. ahead_text) end
 local cap_problem = check_events_cap(ARGV[12])
 if cap_problem then return bad_arg(cap_problem) end
@@ -115,13 +121,15 @@ local MAX_CLAIMS = 65535
 local LEASES_SKIPLIST_AT = 16
 
 local out = { now, -1, 0 }
--- ".<now>" of every token this call writes, formatted once (claims is a whole number below 2^16,
--- which `..` writes without a fraction).
-local now_token_tail = string.format('.%.0f', now)
--- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once: Redis 7.0
--- turns a Lua number passed to a command into text with '%.17g', several times the cost of this
--- for each job (perf on redis-server, the add path).
-local now_text = string.format('%.0f', now)
+-- Ms times as text. '%d' takes glibc's integer path; '%.0f' (and '%.17g', Redis's own for a Lua
+-- number passed to a command, and '%.14g', Lua's for `..`) its floating-point one, ~4,000
+-- instructions a number (callgrind, bench/redis-instructions.ts). '%d' prints a C long: where
+-- that is 32 bits (a 32-bit build), times in ms do not fit and '%.0f' stays.
+local MS_FORMAT = string.format('%d', 2 ^ 40) == '1099511627776' and '%d' or '%.0f'
+-- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once.
+local now_text = string.format(MS_FORMAT, now)
+-- ".<now>" of every token this call writes.
+local now_token_tail = '.' .. now_text
 -- Field/value pairs of the one HSET of every record this call writes (completed and leased).
 local hset = {}
 
@@ -152,9 +160,11 @@ if m > 0 then
   -- That deadline is one the server told the worker, and no lease is ever shortened (extend.lua),
   -- so the lease is valid when its member is there (DESIGN invariant 4). Anything else is read.
   local removed_one = false
-  if m == 1 and (tonumber(ARGV[ACK_FIRST + 1]) or 0) > now then
+  local known_deadline = m == 1 and tonumber(ARGV[ACK_FIRST + 1]) or 0
+  if m == 1 and known_deadline > now then
     if redis.call('ZREM', K.a, members[1]) == 1 then
-      scores[1] = ARGV[ACK_FIRST + 1]
+      -- The number, not its text: read below again, and each tonumber of a text is a strtod.
+      scores[1] = known_deadline
       removed_one = true
     end
   else
@@ -163,7 +173,9 @@ if m > 0 then
       for k = 1, #part do scores[first + k - 1] = part[k] end
     end
   end
-  local done_members, done_c, error_ids, progress_ids = {}, {}, {}, {}
+  local done_members, done_c = {}, {}
+  -- Made when an ack needs them: most calls have no job with an error or progress.
+  local error_ids, progress_ids = nil, nil
   local emit_completed = emits(K, 'completed')
   -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group.
   local freed, freed_order = {}, {}
@@ -184,8 +196,14 @@ if m > 0 then
       done_c[#done_c + 1] = id
       -- Most acks have no flag: three searches saved per job.
       local has_flags = ack_flags ~= ''
-      if has_flags and string.find(ack_flags, 'e', 1, true) then error_ids[#error_ids + 1] = id end
-      if has_flags and string.find(ack_flags, 'p', 1, true) then progress_ids[#progress_ids + 1] = id end
+      if has_flags and string.find(ack_flags, 'e', 1, true) then
+        error_ids = error_ids or {}
+        error_ids[#error_ids + 1] = id
+      end
+      if has_flags and string.find(ack_flags, 'p', 1, true) then
+        progress_ids = progress_ids or {}
+        progress_ids[#progress_ids + 1] = id
+      end
       local g = member_group(member)
       if g then acked_grouped = acked_grouped + 1 else acked_other = acked_other + 1 end
       if g then
@@ -214,8 +232,8 @@ if m > 0 then
   if #done_members > 0 then
     if not removed_one then call_chunked('ZREM', K.a, done_members, 1) end
     call_chunked('ZADD', K.c, done_c, 2)
-    call_chunked('HDEL', K.e, error_ids, 1)
-    call_chunked('HDEL', K.pg, progress_ids, 1)
+    if error_ids then call_chunked('HDEL', K.e, error_ids, 1) end
+    if progress_ids then call_chunked('HDEL', K.pg, progress_ids, 1) end
     for _, g in ipairs(freed_order) do
       local due = group_release(K, g, now, freed[g])
       if due and (group_woke == nil or due < group_woke) then group_woke = due end
@@ -237,7 +255,7 @@ local function finish()
 end
 
 if limit <= 0 then
-  if group_woke then redis.call('PUBLISH', K.w, string.format('%.0f', math.max(group_woke, now))) end
+  if group_woke then redis.call('PUBLISH', K.w, string.format(MS_FORMAT, math.max(group_woke, now))) end
   return finish()
 end
 
@@ -249,7 +267,7 @@ if special > 0 and redis.call('EXISTS', K.z) == 1 then
   -- message (or its safety timer), not for a due time it may not act on. Expired leases still go
   -- back, so a dead worker's job waits for the resume like any other.
   out[3] = 1
-  local lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
+  local lease_head = redis.call('ZRANGE', K.a, '0', '0', 'WITHSCORES')
   if lease_head[2] and tonumber(lease_head[2]) <= now then
     reap_expired(K, now, REAP_ON_CLAIM, dead_max_count, dead_max_age_ms)
   end
@@ -517,7 +535,7 @@ local function take_and_lease(limit)
       local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
       for k = 1, #part do records[first + k - 1] = part[k] end
     end
-    local deadline = string.format('%.0f', now + lease_ms)
+    local deadline = string.format(MS_FORMAT, now + lease_ms)
     local zadd, starts = {}, {}
     local emit_claimed = emits(K, 'claimed')
     for i, id in ipairs(take_ids) do
@@ -528,7 +546,8 @@ local function take_and_lease(limit)
         local claims = h.claims % MAX_CLAIMS + 1
         local due = take_due[i]
         local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
-        local token = claims .. now_token_tail
+        -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s '%.14g'.
+        local token = string.format('%d', claims) .. now_token_tail
         local member = token .. '|' .. id
         -- A grouped job's member names its group, so whatever ends the lease frees the slot
         -- without reading the record.
@@ -592,14 +611,14 @@ if window_reopens > 0 and (held_back or next_at == now) then next_at = window_re
 -- a full batch means it claims again as soon as a slot frees). An expired one is reaped here, so
 -- a crashed worker's job does not wait for a Reaper tick.
 if n < tonumber(ARGV[1]) then
-  local lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
+  local lease_head = redis.call('ZRANGE', K.a, '0', '0', 'WITHSCORES')
   if lease_head[2] then
     local head = tonumber(lease_head[2])
     if head <= now then
       local returned = reap_expired(K, now, REAP_ON_CLAIM, dead_max_count, dead_max_age_ms)
       if returned > 0 then
         sooner(now)
-        redis.call('PUBLISH', K.w, string.format('%.0f', now))
+        redis.call('PUBLISH', K.w, now_text)
         if n < limit then
           -- Reaped jobs may be prioritized: the gate's answer is read again.
           special = redis.call('EXISTS', K.p, K.r, K.gw, K.gr)
@@ -607,7 +626,7 @@ if n < tonumber(ARGV[1]) then
           out[n_at] = n
         end
       end
-      lease_head = redis.call('ZRANGE', K.a, 0, 0, 'WITHSCORES')
+      lease_head = redis.call('ZRANGE', K.a, '0', '0', 'WITHSCORES')
       if lease_head[2] then sooner(tonumber(lease_head[2])) end
     else
       sooner(head)
@@ -615,7 +634,7 @@ if n < tonumber(ARGV[1]) then
   end
 end
 if group_woke and next_at ~= -1 and next_at <= now then
-  redis.call('PUBLISH', K.w, string.format('%.0f', now))
+  redis.call('PUBLISH', K.w, now_text)
 end
 out[2] = next_at
 return finish()

@@ -25,10 +25,11 @@ describe('buildLibrary', () => {
     for (const entry of entries) {
       const head = entry
         .split('\n')
-        .slice(1, 5)
+        .slice(1, 6)
         .map((l) => l.trim());
       expect(head).toEqual([
         'KEYS, ARGV = keys, args',
+        'MS_FORMAT = nil',
         'REC_DEFAULT_NEW = nil',
         'wheel_left_behind = false',
         'group_last_turn = nil',

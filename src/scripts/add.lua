@@ -252,12 +252,12 @@ local zg, touched, touched_order = {}, {}, {}
 local written = {}
 -- Whether each new job gets an `added` event: asked once for the batch.
 local emit_added = emits(K, 'added')
--- s's scores as text: Redis 7.0 turns a Lua number passed to a command into text with '%.17g',
--- several times the cost of '%d' (due times are whole ms), and the jobs of one call often share
--- a due time (one delay for all), so the text of the previous one is kept.
+-- s's scores as text (ms_text, prelude.lua: Redis 7.0 would format a Lua number with '%.17g'),
+-- and the jobs of one call often share a due time (one delay for all), so the text of the
+-- previous one is kept.
 local last_due, last_due_text = nil, nil
 local function due_text(due)
-  if due ~= last_due then last_due, last_due_text = due, string.format('%d', due) end
+  if due ~= last_due then last_due, last_due_text = due, ms_text(due) end
   return last_due_text
 end
 local created, wake_at, bucket_end = 0, nil, nil
@@ -371,7 +371,7 @@ for i = 1, n do
 end
 flush()
 if created > 0 then redis.call('HINCRBY', K.n, 'added', created) end
-if wake_at ~= nil then redis.call('PUBLISH', K.w, string.format('%.0f', wake_at)) end
+if wake_at ~= nil then redis.call('PUBLISH', K.w, ms_text(wake_at)) end
 if K.wi then wheel_announce(K, K.w, bucket_end) end
 -- Per-job form: code and time per job. Packed: the codes as one string, then the times: one
 -- bulk string per call instead of one per job, for Redis to write and the client to read.

@@ -121,13 +121,8 @@ local MAX_CLAIMS = 65535
 local LEASES_SKIPLIST_AT = 16
 
 local out = { now, -1, 0 }
--- Ms times as text. '%d' takes glibc's integer path; '%.0f' (and '%.17g', Redis's own for a Lua
--- number passed to a command, and '%.14g', Lua's for `..`) its floating-point one, ~4,000
--- instructions a number (callgrind, bench/redis-instructions.ts). '%d' prints a C long: where
--- that is 32 bits (a 32-bit build), times in ms do not fit and '%.0f' stays.
-local MS_FORMAT = string.format('%d', 2 ^ 40) == '1099511627776' and '%d' or '%.0f'
--- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once.
-local now_text = string.format(MS_FORMAT, now)
+-- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once (prelude.lua).
+local now_text = ms_text(now)
 -- ".<now>" of every token this call writes.
 local now_token_tail = '.' .. now_text
 -- Field/value pairs of the one HSET of every record this call writes (completed and leased).
@@ -255,7 +250,7 @@ local function finish()
 end
 
 if limit <= 0 then
-  if group_woke then redis.call('PUBLISH', K.w, string.format(MS_FORMAT, math.max(group_woke, now))) end
+  if group_woke then redis.call('PUBLISH', K.w, ms_text(math.max(group_woke, now))) end
   return finish()
 end
 
@@ -535,7 +530,7 @@ local function take_and_lease(limit)
       local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
       for k = 1, #part do records[first + k - 1] = part[k] end
     end
-    local deadline = string.format(MS_FORMAT, now + lease_ms)
+    local deadline = ms_text(now + lease_ms)
     local zadd, starts = {}, {}
     local emit_claimed = emits(K, 'claimed')
     for i, id in ipairs(take_ids) do
@@ -546,7 +541,7 @@ local function take_and_lease(limit)
         local claims = h.claims % MAX_CLAIMS + 1
         local due = take_due[i]
         local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
-        -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s '%.14g'.
+        -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s float format '%.14g'.
         local token = string.format('%d', claims) .. now_token_tail
         local member = token .. '|' .. id
         -- A grouped job's member names its group, so whatever ends the lease frees the slot

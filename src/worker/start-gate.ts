@@ -75,8 +75,12 @@ export class StartGate {
   private readonly check = (): void => {
     this.timer = undefined;
     this.immediate = undefined;
-    const ready = this.held.filter((h) => this.left(h) <= 0).sort((a, b) => a.at - b.at);
-    if (ready.length > 0) this.held = this.held.filter((h) => !ready.includes(h));
+    // One pass: each held job's time left is read once (the spin runs this every turn).
+    const ready: Held[] = [];
+    const waiting: Held[] = [];
+    for (const h of this.held) (this.left(h) <= 0 ? ready : waiting).push(h);
+    this.held = waiting;
+    ready.sort((a, b) => a.at - b.at);
     for (const h of ready) h.go();
     this.plan();
   };

@@ -19,6 +19,18 @@ local function now_ms()
   return (now_ms_us())
 end
 
+-- A whole number of ms (a time, a score) as text. '%d' takes glibc's integer path; '%.0f' (and the
+-- '%.17g' Redis uses for a Lua number passed to a command) its floating-point one, ~4,000
+-- instructions a number (callgrind, bench/redis-instructions.ts). '%d' prints a C long: where that
+-- is 32 bits (a 32-bit build), ms times do not fit and '%.0f' stays.
+-- Found by the first ms_text of a call: a function library may not call `string` while it loads,
+-- so this is per-call state (function-library.ts resets it at each call).
+local MS_FORMAT = nil
+local function ms_text(ms)
+  if not MS_FORMAT then MS_FORMAT = string.format('%d', 2 ^ 40) == '1099511627776' and '%d' or '%.0f' end
+  return string.format(MS_FORMAT, ms)
+end
+
 -- Tell sleeping workers the schedule's head moved earlier than they may know.
 local function wake_if_head(schedule_key, wake_channel, due)
   local head = redis.call('ZRANGE', schedule_key, 0, 0, 'WITHSCORES')

@@ -127,7 +127,8 @@ export interface WheelState {
   head: number[];
 }
 
-const FIELDS_PER_JOB = 4;
+/** Per leased job in a claim reply: lease member, record, due (claim.lua). */
+const FIELDS_PER_JOB = 3;
 
 /** The KEYS of claim.lua before the wheel's tail (docs/design/HOT-PATH.md §4.11, then pg). */
 export function claimKeys(keys: QueueKeys): string[] {
@@ -283,10 +284,10 @@ export async function claimPrepared(
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
     // The token is what precedes the member's first '|' (claim.lua makes the member from it, and
-    // a token has none): sliced from it rather than decoded from its own reply element again.
+    // a token has none): the reply does not carry it again.
     const token = member.slice(0, member.indexOf('|'));
     const id = memberId(member);
-    const record = bytes(reply, at + 2, 'claim');
+    const record = bytes(reply, at + 1, 'claim');
     try {
       const { header, payload } = decodeRecord(record);
       jobs.push({
@@ -295,7 +296,7 @@ export async function claimPrepared(
         token,
         header,
         payload,
-        runAt: num(reply, at + 3, 'claim'),
+        runAt: num(reply, at + 2, 'claim'),
         claimedAt: now,
         deadline,
         reply: replyClock,

@@ -37,8 +37,8 @@
 -- progress, 'u' a result follows; the result bytes (the codec's, with 'u'). Wheel strategy only,
 -- after the acks: granularity ms and the start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), M ack outcomes ('OK', 'ALREADY', 'LOST cancelled',
---          'LOST expired', 'LOST not held'), n, then 4 per job: lease member, token, record (with
---          its new claim block), due }, and with the wheel strategy after them: jobs left in
+--          'LOST expired', 'LOST not held'), n, then 3 per job: lease member, record (with its
+--          new claim block), due }, and with the wheel strategy after them: jobs left in
 --          ready, 1 when due buckets were left for lack of their keys (claim again at once), m,
 --          and the starts of the index's first m buckets (pass those next time); last, the
 --          script's TIME in µs. next_at: when to claim again (-1: nothing known; paused: wait for
@@ -555,8 +555,9 @@ local function take_and_lease(limit)
           starts[#starts + 1] = now_text
           starts[#starts + 1] = member
         end
+        -- The token is the member up to its '|': the worker slices it there, not from a reply
+        -- element of its own (one Lua-to-RESP conversion and one client buffer less per job).
         out[#out + 1] = member
-        out[#out + 1] = token
         out[#out + 1] = leased
         out[#out + 1] = due
         n = n + 1

@@ -77,12 +77,12 @@ function splitMember(member: string): { id: string; token: string } {
 
 // claim.lua's ARGV (src/operations/claim.ts): limit, lease ms, holder, 3 group settings, rate max
 // and per, dead count and age, flags, events cap, then M, then 4 per ack (member, known deadline,
-// flags, result). Its reply: now, next_at, paused, M ack outcomes, n, then 4 per job (member,
-// token, record, due).
+// flags, result). Its reply: now, next_at, paused, M ack outcomes, n, then 3 per job (member,
+// record, due); a job's token is its member up to the '|'.
 const CLAIM_LEASE_MS = 1;
 const CLAIM_ACK_COUNT = 12;
 const CLAIM_FIELDS_PER_ACK = 4;
-const CLAIM_FIELDS_PER_JOB = 4;
+const CLAIM_FIELDS_PER_JOB = 3;
 
 function observe(name: string, argv: string[], reply: unknown, err: unknown, resent: boolean): void {
   const at = Date.now();
@@ -114,17 +114,16 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
     const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
     for (let i = 0; i < count; i++) {
       const base = countAt + 1 + i * CLAIM_FIELDS_PER_JOB;
-      const { id } = splitMember(text(r[base]));
-      const token = text(r[base + 1]);
+      const { id, token } = splitMember(text(r[base]));
       // The record as leased: its claim block holds this attempt's number.
-      const raw = r[base + 2];
+      const raw = r[base + 1];
       let attempt = 0;
       try {
         attempt = decodeRecord(Buffer.isBuffer(raw) ? raw : Buffer.from(text(raw))).header.attempts;
       } catch {
         // An unreadable record: the worker buries it; attempt 0 says the ledger could not tell.
       }
-      jobs.push({ id, token, attempt, runAt: Number(text(r[base + 3])) });
+      jobs.push({ id, token, attempt, runAt: Number(text(r[base + 2])) });
       latestToken.set(id, token);
     }
     if (jobs.length > 0) {

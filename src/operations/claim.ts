@@ -260,22 +260,8 @@ export async function claimPrepared(
   const now = num(reply, 0, 'claim');
   const nowUs = num(reply, reply.length - 1, 'claim');
   const replyClock: ReplyClock = { serverUs: nowUs, arrivedAt };
-  const outcomes: AckOutcome[] = new Array<AckOutcome>(acks.length);
-  for (let i = 0; i < acks.length; i++) {
-    // Nearly every ack is OK: known by its bytes, without making its string.
-    if (isOk(reply[3 + i])) {
-      outcomes[i] = ACK_OK;
-      continue;
-    }
-    const status = str(reply, 3 + i, 'claim');
-    outcomes[i] =
-      status === 'OK'
-        ? ACK_OK
-        : status === 'ALREADY'
-          ? ACK_ALREADY
-          : { status: 'lost', detail: status.replace(/^LOST /, '') };
-  }
-  const countAt = 3 + acks.length;
+  const outcomes = ackOutcomes(bytes(reply, 3, 'claim'), acks.length);
+  const countAt = 4;
   const count = num(reply, countAt, 'claim');
   const jobs: ClaimedJob[] = [];
   const unreadable: UnreadableJob[] = [];
@@ -326,9 +312,27 @@ export async function claimPrepared(
   return out;
 }
 
-/** Whether a reply element is the bulk string `OK`. */
-function isOk(value: unknown): boolean {
-  return Buffer.isBuffer(value) && value.length === 2 && value[0] === 0x4f && value[1] === 0x4b;
+/** What each letter of a claim reply's ack outcomes means (claim.lua). */
+const ACK_LETTERS: Readonly<Record<string, AckOutcome>> = Object.freeze({
+  O: ACK_OK,
+  A: ACK_ALREADY,
+  C: Object.freeze({ status: 'lost', detail: 'cancelled' }),
+  E: Object.freeze({ status: 'lost', detail: 'expired' }),
+  N: Object.freeze({ status: 'lost', detail: 'not held' }),
+});
+
+/** The outcomes of a call's `count` acks, from the reply's string of a letter per ack. */
+function ackOutcomes(letters: Buffer, count: number): AckOutcome[] {
+  if (letters.length !== count) {
+    throw new Error(`claim: ${count} acks sent, ${letters.length} outcomes in the reply`);
+  }
+  const outcomes = new Array<AckOutcome>(count);
+  for (let i = 0; i < count; i++) {
+    const outcome = ACK_LETTERS[String.fromCharCode(letters[i]!)];
+    if (!outcome) throw new Error(`claim: unknown ack outcome '${String.fromCharCode(letters[i]!)}'`);
+    outcomes[i] = outcome;
+  }
+  return outcomes;
 }
 
 /** The job id in a lease member "<token>|<id>" or, for a grouped job, "<token>|<id>\0<group>". */

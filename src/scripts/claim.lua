@@ -36,8 +36,9 @@
 -- (a resent ack is recognised by it); flags: 'e' the job had a last error, 'p' it reported
 -- progress, 'u' a result follows; the result bytes (the codec's, with 'u'). Wheel strategy only,
 -- after the acks: granularity ms and the start of each bucket list in KEYS.
--- Returns: { now, next_at, paused (0/1), M ack outcomes ('OK', 'ALREADY', 'LOST cancelled',
---          'LOST expired', 'LOST not held'), n, then 3 per job: lease member, record (with its
+-- Returns: { now, next_at, paused (0/1), the M ack outcomes as one string of a letter each (O: OK,
+--          A: already applied, C: lost, cancelled, E: lost, expired, N: lost, not held), n, then 3
+--          per job: lease member, record (with its
 --          new claim block), due }, and with the wheel strategy after them: jobs left in
 --          ready, 1 when due buckets were left for lack of their keys (claim again at once), m,
 --          and the starts of the index's first m buckets (pass those next time); last, the
@@ -120,7 +121,7 @@ local MAX_CLAIMS = 65535
 -- leases a listpack's searches cost more than the check.
 local LEASES_SKIPLIST_AT = 16
 
-local out = { now, -1, 0 }
+local out = { now, -1, 0, '' }
 -- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once (prelude.lua).
 local now_text = ms_text(now)
 -- ".<now>" of every token this call writes.
@@ -176,13 +177,16 @@ if m > 0 then
   local freed, freed_order = {}, {}
   -- A member acked twice in one call is applied once; the second is a resend.
   local applied = {}
+  -- A letter per ack, sent as one string: one reply element for the call, where an element per ack
+  -- was a Lua-to-RESP conversion each and a parsed buffer each in the worker.
+  local outcomes = {}
   for i = 1, m do
     local base = ACK_FIRST + 4 * (i - 1)
     local member = members[i]
     local id = member_id(member)
     local deadline = scores[i] and tonumber(scores[i])
     if applied[member] then
-      out[#out + 1] = 'ALREADY'
+      outcomes[i] = 'A'
     elseif deadline and deadline > now then
       applied[member] = true
       local ack_flags = ARGV[base + 2] or ''
@@ -211,19 +215,21 @@ if m > 0 then
       else
         hset[#hset + 1] = REC_COMPLETED
       end
-      out[#out + 1] = 'OK'
+      outcomes[i] = 'O'
       if emit_completed then emit(K, 'completed', id, 'at', now, 'lease', member) end
     elseif not deadline and tonumber(ARGV[base + 1]) > now and redis.call('ZSCORE', K.c, id) then
       -- A resent ack (its reply was lost) finds the job completed, within the lease it was sent in.
-      out[#out + 1] = 'ALREADY'
+      outcomes[i] = 'A'
     elseif deadline then
-      out[#out + 1] = 'LOST expired'
+      outcomes[i] = 'E'
     elseif redis.call('ZSCORE', K.x, id) then
-      out[#out + 1] = 'LOST cancelled'
+      outcomes[i] = 'C'
     else
-      out[#out + 1] = 'LOST not held'
+      outcomes[i] = 'N'
     end
   end
+  -- One ack (concurrency 1, every job): its letter is the string; no concatenation.
+  out[4] = m == 1 and outcomes[1] or table.concat(outcomes)
   if #done_members > 0 then
     if not removed_one then call_chunked('ZREM', K.a, done_members, 1) end
     call_chunked('ZADD', K.c, done_c, 2)

@@ -77,12 +77,14 @@ function splitMember(member: string): { id: string; token: string } {
 
 // claim.lua's ARGV (src/operations/claim.ts): limit, lease ms, holder, 3 group settings, rate max
 // and per, dead count and age, flags, events cap, then M, then 4 per ack (member, known deadline,
-// flags, result). Its reply: now, next_at, paused, M ack outcomes, n, then 3 per job (member,
-// record, due); a job's token is its member up to the '|'.
+// flags, result). Its reply: now, next_at, paused, the ack outcomes as one string (a letter per ack:
+// O ok, A already, C/E/N lost: cancelled, expired, not held), n, then 3 per job (member, record,
+// due); a job's token is its member up to the '|'.
 const CLAIM_LEASE_MS = 1;
 const CLAIM_ACK_COUNT = 12;
 const CLAIM_FIELDS_PER_ACK = 4;
 const CLAIM_FIELDS_PER_JOB = 3;
+const LOST_BY_LETTER: Record<string, string> = { C: 'cancelled', E: 'expired', N: 'not held' };
 
 function observe(name: string, argv: string[], reply: unknown, err: unknown, resent: boolean): void {
   const at = Date.now();
@@ -97,19 +99,15 @@ function observe(name: string, argv: string[], reply: unknown, err: unknown, res
       if (failed !== null) {
         outcome = failed;
       } else {
-        const status = text((reply as unknown[])[3 + n]);
+        const letter = text((reply as unknown[])[3]).charAt(n);
         outcome =
-          status === 'OK'
-            ? 'ok'
-            : status === 'ALREADY'
-              ? 'already'
-              : `refused: ${status.replace(/^LOST /, '')}`;
+          letter === 'O' ? 'ok' : letter === 'A' ? 'already' : `refused: ${LOST_BY_LETTER[letter] ?? letter}`;
       }
       record({ phase: 'ack', pid, id, token, outcome, at, resent });
     }
     if (err !== undefined || !Array.isArray(reply)) return;
     const r = reply as unknown[];
-    const countAt = 3 + ackCount;
+    const countAt = 4;
     const count = Number(text(r[countAt]));
     const jobs: Array<{ id: string; token: string; attempt: number; runAt: number }> = [];
     for (let i = 0; i < count; i++) {

@@ -7,7 +7,7 @@
  *
  * Flags: --quick, --only=W1,W2,...,ceiling,groups,batch, --systems=delayq,bullmq,bee-queue,
  * --cpu-prof=delayq (worker processes of those systems write .cpuprofile files to bench/results/prof),
- * --reps=N (repetitions instead of the profile's), --write-docs (also write the docs for a partial run),
+ * --reps=N (repetitions instead of the profile's, W7's one included), --write-docs (also write the docs for a partial run),
  * --render=bench/results/latest.json (only re-render the docs from a saved results file),
  * --w7-max=1e7 (W7 also at every power of ten above the profile's sizes up to this many waiting),
  * --w8-steps=500,1000,... (W8's arrival rates, jobs/s), --w8-seconds=N (W8's length of a step).
@@ -179,7 +179,11 @@ async function main(): Promise<void> {
   const reps = flag('reps');
   if (reps !== undefined && !/^[1-9]\d*$/.test(reps))
     throw new Error(`--reps must be a whole number >= 1, got '${reps}'`);
-  const profile = sized({ ...base, ...(reps !== undefined && { reps: Number(reps) }) });
+  // W7 has a repetition count of its own (one: it is the longest); --reps sets it too.
+  const profile = sized({
+    ...base,
+    ...(reps !== undefined && { reps: Number(reps), w7: { ...base.w7, reps: Number(reps) } }),
+  });
   const only = list(flag('only'), Object.keys(WORKLOADS), 'only') ?? Object.keys(WORKLOADS);
   const systems = (list(flag('systems'), SYSTEMS, 'systems') ?? SYSTEMS) as SystemName[];
   const profiled = list(flag('cpu-prof'), SYSTEMS, 'cpu-prof') ?? [];

@@ -321,6 +321,11 @@ const ACK_LETTERS: Readonly<Record<string, AckOutcome>> = Object.freeze({
   N: Object.freeze({ status: 'lost', detail: 'not held' }),
 });
 
+/** The outcome a letter of a claim reply's ack outcomes stands for; undefined for no known letter. */
+export function ackOutcomeOf(letter: string): AckOutcome | undefined {
+  return ACK_LETTERS[letter];
+}
+
 /** The outcomes of a call's `count` acks, from the reply's string of a letter per ack. */
 function ackOutcomes(letters: Buffer, count: number): AckOutcome[] {
   if (letters.length !== count) {
@@ -328,8 +333,9 @@ function ackOutcomes(letters: Buffer, count: number): AckOutcome[] {
   }
   const outcomes = new Array<AckOutcome>(count);
   for (let i = 0; i < count; i++) {
-    const outcome = ACK_LETTERS[String.fromCharCode(letters[i]!)];
-    if (!outcome) throw new Error(`claim: unknown ack outcome '${String.fromCharCode(letters[i]!)}'`);
+    const letter = String.fromCharCode(letters[i]!);
+    const outcome = ackOutcomeOf(letter);
+    if (!outcome) throw new Error(`claim: unknown ack outcome '${letter}'`);
     outcomes[i] = outcome;
   }
   return outcomes;

@@ -38,12 +38,11 @@
 -- after the acks: granularity ms and the start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), the M ack outcomes as one string of a letter each (O: OK,
 --          A: already applied, C: lost, cancelled, E: lost, expired, N: lost, not held), n, then 3
---          per job: lease member, record (with its
---          new claim block), due }, and with the wheel strategy after them: jobs left in
---          ready, 1 when due buckets were left for lack of their keys (claim again at once), m,
---          and the starts of the index's first m buckets (pass those next time); last, the
---          script's TIME in µs. next_at: when to claim again (-1: nothing known; paused: wait for
---          the resume message).
+--          per job: lease member, record (with its new claim block), due }, and with the wheel
+--          strategy after them: jobs left in ready, 1 when due buckets were left for lack of their
+--          keys (claim again at once), m, and the starts of the index's first m buckets (pass
+--          those next time); last, the script's TIME in µs. next_at: when to claim again (-1:
+--          nothing known; paused: wait for the resume message).
 -- Cost (fast path, default class): TIME, ZMSCORE a (not for one ack whose known deadline is
 --          ahead: its ZREM decides), ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
 --          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not

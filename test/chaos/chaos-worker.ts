@@ -17,7 +17,7 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
-import { memberId } from '../../src/operations/claim.js';
+import { ackOutcomeOf, memberId } from '../../src/operations/claim.js';
 import { decodeRecord } from '../../src/record/index.js';
 import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
@@ -84,24 +84,28 @@ const CLAIM_LEASE_MS = 1;
 const CLAIM_ACK_COUNT = 12;
 const CLAIM_FIELDS_PER_ACK = 4;
 const CLAIM_FIELDS_PER_JOB = 3;
-const LOST_BY_LETTER: Record<string, string> = { C: 'cancelled', E: 'expired', N: 'not held' };
 
 function observe(name: string, argv: string[], reply: unknown, err: unknown, resent: boolean): void {
   const at = Date.now();
   if (name === 'claim') {
-    // The acks a claim carries: one outcome each ('OK', 'ALREADY', 'LOST <why>').
+    // The acks a claim carries: one outcome each, a letter each in the reply's one string.
     const ackCount = Number(argv[CLAIM_ACK_COUNT]);
     const failed = err === undefined ? null : outcomeOf(err);
     if (err !== undefined && failed === null) return;
+    const letters = failed === null ? text((reply as unknown[])[3]) : '';
     for (let n = 0; n < ackCount; n++) {
       const { id, token } = splitMember(argv[CLAIM_ACK_COUNT + 1 + n * CLAIM_FIELDS_PER_ACK]!);
       let outcome: CallOutcome;
       if (failed !== null) {
         outcome = failed;
       } else {
-        const letter = text((reply as unknown[])[3]).charAt(n);
-        outcome =
-          letter === 'O' ? 'ok' : letter === 'A' ? 'already' : `refused: ${LOST_BY_LETTER[letter] ?? letter}`;
+        const letter = letters.charAt(n);
+        const told = ackOutcomeOf(letter);
+        outcome = !told
+          ? `refused: unknown outcome ${letter}`
+          : told.status === 'lost'
+            ? `refused: ${told.detail}`
+            : told.status;
       }
       record({ phase: 'ack', pid, id, token, outcome, at, resent });
     }

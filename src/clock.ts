@@ -128,9 +128,14 @@ export class Sleeper {
     return Math.max(0, this.endAt - performance.now());
   }
 
-  /** End the current sleep now, if there is one; unlike wakeNow, never shortens the next one. */
-  interrupt(): void {
-    if (this.finish) this.end();
+  /**
+   * End the current sleep now, if there is one (true then); unlike wakeNow, never shortens the
+   * next one.
+   */
+  interrupt(): boolean {
+    if (!this.finish) return false;
+    this.end();
+    return true;
   }
 
   private arm(endAt: number, approach: boolean): void {

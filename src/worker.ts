@@ -156,6 +156,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       ...o,
       clock: this.clock,
       nextClaimWithin: () => this.sleeper.dueEndWithin(),
+      // A grouped job's ack frees its group's slot (its member names the group): the group's next
+      // job may be due, and the claim loop, asleep with free slots, claims it with the ack.
+      freesClaim: (item) => item.member.includes('\0'),
+      wakeClaim: () => this.sleeper.interrupt(),
       onLateLost: (id) =>
         this.report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),
     });

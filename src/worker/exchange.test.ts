@@ -26,8 +26,7 @@ function exchangeWith(gate?: () => Promise<void>, nextClaimWithin?: () => number
       };
       return out;
     },
-    500,
-    nextClaimWithin,
+    nextClaimWithin ? { nextClaimWithin } : {},
   );
   return { exchange, calls };
 }
@@ -74,6 +73,67 @@ describe('Exchange', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toEqual([[0, ['1.1|j1']]]);
     await acked;
+  });
+
+  it('an ack that frees something to claim wakes the sleeping loop and rides its claim', async () => {
+    const calls: Array<[number, string[]]> = [];
+    let woken = 0;
+    const exchange: Exchange = new Exchange(
+      async (limit, acks) => {
+        calls.push([limit, acks.map((a) => a.member)]);
+        return {
+          now: 1,
+          nextAt: -1,
+          acks: acks.map(() => ({ status: 'ok' })),
+          jobs: [],
+          unreadable: [],
+          paused: false,
+        };
+      },
+      {
+        freesClaim: (a) => a.member.includes('\0'),
+        // The loop, woken, claims at once (here: in the same turn).
+        wakeClaim: () => {
+          woken++;
+          void exchange.claim(5);
+          return true;
+        },
+      },
+    );
+    expect(await exchange.ack({ ...item(1), member: '1.1|j1\0g' })).toEqual({ status: 'ok' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(woken).toBe(1);
+    expect(calls).toEqual([[5, ['1.1|j1\0g']]]);
+    // An ack that frees nothing goes on its own, as before: no wake.
+    expect(await exchange.ack(item(2))).toEqual({ status: 'ok' });
+    expect(woken).toBe(1);
+    expect(calls[1]).toEqual([0, ['1.1|j2']]);
+  });
+
+  it('a freeing ack goes on its own when the loop was not asleep, or woke and claimed elsewhere', async () => {
+    for (const asleep of [false, true]) {
+      const { calls, exchange } = (() => {
+        const calls: Array<[number, string[]]> = [];
+        const exchange = new Exchange(
+          async (limit, acks) => {
+            calls.push([limit, acks.map((a) => a.member)]);
+            return {
+              now: 1,
+              nextAt: -1,
+              acks: acks.map(() => ({ status: 'ok' as const })),
+              jobs: [],
+              unreadable: [],
+              paused: false,
+            };
+          },
+          // Woken (asleep) but its claim goes to another partition: nothing comes here.
+          { freesClaim: () => true, wakeClaim: () => asleep },
+        );
+        return { calls, exchange };
+      })();
+      expect(await exchange.ack(item(3))).toEqual({ status: 'ok' });
+      expect(calls).toEqual([[0, ['1.1|j3']]]);
+    }
   });
 
   it('one call in flight at a time: acks queued meanwhile ride on the next one', async () => {

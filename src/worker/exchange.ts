@@ -4,7 +4,8 @@
  * it claims (the claim loop) or not (an ack-only flush, sent as soon as nothing else is on its
  * way). At most one call per partition is in flight, so acks and claims stay in order. An ack
  * waits for a timer only when the claim loop sleeps until a due time that close (ACK_RIDE_MS): it
- * rides that claim instead of going on its own just before it.
+ * rides that claim instead of going on its own just before it. Acks that free something to claim
+ * (a group's slot) wake a sleeping claim loop instead, and ride the claim it sends at once.
  */
 import type { AckItem, AckOutcome, ClaimOutput } from '../operations/claim.js';
 
@@ -39,6 +40,23 @@ export type ExchangeCall = (limit: number, acks: readonly AckItem[], ahead: bool
 
 const NO_ACKS: readonly AckItem[] = [];
 
+/** What the exchange may ask of the claim loop and the worker around it. */
+export interface ExchangeOptions {
+  /** Acks per call at most; more go in the next call. */
+  maxAcks?: number;
+  /** Ms until the claim loop next claims at a due time, if it sleeps until one (Sleeper.dueEndWithin). */
+  nextClaimWithin?: () => number | undefined;
+  /** Whether acking `item` frees something the claim loop may claim (a group's slot). */
+  freesClaim?: (item: AckItem) => boolean;
+  /**
+   * Ends the claim loop's sleep so it claims now; false when it was not asleep. A group at its
+   * concurrency limit went to sleep with the loop: without this, its next job started only after
+   * an ack-only call, the wake message that call publishes, and a claim (three trips for one job
+   * at group concurrency 1, where the claim carrying the ack is one).
+   */
+  wakeClaim?: () => boolean;
+}
+
 /** One partition's queue of acks, and the one call in flight. */
 export class Exchange {
   /** Acks waiting for a call, in order: each batch goes in one call, and only the last one grows. */
@@ -49,20 +67,23 @@ export class Exchange {
   private flushPlanned: NodeJS.Immediate | undefined;
   /** The same, planned for just after a claim due soon (ACK_RIDE_MS). */
   private flushTimer: NodeJS.Timeout | undefined;
+  /** A queued ack frees something to claim: the flush wakes the claim loop rather than go alone. */
+  private claimWanted = false;
+  private readonly maxAcks: number;
 
   constructor(
     private readonly call: ExchangeCall,
-    /** Acks per call at most; more go in the next call. */
-    private readonly maxAcks = 500,
-    /** Ms until the claim loop next claims at a due time, if it sleeps until one (Sleeper.dueEndWithin). */
-    private readonly nextClaimWithin: () => number | undefined = () => undefined,
-  ) {}
+    private readonly options: ExchangeOptions = {},
+  ) {
+    this.maxAcks = options.maxAcks ?? 500;
+  }
 
   /** Queue an ack; resolves with its outcome once a call has carried it. */
   ack(item: AckItem): Promise<AckOutcome> {
     let batch = this.queued[this.queued.length - 1];
     if (!batch || batch.items.length >= this.maxAcks) this.queued.push((batch = new AckBatch()));
     const index = batch.items.push(item) - 1;
+    if (!this.claimWanted && this.options.freesClaim?.(item)) this.claimWanted = true;
     this.planFlush();
     return batch.reply.then((out) => outcomeAt(out, index, item));
   }
@@ -88,20 +109,29 @@ export class Exchange {
    */
   private planFlush(): void {
     if (this.flushPlanned || this.flushTimer) return;
-    const claimIn = this.nextClaimWithin();
+    const claimIn = this.options.nextClaimWithin?.();
     if (claimIn !== undefined && claimIn <= ACK_RIDE_MS) {
-      // The claim at the due time takes them; this goes only if it did not (a partition that was
-      // not due, a stop), a ms after it.
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = undefined;
-        this.flush();
-      }, claimIn + 1);
+      this.flushAfterClaim(claimIn);
       return;
     }
     this.flushPlanned = setImmediate(() => {
       this.flushPlanned = undefined;
-      this.flush();
+      // Checked now, not at the ack: the loop goes to sleep after starting a claim's jobs, and a
+      // quick handler's ack comes before that.
+      if (this.claimWanted && this.options.wakeClaim?.()) this.flushAfterClaim(0);
+      else this.flush();
     });
+  }
+
+  /**
+   * The claim the loop sends in `claimInMs` takes the queued acks; this flush goes only if it did
+   * not (a partition that was not due, a stop), a ms after it.
+   */
+  private flushAfterClaim(claimInMs: number): void {
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, claimInMs + 1);
   }
 
   private flush(): void {
@@ -122,7 +152,10 @@ export class Exchange {
   private async send(limit: number, ahead = false): Promise<ClaimOutput> {
     const batch = this.queued.shift();
     if (this.queued.length > 0) this.planFlush();
-    else this.cancelFlush();
+    else {
+      this.cancelFlush();
+      this.claimWanted = false;
+    }
     let out: ClaimOutput;
     try {
       out = await this.call(limit, batch ? batch.items : NO_ACKS, ahead);

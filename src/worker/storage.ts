@@ -6,7 +6,13 @@
  */
 import type { ServerClock } from '../clock.js';
 import type { AckOutcome } from '../operations/ack.js';
-import { claimPrepared, prepareClaim, type ClaimInput, type ClaimOutput } from '../operations/claim.js';
+import {
+  claimPrepared,
+  prepareClaim,
+  type AckItem,
+  type ClaimInput,
+  type ClaimOutput,
+} from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
@@ -38,6 +44,9 @@ export interface StorageOptions {
   clock?: Pick<ServerClock, 'observe'>;
   /** Ms until the claim loop claims at a due time, if it sleeps until one: acks that close wait for it. */
   nextClaimWithin?: () => number | undefined;
+  /** Whether an ack frees something to claim, and the claim loop's wake for it (ExchangeOptions). */
+  freesClaim?: (item: AckItem) => boolean;
+  wakeClaim?: () => boolean;
 }
 
 /** What every claim of this worker sends besides the limit, the acks and its partition's holder. */
@@ -97,8 +106,8 @@ export class WorkerStorage implements AttemptStore {
           for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
           return confirmed;
         },
-        undefined,
-        this.options.nextClaimWithin,
+        // Its hooks (nextClaimWithin, freesClaim, wakeClaim) are the worker's, passed through.
+        this.options,
       );
     });
   }

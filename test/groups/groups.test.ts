@@ -2,6 +2,7 @@
  * Groups (issue 16) in one process against a real redis-server: the per-group bound, turns, the
  * slot freed on every path that ends a lease, the rate limit, and the refusals.
  */
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMismatchError, Queue, ValidationError, Worker, type Job } from '../../src/index.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
@@ -107,6 +108,32 @@ describe('groups', () => {
     // Turns: the one-job group and the ungrouped job start within the first few, not after 200.
     expect(order.indexOf('small')).toBeLessThan(4);
     expect(order.indexOf('plain')).toBeLessThan(4);
+  });
+
+  it('starts a full group’s next job with the ack that frees its slot: one script call per job', async () => {
+    const name = uniqueQueue('grp');
+    const queue = open<number>(name);
+    const jobs = 100;
+    await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ payload: i, opts: { group: 'one' } })));
+    const control = new Redis(redis.url());
+    closers.push(async () => void (await control.quit()));
+    const scriptCalls = async (): Promise<number> => {
+      let n = 0;
+      const stats = await control.info('commandstats');
+      for (const m of stats.matchAll(/^cmdstat_(fcall|evalsha|eval):calls=(\d+)/gm)) n += Number(m[2]);
+      return n;
+    };
+    const before = await scriptCalls();
+    let done = 0;
+    // Free slots to spare, so the claim loop sleeps with the group full after every claim: the
+    // ack has to wake it. Without that, each job took an ack-only call and a claim.
+    work<number>(name, async () => void done++, { concurrency: 10, groups: { concurrency: 1 } });
+    await waitFor(() => done === jobs, { what: `${jobs} jobs` });
+    const calls = (await scriptCalls()) - before;
+    // One claim per job (each acks the one before) and one more, plus the worker's start-up calls
+    // (config, register, trim) and a counters flush or two.
+    expect(calls).toBeGreaterThanOrEqual(jobs);
+    expect(calls).toBeLessThan(jobs * 1.2);
   });
 
   it('frees the slot on fail (retry and dead), release, cancel and ack', async () => {

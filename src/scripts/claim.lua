@@ -43,11 +43,11 @@
 --          keys (claim again at once), m, and the starts of the index's first m buckets (pass
 --          those next time); last, the script's TIME in µs. next_at: when to claim again (-1:
 --          nothing known; paused: wait for the resume message).
--- Cost (fast path, default class): TIME, ZMSCORE a (not for one ack whose known deadline is
---          ahead: its ZREM decides), ZREM a, ZADD c, EXISTS, ZPOPMIN s (or
+-- Cost (fast path, default class): TIME, a ZREM a per ack whose known deadline is ahead (its
+--          answer decides; ZMSCORE a and one ZREM a for the others), ZADD c, EXISTS, ZPOPMIN s (or
 --          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not
 --          full; a claim of 16 jobs or more also OBJECT ENCODING a (and ZADD, ZREM of a long
---          member when a is a listpack: skiplist.lua). No per-job command.
+--          member when a is a listpack: skiplist.lua). No per-job command but the acks' ZREM.
 -- Guarantee: an ack is applied only for a member whose lease is still valid (DESIGN invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
 --          due jobs the lower priority goes first, equal priorities in due order (the default
@@ -149,25 +149,34 @@ local acked_grouped, acked_other = 0, 0
 if m > 0 then
   local members = {}
   for i = 1, m do members[i] = ARGV[ACK_FIRST + 4 * (i - 1)] end
-  local scores = {}
-  -- One ack whose known deadline is still ahead (a worker at concurrency 1, every job): its ZREM
-  -- alone tells whether the lease is held, one command where the read and the remove are two.
-  -- That deadline is one the server told the worker, and no lease is ever shortened (extend.lua),
-  -- so the lease is valid when its member is there (DESIGN invariant 4). Anything else is read.
-  local removed_one = false
-  local known_deadline = m == 1 and tonumber(ARGV[ACK_FIRST + 1]) or 0
-  if m == 1 and known_deadline > now then
-    if redis.call('ZREM', K.a, members[1]) == 1 then
-      -- The number, not its text: read below again, and each tonumber of a text is a strtod.
-      scores[1] = known_deadline
-      removed_one = true
-    end
-  else
-    for first = 1, m, UNPACK_CHUNK do
-      local part = lease_scores({ unpack(members, first, math.min(m, first + UNPACK_CHUNK - 1)) })
-      for k = 1, #part do scores[first + k - 1] = part[k] end
+  -- Each ack whose known deadline is still ahead is decided by its own ZREM: that deadline is one
+  -- the server told the worker, and no lease is ever shortened (extend.lua), so the lease is valid
+  -- when its member is there (DESIGN invariant 4). One command where a read and a remove are two,
+  -- and no score formatted as a double and parsed back. The rest are read, and removed below.
+  -- held[i]: ack i's lease was valid and its member is gone from a; false: not there.
+  local held, read, read_at = {}, nil, nil
+  for i = 1, m do
+    local known = ARGV[ACK_FIRST + 4 * (i - 1) + 1]
+    -- Epoch ms of the same number of digits compare as text: no strtod for the usual ack.
+    local ahead
+    if #known == #now_text then ahead = known > now_text else ahead = (tonumber(known) or 0) > now end
+    if ahead then
+      held[i] = redis.call('ZREM', K.a, members[i]) == 1
+    else
+      read = read or {}
+      read_at = read_at or {}
+      read[#read + 1] = members[i]
+      read_at[#read_at + 1] = i
     end
   end
+  local scores = {}
+  if read then
+    for first = 1, #read, UNPACK_CHUNK do
+      local part = lease_scores({ unpack(read, first, math.min(#read, first + UNPACK_CHUNK - 1)) })
+      for k = 1, #part do scores[read_at[first + k - 1]] = part[k] end
+    end
+  end
+  -- Members of valid leases read above (not yet removed), and the completions' c entries.
   local done_members, done_c = {}, {}
   -- Made when an ack needs them: most calls have no job with an error or progress.
   local error_ids, progress_ids = nil, nil
@@ -182,14 +191,14 @@ if m > 0 then
   for i = 1, m do
     local base = ACK_FIRST + 4 * (i - 1)
     local member = members[i]
-    local id = member_id(member)
-    local deadline = scores[i] and tonumber(scores[i])
+    local id, g = member_id_group(member)
+    local deadline = held[i] and now + 1 or (scores[i] and tonumber(scores[i]))
     if applied[member] then
       outcomes[i] = 'A'
     elseif deadline and deadline > now then
       applied[member] = true
       local ack_flags = ARGV[base + 2] or ''
-      done_members[#done_members + 1] = member
+      if not held[i] then done_members[#done_members + 1] = member end
       done_c[#done_c + 1] = now_text
       done_c[#done_c + 1] = id
       -- Most acks have no flag: three searches saved per job.
@@ -202,7 +211,6 @@ if m > 0 then
         progress_ids = progress_ids or {}
         progress_ids[#progress_ids + 1] = id
       end
-      local g = member_group(member)
       if g then acked_grouped = acked_grouped + 1 else acked_other = acked_other + 1 end
       if g then
         if not freed[g] then freed_order[#freed_order + 1] = g end
@@ -229,8 +237,8 @@ if m > 0 then
   end
   -- One ack (concurrency 1, every job): its letter is the string; no concatenation.
   out[4] = m == 1 and outcomes[1] or table.concat(outcomes)
-  if #done_members > 0 then
-    if not removed_one then call_chunked('ZREM', K.a, done_members, 1) end
+  if #done_c > 0 then
+    if #done_members > 0 then call_chunked('ZREM', K.a, done_members, 1) end
     call_chunked('ZADD', K.c, done_c, 2)
     if error_ids then call_chunked('HDEL', K.e, error_ids, 1) end
     if progress_ids then call_chunked('HDEL', K.pg, progress_ids, 1) end
@@ -530,10 +538,15 @@ local function take_and_lease(limit)
   -- 4. Lease: one read and one write of the records and one ZADD of the members, for the batch.
   local n = 0
   if #take_ids > 0 then
-    local records = {}
-    for first = 1, #take_ids, UNPACK_CHUNK do
-      local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
-      for k = 1, #part do records[first + k - 1] = part[k] end
+    local records
+    if #take_ids <= UNPACK_CHUNK then
+      records = redis.call('HMGET', K.j, unpack(take_ids))
+    else
+      records = {}
+      for first = 1, #take_ids, UNPACK_CHUNK do
+        local part = redis.call('HMGET', K.j, unpack(take_ids, first, math.min(#take_ids, first + UNPACK_CHUNK - 1)))
+        for k = 1, #part do records[first + k - 1] = part[k] end
+      end
     end
     local deadline = ms_text(now + lease_ms)
     local zadd, starts = {}, {}

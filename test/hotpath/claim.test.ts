@@ -245,13 +245,14 @@ describe('acks inside the claim', () => {
     // c: cancelled while it ran (what cancel.lua does to the lease and sets).
     await f.client.zrem(keys.leases, c!.member);
     await f.client.zadd(keys.cancelled, 1, 'c');
-    // x: its deadline passed, not reaped yet.
+    // x: its deadline passed, not reaped yet (the worker knows the deadline it was told, now past:
+    // a lease is never shortened, so an ack whose known deadline is ahead finds its lease valid).
     await f.client.zadd(keys.leases, 1, x!.member);
     const out = await claimJobs(f, keys, 0, {
       acks: [
         ackOf(a!),
         ackOf(c!),
-        ackOf(x!),
+        ackOf(x!, { knownDeadline: 1 }),
         { ...ackOf(a!), member: `9.1|a` },
         { ...ackOf(a!), knownDeadline: 1 },
       ],
@@ -263,6 +264,20 @@ describe('acks inside the claim', () => {
       { status: 'already' },
       { status: 'lost', detail: 'not held' },
     ]);
+  });
+
+  it('acks decided by their own ZREM (known deadline ahead) and by a read (known deadline past, lease extended) mix in one call', async () => {
+    const keys = freshKeys('ack-mixed');
+    await addJobs(f, keys, [job('m1'), job('m2'), job('m3')]);
+    const { jobs } = await claimJobs(f, keys, 3);
+    const [m1, m2, m3] = jobs;
+    const out = await claimJobs(f, keys, 0, {
+      // m2: the worker missed an extension (its known deadline is past), but the lease is valid.
+      acks: [ackOf(m1!), ackOf(m2!, { knownDeadline: 1 }), ackOf(m3!)],
+    });
+    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'ok' }, { status: 'ok' }]);
+    expect(await f.client.zcard(keys.leases)).toBe(0);
+    expect((await f.client.zrange(keys.completed, 0, -1)).sort()).toStrictEqual(['m1', 'm2', 'm3']);
   });
 
   it('a claim of 16 jobs or more keeps the leases ZSET a skiplist, with nothing of its own left in it', async () => {

@@ -7,10 +7,12 @@
  * Fills a queue with --jobs immediate jobs (not counted), then counts the instructions of (a) the
  * adds (--phase=add: the same adds, counted) or (b) claiming them --limit per call with the
  * previous batch's acks riding each call, as claim-cost.ts does (--phase=claim, the default), or
- * (c) --jobs claims of one job from an empty queue (--phase=empty: the fixed cost of a call).
+ * (c) --jobs claims of one job from an empty queue (--phase=empty: the fixed cost of a call), or
+ * (d) --jobs claims of --limit jobs from a queue of --jobs jobs none of which is due yet
+ * (--phase=sparse: a claim at a due time with slots to spare, which finds few due jobs or none).
  * Needs valgrind (apt-get install valgrind).
  *
- * Run: npm run bench:redis-instructions -- [--jobs=20000] [--limit=50] [--phase=claim|add|empty]
+ * Run: npm run bench:redis-instructions -- [--jobs=20000] [--limit=50] [--phase=claim|add|empty|sparse]
  *      REDIS_ARGS="--zset-max-listpack-entries 0" passes extra redis-server arguments.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -34,8 +36,8 @@ const QUEUE = 'redis-instructions';
 const SETTINGS = busyClaimSettings(600_000);
 
 async function main(): Promise<void> {
-  if (PHASE !== 'claim' && PHASE !== 'add' && PHASE !== 'empty')
-    throw new Error('--phase must be claim, add or empty');
+  if (!['claim', 'add', 'empty', 'sparse'].includes(PHASE))
+    throw new Error('--phase must be claim, add, empty or sparse');
   const port = await freePort();
   const dir = join(tmpdir(), `redis-instructions-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
@@ -87,8 +89,10 @@ async function main(): Promise<void> {
     const fill = async () => {
       for (let i = 0; i < JOBS; i += 1_000) {
         const n = Math.min(1_000, JOBS - i);
+        // sparse: due in a day, so no claim of the phase finds them due.
+        const opts = PHASE === 'sparse' ? { delay: 86_400_000 } : {};
         await queue
-          .addBulk(Array.from({ length: n }, (_, k) => ({ payload: { i: i + k, pad } })))
+          .addBulk(Array.from({ length: n }, (_, k) => ({ payload: { i: i + k, pad }, opts })))
           // BISECT=1: a script cut short for a measurement answers what the wrapper cannot parse.
           .catch((err: unknown) => {
             if (!process.env.BISECT) throw err;
@@ -119,6 +123,14 @@ async function main(): Promise<void> {
       }
       instrument(false);
     }
+    if (PHASE === 'sparse') {
+      const keys = queueKeys(QUEUE);
+      // The immediate job of the first add is due: taken (and held) before the count starts.
+      await claim(client, keys, { ...SETTINGS, limit: 1, acks: [] });
+      instrument(true);
+      for (let i = 0; i < JOBS; i++) await claim(client, keys, { ...SETTINGS, limit: LIMIT, acks: [] });
+      instrument(false);
+    }
     if (PHASE === 'claim') {
       const keys = queueKeys(QUEUE);
       instrument(true);
@@ -131,12 +143,15 @@ async function main(): Promise<void> {
     const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
     const total = Number(summary?.[1] ?? NaN);
     const jobs = PHASE === 'claim' ? JOBS + 1 : JOBS;
+    const perCall = PHASE === 'empty' || PHASE === 'sparse';
     const what =
       PHASE === 'empty'
         ? `${JOBS} claims finding nothing`
-        : `${jobs} jobs${PHASE === 'claim' ? `, ${LIMIT} per call` : ''}`;
+        : PHASE === 'sparse'
+          ? `${JOBS} claims of ${LIMIT} finding nothing due among ${JOBS} waiting`
+          : `${jobs} jobs${PHASE === 'claim' ? `, ${LIMIT} per call` : ''}`;
     console.log(
-      `redis-instructions ${PHASE}: ${what}: ${(total / jobs).toFixed(0)} instructions per ${PHASE === 'empty' ? 'call' : 'job'}`,
+      `redis-instructions ${PHASE}: ${what}: ${(total / jobs).toFixed(0)} instructions per ${perCall ? 'call' : 'job'}`,
     );
   } finally {
     client.disconnect();

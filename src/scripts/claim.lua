@@ -45,9 +45,10 @@
 --          nothing known; paused: wait for the resume message).
 -- Cost (fast path, default class): TIME, a ZREM a per ack whose known deadline is ahead (its
 --          answer decides; ZMSCORE a and one ZREM a for the others), ZADD c, EXISTS, ZPOPMIN s (or
---          ZRANGE s + ZREM s), HMGET j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not
---          full; a claim of 16 jobs or more also OBJECT ENCODING a (and ZADD, ZREM of a long
---          member when a is a listpack: skiplist.lua). No per-job command but the acks' ZREM.
+--          ZRANGEBYSCORE s + ZREM s, and ZRANGE s n n when fewer than limit + 1 were due), HMGET
+--          j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not full; a claim of 16 jobs or
+--          more also OBJECT ENCODING a (and ZADD, ZREM of a long member when a is a listpack:
+--          skiplist.lua). No per-job command but the acks' ZREM.
 -- Guarantee: an ack is applied only for a member whose lease is still valid (DESIGN invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
 --          due jobs the lower priority goes first, equal priorities in due order (the default
@@ -430,8 +431,8 @@ local function take_and_lease(limit)
     take_ids, take_due = ids, dues
     if wheel_next and wheel_next ~= -1 then sooner(wheel_next) end
   elseif limit > 0 then
-    -- The default class: up to limit + 1 heads in one read; the first one not taken is the next
-    -- due time (or now, when it is due too).
+    -- The default class: up to limit + 1 due heads in one read (one more than taken: more are
+    -- due), and the first head not due, the next due time, when fewer are.
     local d_ids, d_due = {}, {}
     local popped = false
     if limit == 1 and special == 0 and may_pop then
@@ -451,15 +452,21 @@ local function take_and_lease(limit)
         end
       end
     else
-      local heads = redis.call('ZRANGE', K.s, 0, limit, 'WITHSCORES')
-      for i = 1, #heads, 2 do
-        local due = tonumber(heads[i + 1])
-        if due <= cutoff and #d_ids < limit then
-          d_ids[#d_ids + 1], d_due[#d_due + 1] = heads[i], due
-        else
-          sooner(math.max(due, now))
-          break
-        end
+      -- The due heads only, up to limit + 1 (one more than taken says more are due): a claim at
+      -- a due time with free slots to spare read limit + 1 heads, most of them not due, and Redis
+      -- formatted each score as a double (glibc's %.17g) for Lua to parse back.
+      local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', ms_text(cutoff), 'WITHSCORES', 'LIMIT', 0, limit + 1)
+      local n_due = #heads / 2
+      for i = 1, math.min(n_due, limit) do
+        d_ids[i], d_due[i] = heads[2 * i - 1], tonumber(heads[2 * i])
+      end
+      if n_due > limit then
+        -- Due by the cutoff, perhaps not yet by now (a claim ahead).
+        sooner(math.max(tonumber(heads[2 * limit + 2]), now))
+      else
+        -- Every due job was read: the next head (by rank, before anything is removed) is not due.
+        local following = redis.call('ZRANGE', K.s, n_due, n_due, 'WITHSCORES')
+        if following[2] then sooner(tonumber(following[2])) end
       end
     end
 

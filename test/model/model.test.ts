@@ -106,8 +106,8 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'a job claimed 1 ms before it is due',
       script: 'claim',
-      from: 'if due <= cutoff and #d_ids < limit then',
-      to: 'if due <= cutoff + 1 and #d_ids < limit then',
+      from: "redis.call('ZRANGEBYSCORE', K.s, '-inf', ms_text(cutoff),",
+      to: "redis.call('ZRANGEBYSCORE', K.s, '-inf', ms_text(cutoff + 1),",
     },
     {
       what: 'a claim ahead reaching 1 ms further than it was asked',

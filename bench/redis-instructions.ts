@@ -12,7 +12,7 @@
  * (--phase=sparse: a claim at a due time with slots to spare, which finds few due jobs or none).
  * Needs valgrind (apt-get install valgrind).
  *
- * Run: npm run bench:redis-instructions -- [--jobs=20000] [--limit=50] [--phase=claim|add|empty|sparse]
+ * Run: npm run bench:redis-instructions -- [--jobs=20000] [--limit=50] [--phase=claim|add|empty|sparse] [--groups=N]
  *      REDIS_ARGS="--zset-max-listpack-entries 0" passes extra redis-server arguments.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -30,6 +30,8 @@ import { runMain } from './lib/main.js';
 
 const JOBS = countFlag('jobs', 20_000);
 const LIMIT = countFlag('limit', 50);
+/** Groups the filled jobs are spread over (0: none). */
+const GROUPS = Number(process.argv.find((a) => a.startsWith('--groups='))?.slice('--groups='.length) ?? 0);
 const PHASE = process.argv.find((a) => a.startsWith('--phase='))?.slice('--phase='.length) ?? 'claim';
 const QUEUE = 'redis-instructions';
 
@@ -89,10 +91,13 @@ async function main(): Promise<void> {
     const fill = async () => {
       for (let i = 0; i < JOBS; i += 1_000) {
         const n = Math.min(1_000, JOBS - i);
-        // sparse: due in a day, so no claim of the phase finds them due.
-        const opts = PHASE === 'sparse' ? { delay: 86_400_000 } : {};
+        // sparse: due in a day, so no claim of the phase finds them due; --groups=N: in N groups.
+        const opts = (k: number) => ({
+          ...(PHASE === 'sparse' ? { delay: 86_400_000 } : {}),
+          ...(GROUPS > 0 ? { group: `g${(i + k) % GROUPS}` } : {}),
+        });
         await queue
-          .addBulk(Array.from({ length: n }, (_, k) => ({ payload: { i: i + k, pad }, opts })))
+          .addBulk(Array.from({ length: n }, (_, k) => ({ payload: { i: i + k, pad }, opts: opts(k) })))
           // BISECT=1: a script cut short for a measurement answers what the wrapper cannot parse.
           .catch((err: unknown) => {
             if (!process.env.BISECT) throw err;

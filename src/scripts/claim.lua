@@ -110,6 +110,7 @@ local now, now_us = now_ms_us()
 -- wheel takes whole buckets by their end, so it never claims ahead. Leases, rate limits, tokens
 -- and reaps count from now.
 local cutoff = K.wi and now or now + ahead
+local cutoff_text = ms_text(cutoff)
 local TWO42, PRIO_BASE = PLACE_TWO42, PLACE_PRIO_BASE
 -- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
 local PROMOTE = 1000
@@ -311,24 +312,28 @@ end
 -- and groups; their slots are counted in gc.
 local function take_groups(limit, d_ids)
   local g_ids, g_due, g_groups = {}, {}, {}
-  local gw_heads = redis.call('ZRANGE', K.gw, 0, limit, 'WITHSCORES')
-  if #gw_heads > 0 then
+  -- Groups whose head's time has come go from gw to gr. The head of gw first (one score): when
+  -- it is not due, neither is any other, and no score of a group not due is formatted as a double.
+  local gw_head = redis.call('ZRANGE', K.gw, '0', '0', 'WITHSCORES')
+  local gw_at = gw_head[2] and tonumber(gw_head[2])
+  if gw_at and gw_at > cutoff then
+    sooner(gw_at)
+  elseif gw_at then
+    local gw_heads = redis.call('ZRANGEBYSCORE', K.gw, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', ms_text(limit + 1))
     local promoted, turns = {}, {}
     for i = 1, #gw_heads, 2 do
-      local at = tonumber(gw_heads[i + 1])
-      if at > cutoff then
-        sooner(at)
-        break
-      end
       promoted[#promoted + 1] = gw_heads[i]
       turns[#turns + 1] = group_next_turn(K)
       turns[#turns + 1] = gw_heads[i]
     end
-    if #promoted > 0 then
-      redis.call('ZREM', K.gw, unpack(promoted))
-      redis.call('ZADD', K.gr, unpack(turns))
+    redis.call('ZREM', K.gw, unpack(promoted))
+    redis.call('ZADD', K.gr, unpack(turns))
+    if #promoted == limit + 1 then
       -- Every group read was due: more may be.
-      if #promoted * 2 == #gw_heads and #promoted == limit + 1 then sooner(now) end
+      sooner(now)
+    else
+      local following = redis.call('ZRANGE', K.gw, '0', '0', 'WITHSCORES')
+      if following[2] then sooner(tonumber(following[2])) end
     end
   end
   if redis.call('EXISTS', K.gr) == 0 then return g_ids, g_due, g_groups end
@@ -455,7 +460,8 @@ local function take_and_lease(limit)
       -- The due heads only, up to limit + 1 (one more than taken says more are due): a claim at
       -- a due time with free slots to spare read limit + 1 heads, most of them not due, and Redis
       -- formatted each score as a double (glibc's %.17g) for Lua to parse back.
-      local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', ms_text(cutoff), 'WITHSCORES', 'LIMIT', 0, limit + 1)
+      -- Numbers as text made once: redis.call turns a Lua number into text with %.14g (snprintf).
+      local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', ms_text(limit + 1))
       local n_due = #heads / 2
       for i = 1, math.min(n_due, limit) do
         d_ids[i], d_due[i] = heads[2 * i - 1], tonumber(heads[2 * i])
@@ -465,7 +471,8 @@ local function take_and_lease(limit)
         sooner(math.max(tonumber(heads[2 * limit + 2]), now))
       else
         -- Every due job was read: the next head (by rank, before anything is removed) is not due.
-        local following = redis.call('ZRANGE', K.s, n_due, n_due, 'WITHSCORES')
+        local rank = ms_text(n_due)
+        local following = redis.call('ZRANGE', K.s, rank, rank, 'WITHSCORES')
         if following[2] then sooner(tonumber(following[2])) end
       end
     end

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AckItem, ClaimOutput } from '../operations/claim.js';
-import { ACK_RIDE_MS, Exchange } from './exchange.js';
+import { ACK_RIDE_MS, Exchange, type ExchangeOptions } from './exchange.js';
 
 const item = (n: number): AckItem => ({
   member: `1.1|j${n}`,
@@ -9,25 +9,26 @@ const item = (n: number): AckItem => ({
   progressed: false,
 });
 
+/** The stand-in call's answer: `ok` to each ack, no job. */
+function okReply(acks: readonly AckItem[]): ClaimOutput {
+  return {
+    now: 1,
+    nextAt: -1,
+    acks: acks.map(() => ({ status: 'ok' })),
+    jobs: [],
+    unreadable: [],
+    paused: false,
+  };
+}
+
 /** An exchange over a stand-in call that records each call's limit and acks, answering `ok` to each. */
-function exchangeWith(gate?: () => Promise<void>, nextClaimWithin?: () => number | undefined) {
+function exchangeWith(options: ExchangeOptions = {}, gate?: () => Promise<void>) {
   const calls: Array<[number, string[]]> = [];
-  const exchange = new Exchange(
-    async (limit, acks) => {
-      calls.push([limit, acks.map((a) => a.member)]);
-      await gate?.();
-      const out: ClaimOutput = {
-        now: 1,
-        nextAt: -1,
-        acks: acks.map(() => ({ status: 'ok' })),
-        jobs: [],
-        unreadable: [],
-        paused: false,
-      };
-      return out;
-    },
-    nextClaimWithin ? { nextClaimWithin } : {},
-  );
+  const exchange = new Exchange(async (limit, acks) => {
+    calls.push([limit, acks.map((a) => a.member)]);
+    await gate?.();
+    return okReply(acks);
+  }, options);
   return { exchange, calls };
 }
 
@@ -48,7 +49,7 @@ describe('Exchange', () => {
   });
 
   it('acks wait for a claim due within ACK_RIDE_MS and ride it, not on a call of their own', async () => {
-    const { exchange, calls } = exchangeWith(undefined, () => ACK_RIDE_MS - 1);
+    const { exchange, calls } = exchangeWith({ nextClaimWithin: () => ACK_RIDE_MS - 1 });
     const acked = exchange.ack(item(1));
     // A turn of the event loop later an ack-only call would have gone: none has.
     await new Promise((resolve) => setImmediate(resolve));
@@ -60,7 +61,7 @@ describe('Exchange', () => {
   });
 
   it('acks waiting for a claim that does not come go on their own just after it was due', async () => {
-    const { exchange, calls } = exchangeWith(undefined, () => 1);
+    const { exchange, calls } = exchangeWith({ nextClaimWithin: () => 1 });
     const started = performance.now();
     expect(await exchange.ack(item(1))).toEqual({ status: 'ok' });
     expect(performance.now() - started).toBeGreaterThanOrEqual(1);
@@ -68,7 +69,7 @@ describe('Exchange', () => {
   });
 
   it('acks do not wait for a claim due later than ACK_RIDE_MS', async () => {
-    const { exchange, calls } = exchangeWith(undefined, () => ACK_RIDE_MS + 50);
+    const { exchange, calls } = exchangeWith({ nextClaimWithin: () => ACK_RIDE_MS + 50 });
     const acked = exchange.ack(item(1));
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toEqual([[0, ['1.1|j1']]]);
@@ -76,30 +77,16 @@ describe('Exchange', () => {
   });
 
   it('an ack that frees something to claim wakes the sleeping loop and rides its claim', async () => {
-    const calls: Array<[number, string[]]> = [];
     let woken = 0;
-    const exchange: Exchange = new Exchange(
-      async (limit, acks) => {
-        calls.push([limit, acks.map((a) => a.member)]);
-        return {
-          now: 1,
-          nextAt: -1,
-          acks: acks.map(() => ({ status: 'ok' })),
-          jobs: [],
-          unreadable: [],
-          paused: false,
-        };
+    const { exchange, calls } = exchangeWith({
+      freesClaim: (a) => a.member.includes('\0'),
+      // The loop, woken, claims at once (here: in the same turn).
+      wakeClaim: () => {
+        woken++;
+        void exchange.claim(5);
+        return true;
       },
-      {
-        freesClaim: (a) => a.member.includes('\0'),
-        // The loop, woken, claims at once (here: in the same turn).
-        wakeClaim: () => {
-          woken++;
-          void exchange.claim(5);
-          return true;
-        },
-      },
-    );
+    });
     expect(await exchange.ack({ ...item(1), member: '1.1|j1\0g' })).toEqual({ status: 'ok' });
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(woken).toBe(1);
@@ -112,25 +99,8 @@ describe('Exchange', () => {
 
   it('a freeing ack goes on its own when the loop was not asleep, or woke and claimed elsewhere', async () => {
     for (const asleep of [false, true]) {
-      const { calls, exchange } = (() => {
-        const calls: Array<[number, string[]]> = [];
-        const exchange = new Exchange(
-          async (limit, acks) => {
-            calls.push([limit, acks.map((a) => a.member)]);
-            return {
-              now: 1,
-              nextAt: -1,
-              acks: acks.map(() => ({ status: 'ok' as const })),
-              jobs: [],
-              unreadable: [],
-              paused: false,
-            };
-          },
-          // Woken (asleep) but its claim goes to another partition: nothing comes here.
-          { freesClaim: () => true, wakeClaim: () => asleep },
-        );
-        return { calls, exchange };
-      })();
+      // Woken (asleep) but its claim goes to another partition: nothing comes here.
+      const { calls, exchange } = exchangeWith({ freesClaim: () => true, wakeClaim: () => asleep });
       expect(await exchange.ack(item(3))).toEqual({ status: 'ok' });
       expect(calls).toEqual([[0, ['1.1|j3']]]);
     }
@@ -139,7 +109,7 @@ describe('Exchange', () => {
   it('one call in flight at a time: acks queued meanwhile ride on the next one', async () => {
     let open: () => void = () => {};
     let first = true;
-    const { exchange, calls } = exchangeWith(() =>
+    const { exchange, calls } = exchangeWith({}, () =>
       first ? ((first = false), new Promise<void>((resolve) => (open = resolve))) : Promise.resolve(),
     );
     const claimed = exchange.claim(2);
@@ -163,14 +133,7 @@ describe('Exchange', () => {
         fail = false;
         throw new Error('connection lost');
       }
-      return {
-        now: 1,
-        nextAt: -1,
-        acks: acks.map(() => ({ status: 'ok' as const })),
-        jobs: [],
-        unreadable: [],
-        paused: false,
-      };
+      return okReply(acks);
     });
     await expect(exchange.ack(item(1))).rejects.toThrow('connection lost');
     expect(await exchange.ack(item(2))).toEqual({ status: 'ok' });

@@ -121,6 +121,8 @@ local MAX_CLAIMS = 65535
 -- A claim that leases this many jobs makes sure `a` is a skiplist (skiplist.lua): with that many
 -- leases a listpack's searches cost more than the check.
 local LEASES_SKIPLIST_AT = 16
+-- The same for gr when this many groups go back in turn in one call.
+local GROUPS_SKIPLIST_AT = 16
 
 local out = { now, -1, 0, '' }
 -- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once (prelude.lua).
@@ -244,10 +246,15 @@ if m > 0 then
     call_chunked('ZADD', K.c, done_c, 2)
     if error_ids then call_chunked('HDEL', K.e, error_ids, 1) end
     if progress_ids then call_chunked('HDEL', K.pg, progress_ids, 1) end
-    for _, g in ipairs(freed_order) do
-      local due = group_release(K, g, now, freed[g])
-      if due and (group_woke == nil or due < group_woke) then group_woke = due end
+    local function release_groups()
+      for _, g in ipairs(freed_order) do
+        local due = group_release(K, g, now, freed[g])
+        if due and (group_woke == nil or due < group_woke) then group_woke = due end
+      end
     end
+    -- Many groups back in turn at once: gr as a skiplist, where each ZADD is a lookup rather than
+    -- a scan of a listpack of up to 128 groups (skiplist.lua).
+    if #freed_order >= GROUPS_SKIPLIST_AT then as_skiplist(K.gr, release_groups) else release_groups() end
   end
 end
 
@@ -323,7 +330,7 @@ local function take_groups(limit, d_ids)
     local promoted, turns = {}, {}
     for i = 1, #gw_heads, 2 do
       promoted[#promoted + 1] = gw_heads[i]
-      turns[#turns + 1] = group_next_turn(K)
+      turns[#turns + 1] = int_text(group_next_turn(K))
       turns[#turns + 1] = gw_heads[i]
     end
     redis.call('ZREM', K.gw, unpack(promoted))
@@ -352,12 +359,12 @@ local function take_groups(limit, d_ids)
     return g_ids, g_due, g_groups
   end
   local taken_members, taken_from = {}, {}
-  local ready = redis.call('ZRANGE', K.gr, 0, budget - 1)
+  local ready = redis.call('ZRANGE', K.gr, '0', int_text(budget - 1))
   while #ready > 0 do
     local leaving, requeue, to_gw = {}, {}, {}
     -- A group whose slot was counted and then not used gives it back.
     local function unclaim(g)
-      if redis.call('HINCRBY', K.gc, g, -1) <= 0 then redis.call('HDEL', K.gc, g) end
+      if redis.call('HINCRBY', K.gc, g, '-1') <= 0 then redis.call('HDEL', K.gc, g) end
     end
     for _, g in ipairs(ready) do
       if #g_ids >= budget then break end
@@ -370,11 +377,11 @@ local function take_groups(limit, d_ids)
         -- Not possible while every path keeps the group states; repaired rather than trusted.
         leaving[#leaving + 1] = g
         if head then
-          to_gw[#to_gw + 1] = due
+          to_gw[#to_gw + 1] = ms_text(due)
           to_gw[#to_gw + 1] = g
         end
       else
-        local running = redis.call('HINCRBY', K.gc, g, 1)
+        local running = redis.call('HINCRBY', K.gc, g, '1')
         local token_at = 0
         if running > group_max then
           -- Full (a caller that did not know the concurrency put it in turn): out of turn until
@@ -388,7 +395,7 @@ local function take_groups(limit, d_ids)
           -- Its rate limit: the group waits in gw for its next token.
           unclaim(g)
           leaving[#leaving + 1] = g
-          to_gw[#to_gw + 1] = token_at
+          to_gw[#to_gw + 1] = ms_text(token_at)
           to_gw[#to_gw + 1] = g
           sooner(token_at)
         elseif running <= group_max then
@@ -400,12 +407,12 @@ local function take_groups(limit, d_ids)
           local following = heads[2]
           local following_due = following and group_member_due(g, following)
           if running < group_max and following and following_due <= cutoff then
-            requeue[#requeue + 1] = group_next_turn(K)
+            requeue[#requeue + 1] = int_text(group_next_turn(K))
             requeue[#requeue + 1] = g
           else
             leaving[#leaving + 1] = g
             if running < group_max and following then
-              to_gw[#to_gw + 1] = following_due
+              to_gw[#to_gw + 1] = ms_text(following_due)
               to_gw[#to_gw + 1] = g
             end
           end
@@ -417,7 +424,7 @@ local function take_groups(limit, d_ids)
     -- Back of the turns: ZADD with a new turn moves it.
     if #requeue > 0 then redis.call('ZADD', K.gr, unpack(requeue)) end
     if #g_ids >= budget or (#requeue == 0 and #leaving == 0) then break end
-    ready = redis.call('ZRANGE', K.gr, 0, budget - #g_ids - 1)
+    ready = redis.call('ZRANGE', K.gr, '0', int_text(budget - #g_ids - 1))
   end
   if #taken_members > 0 then call_chunked('ZREM', K.gq, taken_members, 1) end
   -- Groups still in turn mean due grouped jobs left: look again at once.
@@ -483,7 +490,7 @@ local function take_and_lease(limit)
     else
       -- Priorities: promote p's due heads to r, then merge r with the default class's due jobs by
       -- score (the default class is priority 0): lower priority first, then due order.
-      local p_heads = redis.call('ZRANGE', K.p, 0, PROMOTE, 'WITHSCORES')
+      local p_heads = redis.call('ZRANGE', K.p, '0', int_text(PROMOTE), 'WITHSCORES')
       -- More due jobs in p than one call promotes: one of them may outrank everything in r, so
       -- this call takes nothing from r or the default class and answers "look again now". Each
       -- call stays bounded, and the order among due jobs stays strict (a burst costs a few calls).
@@ -515,7 +522,7 @@ local function take_and_lease(limit)
       end
       local g_ids, g_due, g_groups = take_groups(limit, d_ids)
       local room = promote_capped and 0 or limit - #g_ids
-      local r_heads = room > 0 and redis.call('ZRANGE', K.r, 0, room, 'WITHSCORES') or {}
+      local r_heads = room > 0 and redis.call('ZRANGE', K.r, '0', int_text(room), 'WITHSCORES') or {}
       local di, ri = 1, 1
       local from_s, from_r = 0, {}
       while #take_ids < room and (di <= #d_ids or ri < #r_heads) do

@@ -34,14 +34,14 @@ end
 -- Up to `count` of group g's waiting jobs from `offset` on, in due order (gq members).
 local function group_heads(K, g, offset, count)
   local from, to = group_range(g)
-  return redis.call('ZRANGEBYLEX', K.gq, from, to, 'LIMIT', offset, count)
+  return redis.call('ZRANGEBYLEX', K.gq, from, to, 'LIMIT', int_text(offset), int_text(count))
 end
 
 -- The turns of one script call: the next turn is one after gr's last, read once per call.
 local group_last_turn = nil
 local function group_next_turn(K)
   if group_last_turn == nil then
-    local tail = redis.call('ZRANGE', K.gr, -1, -1, 'WITHSCORES')
+    local tail = redis.call('ZRANGE', K.gr, '-1', '-1', 'WITHSCORES')
     group_last_turn = tail[2] and tonumber(tail[2]) or 0
   end
   group_last_turn = group_last_turn + 1
@@ -68,10 +68,10 @@ local function group_refresh(K, g, now, running)
   local due = group_member_due(g, head)
   if due <= now then
     redis.call('ZREM', K.gw, g)
-    if not redis.call('ZSCORE', K.gr, g) then redis.call('ZADD', K.gr, group_next_turn(K), g) end
+    if not redis.call('ZSCORE', K.gr, g) then redis.call('ZADD', K.gr, int_text(group_next_turn(K)), g) end
   else
     redis.call('ZREM', K.gr, g)
-    redis.call('ZADD', K.gw, due, g)
+    redis.call('ZADD', K.gw, ms_text(due), g)
   end
   return due
 end
@@ -94,7 +94,7 @@ end
 -- A lease of group g ended (ack, fail, release, reap, cancel): its slot is free again, and the
 -- group goes back in turn if it has waiting jobs. `k` slots at once (default 1).
 local function group_release(K, g, now, k)
-  local running = redis.call('HINCRBY', K.gc, g, -(k or 1))
+  local running = redis.call('HINCRBY', K.gc, g, k and int_text(-k) or '-1')
   if running <= 0 then
     redis.call('HDEL', K.gc, g)
     running = 0

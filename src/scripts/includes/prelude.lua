@@ -31,6 +31,13 @@ local function ms_text(ms)
   return string.format(MS_FORMAT, ms)
 end
 
+-- A whole number as text for a command's argument (a count, an offset, a turn): passed as a Lua
+-- number it is formatted with '%.17g' (above); the usual small ones need no formatting at all.
+local function int_text(n)
+  if n == 0 then return '0' elseif n == 1 then return '1' elseif n == 2 then return '2' end
+  return ms_text(n)
+end
+
 -- Tell sleeping workers the schedule's head moved earlier than they may know.
 local function wake_if_head(schedule_key, wake_channel, due)
   local head = redis.call('ZRANGE', schedule_key, 0, 0, 'WITHSCORES')

@@ -18,7 +18,7 @@ local SKIPLIST_MEMBER = '~delayq:skiplist~--------------------------------------
 local function as_skiplist(key, write)
   local encoding = redis.pcall('OBJECT', 'ENCODING', key)
   if encoding == 'skiplist' or type(encoding) == 'table' then return write() end
-  redis.call('ZADD', key, 0, SKIPLIST_MEMBER)
+  redis.call('ZADD', key, '0', SKIPLIST_MEMBER)
   write()
   redis.call('ZREM', key, SKIPLIST_MEMBER)
 end

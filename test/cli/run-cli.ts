@@ -2,9 +2,13 @@
  * Runs the real `delayq` entry point as a child process against a throwaway redis-server, and
  * collects its output and exit code. It runs the built `dist/cli/main.js`, the file the package's
  * `bin` names, so these tests also check the build; `buildOnce()` (in a beforeAll) builds it,
- * once per test run. Spawned processes are killed by pid after each test.
+ * once per test run (whichever CLI test file asks first). Spawned processes are killed by pid after each test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 
@@ -13,9 +17,57 @@ const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 let built: Promise<void> | undefined;
 
-/** Build dist/ (tsc and assets) once for this process; node starts a built CLI far faster than tsx. */
+/**
+ * Build dist/ (tsc and assets) once per test run, whichever test file asks first: node starts a
+ * built CLI far faster than tsx. Test files run in processes of their own, and a build per file
+ * rewrote dist/ under another file's running CLI (seen once: a handler.js already rebuilt, importing
+ * a page.js not yet written). So the first file of a run to get here builds, under a marker
+ * directory named by the run (the vitest process, every test process's parent); the others wait
+ * for its `done` (or `failed`) file.
+ */
 export function buildOnce(): Promise<void> {
-  built ??= new Promise((resolve, reject) => {
+  built ??= buildOncePerRun();
+  return built;
+}
+
+/** This checkout's markers in the temp directory: one per test run. */
+const MARKER_PREFIX = `delayq-test-build-${createHash('sha1').update(ROOT).digest('hex').slice(0, 12)}-`;
+const MARKER = join(tmpdir(), `${MARKER_PREFIX}${process.ppid}`);
+const BUILD_WAIT_MS = 180_000;
+
+async function buildOncePerRun(): Promise<void> {
+  try {
+    mkdirSync(MARKER);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return waitForBuild();
+  }
+  // Earlier runs' markers of this checkout: their runs are over.
+  for (const name of readdirSync(tmpdir())) {
+    const path = join(tmpdir(), name);
+    if (name.startsWith(MARKER_PREFIX) && path !== MARKER) rmSync(path, { recursive: true, force: true });
+  }
+  try {
+    await runBuild();
+  } catch (err) {
+    writeFileSync(join(MARKER, 'failed'), String(err));
+    throw err;
+  }
+  writeFileSync(join(MARKER, 'done'), '');
+}
+
+async function waitForBuild(): Promise<void> {
+  const deadline = Date.now() + BUILD_WAIT_MS;
+  while (Date.now() < deadline) {
+    if (existsSync(join(MARKER, 'done'))) return;
+    if (existsSync(join(MARKER, 'failed'))) throw new Error(readFileSync(join(MARKER, 'failed'), 'utf8'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`dist/ build by another test file of this run not done within ${BUILD_WAIT_MS / 1000} s`);
+}
+
+function runBuild(): Promise<void> {
+  return new Promise((resolve, reject) => {
     const child = spawn('npm', ['run', '--silent', 'build'], {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -27,7 +79,6 @@ export function buildOnce(): Promise<void> {
       code === 0 ? resolve() : reject(new Error(`npm run build failed (${code}): ${stderr}`)),
     );
   });
-  return built;
 }
 
 /** The outcome of a finished CLI run. */

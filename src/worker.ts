@@ -11,7 +11,12 @@ import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import type { Job } from './job.js';
-import { DEFAULT_GROUP_CONCURRENCY, type ClaimedJob, type UnreadableJob } from './operations/claim.js';
+import {
+  DEFAULT_GROUP_CONCURRENCY,
+  memberGroup,
+  type ClaimedJob,
+  type UnreadableJob,
+} from './operations/claim.js';
 import { flushCounts } from './operations/stats.js';
 import { partitionOfMember, placementOf } from './partition/index.js';
 import { NEW_JOB_HEADER } from './record/index.js';
@@ -158,7 +163,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       nextClaimWithin: () => this.sleeper.dueEndWithin(),
       // A grouped job's ack frees its group's slot (its member names the group): the group's next
       // job may be due, and the claim loop, asleep with free slots, claims it with the ack.
-      freesClaim: (item) => item.member.includes('\0'),
+      freesClaim: (item) => memberGroup(item.member) !== undefined,
       wakeClaim: () => this.sleeper.interrupt(),
       onLateLost: (id) =>
         this.report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),

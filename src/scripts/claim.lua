@@ -467,7 +467,7 @@ local function take_and_lease(limit)
       -- The due heads only, up to limit + 1 (one more than taken says more are due): a claim at
       -- a due time with free slots to spare read limit + 1 heads, most of them not due, and Redis
       -- formatted each score as a double (glibc's %.17g) for Lua to parse back.
-      -- Numbers as text made once: redis.call turns a Lua number into text with %.14g (snprintf).
+      -- Numbers as text: redis.call turns a Lua number into text with '%.17g' (prelude.lua).
       local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', ms_text(limit + 1))
       local n_due = #heads / 2
       for i = 1, math.min(n_due, limit) do

@@ -151,8 +151,6 @@ local acked_grouped, acked_other = 0, 0
 -- 1. Acks first: the first write frees memory (ZREM), so a full Redis (noeviction) still lets a
 -- worker drain.
 if m > 0 then
-  local members = {}
-  for i = 1, m do members[i] = ARGV[ACK_FIRST + 4 * (i - 1)] end
   -- Each ack whose known deadline is still ahead is decided by its own ZREM: that deadline is one
   -- the server told the worker, and no lease is ever shortened (extend.lua), so the lease is valid
   -- when its member is there (DESIGN invariant 4). One command where a read and a remove are two,
@@ -165,11 +163,11 @@ if m > 0 then
     local ahead
     if #known == #now_text then ahead = known > now_text else ahead = (tonumber(known) or 0) > now end
     if ahead then
-      held[i] = redis.call('ZREM', K.a, members[i]) == 1
+      held[i] = redis.call('ZREM', K.a, ARGV[ACK_FIRST + 4 * (i - 1)]) == 1
     else
       read = read or {}
       read_at = read_at or {}
-      read[#read + 1] = members[i]
+      read[#read + 1] = ARGV[ACK_FIRST + 4 * (i - 1)]
       read_at[#read_at + 1] = i
     end
   end
@@ -182,6 +180,8 @@ if m > 0 then
   end
   -- Members of valid leases read above (not yet removed), and the completions' c entries.
   local done_members, done_c = {}, {}
+  -- Where the next entries of done_c and hset go (see hset_n in step 4).
+  local done_c_n, hset_n = 0, #hset
   -- Made when an ack needs them: most calls have no job with an error or progress.
   local error_ids, progress_ids = nil, nil
   local emit_completed = emits(K, 'completed')
@@ -194,7 +194,7 @@ if m > 0 then
   local outcomes = {}
   for i = 1, m do
     local base = ACK_FIRST + 4 * (i - 1)
-    local member = members[i]
+    local member = ARGV[base]
     local id, g = member_id_group(member)
     local deadline = held[i] and now + 1 or (scores[i] and tonumber(scores[i]))
     if applied[member] then
@@ -203,8 +203,8 @@ if m > 0 then
       applied[member] = true
       local ack_flags = ARGV[base + 2] or ''
       if not held[i] then done_members[#done_members + 1] = member end
-      done_c[#done_c + 1] = now_text
-      done_c[#done_c + 1] = id
+      done_c[done_c_n + 1], done_c[done_c_n + 2] = now_text, id
+      done_c_n = done_c_n + 2
       -- Most acks have no flag: three searches saved per job.
       local has_flags = ack_flags ~= ''
       if has_flags and string.find(ack_flags, 'e', 1, true) then
@@ -220,12 +220,13 @@ if m > 0 then
         if not freed[g] then freed_order[#freed_order + 1] = g end
         freed[g] = (freed[g] or 0) + 1
       end
-      hset[#hset + 1] = id
+      hset[hset_n + 1] = id
       if has_flags and string.find(ack_flags, 'u', 1, true) then
-        hset[#hset + 1] = rec_completed_with_result(ARGV[base + 3])
+        hset[hset_n + 2] = rec_completed_with_result(ARGV[base + 3])
       else
-        hset[#hset + 1] = REC_COMPLETED
+        hset[hset_n + 2] = REC_COMPLETED
       end
+      hset_n = hset_n + 2
       outcomes[i] = 'O'
       if emit_completed then emit(K, 'completed', id, 'at', now, 'lease', member) end
     elseif not deadline and tonumber(ARGV[base + 1]) > now and redis.call('ZSCORE', K.c, id) then
@@ -572,6 +573,9 @@ local function take_and_lease(limit)
     local deadline = ms_text(now + lease_ms)
     local zadd, starts = {}, {}
     local emit_claimed = emits(K, 'claimed')
+    -- Where the next entries of hset, zadd and out go: counted here, where `#t + 1` searched each
+    -- table's array part for its end, nine times per job.
+    local hset_n, zadd_n, out_n = #hset, 0, #out
     for i, id in ipairs(take_ids) do
       local rec = records[i]
       local h, why = nil, 'no record'
@@ -580,25 +584,25 @@ local function take_and_lease(limit)
         local claims = h.claims % MAX_CLAIMS + 1
         local due = take_due[i]
         local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
-        -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s float format '%.14g'.
-        local token = string.format('%d', claims) .. now_token_tail
-        local member = token .. '|' .. id
+        -- The member "<claims>.<now>|<id>" made in one concatenation (one new string, where the
+        -- token and then the member were two). claims < 2^16: '%d' is exact on any build, and
+        -- cheaper than `..`'s float format '%.14g'; a first claim needs no format at all.
+        local member = (claims == 1 and '1' or string.format('%d', claims)) .. now_token_tail .. '|' .. id
         -- A grouped job's member names its group, so whatever ends the lease frees the slot
         -- without reading the record.
         if take_group[i] then member = member .. '\0' .. take_group[i] end
-        hset[#hset + 1] = id
-        hset[#hset + 1] = leased
-        zadd[#zadd + 1] = deadline
-        zadd[#zadd + 1] = member
+        hset[hset_n + 1], hset[hset_n + 2] = id, leased
+        hset_n = hset_n + 2
+        zadd[zadd_n + 1], zadd[zadd_n + 2] = deadline, member
+        zadd_n = zadd_n + 2
         if rate_max > 0 then
           starts[#starts + 1] = now_text
           starts[#starts + 1] = member
         end
         -- The token is the member up to its '|': the worker slices it there, not from a reply
         -- element of its own (one Lua-to-RESP conversion and one client buffer less per job).
-        out[#out + 1] = member
-        out[#out + 1] = leased
-        out[#out + 1] = due
+        out[out_n + 1], out[out_n + 2], out[out_n + 3] = member, leased, due
+        out_n = out_n + 3
         n = n + 1
         if emit_claimed then
           emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)

@@ -9,6 +9,8 @@ local REC_FORMAT = 1
 -- Claim block: attempts made, claims, claimed at ms, due of this run ms, holder number.
 local REC_CLAIM_BLOCK = '>HHI6I6I4'
 local REC_CLAIM_LEN = 20
+-- Format byte, flags A (B not present), then the claim block.
+local REC_CLAIMED_HEAD = '>BBHHI6I6I4'
 -- Final records: format 1, flags A 0x80 (flags B follows), B 0x08 completed / 0x10 cancelled;
 -- 0x28 = completed with the result after the header.
 local REC_COMPLETED = '\1\128\8'
@@ -145,6 +147,13 @@ end
 -- `rec` with its claim block set to the given values (inserted when it had none). One pack and one
 -- sub whatever the other fields are: the claim block is always first (§3.2).
 local function rec_claimed(rec, h, attempts, claims, claimed_at, run_due, holder)
+  if h.fb == 0 then
+    -- The usual header (flags B 0, so not written: rec_flag_bytes): format, flags A and the claim
+    -- block in one pack, where the flag bytes were a string of their own.
+    local fa = bit.band(bit.bor(h.fa, REC_A_CLAIM), 0x7F)
+    return struct.pack(REC_CLAIMED_HEAD, REC_FORMAT, fa, attempts, claims, claimed_at, run_due, holder)
+      .. string.sub(rec, h.claim_end)
+  end
   return rec_flag_bytes(bit.bor(h.fa, REC_A_CLAIM), h.fb)
     .. struct.pack(REC_CLAIM_BLOCK, attempts, claims, claimed_at, run_due, holder)
     .. string.sub(rec, h.claim_end)

@@ -394,7 +394,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.slots.hold();
     const flight = new Flight(attempt, this.lane);
     this.inFlight.set(attempt.claimed.member, flight);
-    flight.done = this.runFlight(flight);
+    // Never rejects; its end is the flight's (Flight.done), told by the attempt once acked.
+    void this.runFlight(flight);
   }
 
   /** The attempt's run, once it may start: never rejects, and ends the flight whichever way it goes. */
@@ -578,9 +579,10 @@ interface FlightLane<T> {
  * each).
  */
 class Flight<T> implements AttemptFlight {
-  /** Settles when the attempt has ended: what close() waits for. */
-  done: Promise<void> = SETTLED;
   private holdsSlot = true;
+  private hasEnded = false;
+  /** What `done` gave out before the end, resolved by ended(): made only when asked (by close). */
+  private endWaiter: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     readonly attempt: Attempt<T>,
@@ -595,9 +597,25 @@ class Flight<T> implements AttemptFlight {
     this.lane.next();
   }
 
+  /**
+   * Settles when the attempt has ended: what close() waits for. Not the run's promise: a
+   * completion's run returns when its ack is queued, and the attempt ends when the ack is applied.
+   */
+  get done(): Promise<void> {
+    if (this.hasEnded) return SETTLED;
+    if (!this.endWaiter) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.endWaiter = { promise, resolve };
+    }
+    return this.endWaiter.promise;
+  }
+
   ended(): void {
+    this.hasEnded = true;
     this.lane.ended(this);
     this.handlerDone();
+    this.endWaiter?.resolve();
   }
 }
 

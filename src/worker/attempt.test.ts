@@ -16,6 +16,7 @@ import {
   type AttemptState,
   type AttemptStore,
 } from './attempt.js';
+import type { AckListener } from './exchange.js';
 import type { HeldLease } from './lease-keeper.js';
 
 /** A store whose replies the test sets, recording every call it gets. */
@@ -28,6 +29,13 @@ class FakeStore implements AttemptStore {
   async ack(job: AttemptAck): Promise<AckOutcome> {
     this.calls.push(['ack', job]);
     return reply(this.ackReply);
+  }
+
+  ackTo(job: AttemptAck, listener: AckListener): void {
+    this.ack(job).then(
+      (outcome) => listener.ackSettled(outcome),
+      (err: unknown) => listener.ackFailed(err),
+    );
   }
 
   async fail(input: AttemptFail): Promise<FailOutput> {
@@ -139,6 +147,80 @@ describe('Attempt', () => {
     expect(errors[0]!.message).toMatch(/lease on job job-1 was lost \(result refused: expired\)/);
     expect(attempt.lease.lost).toBe(true);
     expect(attempt.signal.aborted).toBe(true);
+  });
+
+  /** An AttemptEnd that counts its calls, and a promise of the first. */
+  function endCounter() {
+    let calls = 0;
+    let resolve!: () => void;
+    const first = new Promise<void>((r) => (resolve = r));
+    return {
+      end: {
+        ended: () => {
+          calls++;
+          resolve();
+        },
+      },
+      first,
+      calls: () => calls,
+    };
+  }
+
+  it('completeAndEnd: the ack goes, then completed is emitted and the end told once', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    const { end, first, calls } = endCounter();
+    attempt.completeAndEnd(job, 'R', undefined, end);
+    expect(attempt.state).toBe('completing');
+    expect(calls()).toBe(0);
+    await first;
+    expect(attempt.state).toBe('completed');
+    expect(store.calls.map((c) => c[0])).toEqual(['ack']);
+    expect(seen).toEqual(['completed job-1 R']);
+    expect(errors).toEqual([]);
+    expect(calls()).toBe(1);
+  });
+
+  it('completeAndEnd: a refused ack leaves the attempt lost and reported; the end is told once', async () => {
+    const { attempt, job, store, seen, errors } = setup();
+    store.ackReply = { status: 'lost', detail: 'expired' };
+    const { end, first, calls } = endCounter();
+    attempt.completeAndEnd(job, 1, undefined, end);
+    await first;
+    expect(attempt.state).toBe('lost');
+    expect(seen).toEqual([]);
+    expect(errors[0]).toBeInstanceOf(LeaseLostError);
+    expect(calls()).toBe(1);
+  });
+
+  it('completeAndEnd: an ack not sent leaves the attempt unsettled and reported; the end is told once', async () => {
+    const { attempt, job, store, errors } = setup();
+    store.ackReply = new Error('connection is closed');
+    const { end, first, calls } = endCounter();
+    attempt.completeAndEnd(job, 1, undefined, end);
+    await first;
+    expect(attempt.state).toBe('unsettled');
+    expect(errors.map((e) => e.message)).toEqual(['connection is closed']);
+    expect(calls()).toBe(1);
+  });
+
+  it('completeAndEnd: a listener of completed that throws is reported, and the end still told', async () => {
+    const { attempt, job, errors } = setup(true);
+    const { end, first, calls } = endCounter();
+    attempt.completeAndEnd(job, 1, undefined, end);
+    await first;
+    expect(attempt.state).toBe('completed');
+    expect(errors.map((e) => e.message)).toEqual(['listener broke']);
+    expect(calls()).toBe(1);
+  });
+
+  it('completeAndEnd after a cancel: nothing is sent, the result is refused, the end told at once', () => {
+    const { attempt, job, store, errors } = setup();
+    attempt.cancel();
+    const { end, calls } = endCounter();
+    attempt.completeAndEnd(job, 1, undefined, end);
+    expect(calls()).toBe(1);
+    expect(store.calls).toEqual([]);
+    expect(errors[0]).toBeInstanceOf(CancelledError);
   });
 
   it('fail: records the error and retries after the delay, emitting failed with the retry time', async () => {

@@ -29,6 +29,7 @@ import type { AckItem, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
 import type { FailOutput, RecordedError } from '../operations/fail.js';
 import { ScriptLeaseLost } from '../redis/script-errors.js';
+import type { AckListener } from './exchange.js';
 import type { HeldLease } from './lease-keeper.js';
 import { ProgressReporter } from './progress.js';
 
@@ -98,6 +99,8 @@ export type AttemptAck = AckItem & { id: string };
 /** The storage operations a fate needs (WorkerStorage; a stand-in in unit tests). */
 export interface AttemptStore {
   ack(job: AttemptAck): Promise<AckOutcome>;
+  /** ack(), its outcome told to `listener` when the call carrying it answers (no promise). */
+  ackTo(job: AttemptAck, listener: AckListener): void;
   /** Throws ScriptLeaseLost when the lease is not held. */
   progress(input: AttemptProgress): Promise<void>;
   fail(input: AttemptFail): Promise<FailOutput>;
@@ -118,12 +121,19 @@ export interface AttemptHooks<T> {
   extendLease(lease: HeldLease, ms: number): Promise<void>;
 }
 
+/** Who hears that an attempt completed by completeAndEnd has ended (run-attempt.ts's flight). */
+export interface AttemptEnd {
+  ended(): void;
+}
+
 /** Why a release happens; a shutdown also aborts the handler's signal. */
 export type ReleaseReason = 'shutdown' | 'newer-version';
 
 /** One attempt of one claimed job, and the host of its Job (signal, extendLease, progress). */
-export class Attempt<T> implements JobHost {
+export class Attempt<T> implements JobHost, AckListener {
   readonly lease: HeldLease;
+  /** completeAndEnd(): what the ack's outcome is applied to, and who hears the attempt ended. */
+  private completing: { job: Job<T>; result: unknown; flight: AttemptEnd } | undefined;
   /** Made on first use of `signal` (most handlers never look); `aborted` remembers an abort before that. */
   private controller: AbortController | undefined;
   private aborted: { reason: Error } | undefined;
@@ -196,18 +206,9 @@ export class Attempt<T> implements JobHost {
    */
   complete(job: Job<T>, result: unknown, resultBytes?: Buffer): Promise<AttemptState> {
     if (!this.begin('complete', 'completing')) return Promise.resolve(this.current);
-    const { id, member, header } = this.claimed;
-    const ack: AttemptAck = {
-      id,
-      member,
-      knownDeadline: this.lease.deadline,
-      hadError: header.hasError,
-      progressed: this.progressed,
-    };
-    if (resultBytes !== undefined) ack.result = resultBytes;
     let acked: Promise<AckOutcome>;
     try {
-      acked = this.store.ack(ack);
+      acked = this.store.ack(this.ackOf(resultBytes));
     } catch (err) {
       return Promise.resolve(this.notApplied(err));
     }
@@ -217,6 +218,63 @@ export class Attempt<T> implements JobHost {
       (outcome) => this.acked(job, result, outcome),
       (err: unknown) => this.notApplied(err),
     );
+  }
+
+  /**
+   * complete(), for a job run in a slot of its own: the ack's outcome is applied when the call
+   * carrying it answers, and `end.ended()` is called then, without a promise per job (every job
+   * completes). `end.ended()` is called once, whatever happens.
+   */
+  completeAndEnd(job: Job<T>, result: unknown, resultBytes: Buffer | undefined, end: AttemptEnd): void {
+    if (!this.begin('complete', 'completing')) return end.ended();
+    this.completing = { job, result, flight: end };
+    try {
+      this.store.ackTo(this.ackOf(resultBytes), this);
+    } catch (err) {
+      this.ackFailed(err);
+    }
+  }
+
+  /** AckListener: the call carrying completeAndEnd's ack answered. */
+  ackSettled(outcome: AckOutcome): void {
+    const completing = this.completing;
+    if (!completing) return;
+    this.completing = undefined;
+    try {
+      this.acked(completing.job, completing.result, outcome);
+    } catch (err) {
+      this.hooks.error(toError(err));
+    } finally {
+      completing.flight.ended();
+    }
+  }
+
+  /** AckListener: completeAndEnd's ack was not applied (the call failed). */
+  ackFailed(err: unknown): void {
+    const completing = this.completing;
+    if (!completing) return;
+    this.completing = undefined;
+    try {
+      this.notApplied(err);
+    } catch (error) {
+      this.hooks.error(toError(error));
+    } finally {
+      completing.flight.ended();
+    }
+  }
+
+  /** The ack of a completed attempt. */
+  private ackOf(resultBytes: Buffer | undefined): AttemptAck {
+    const { id, member, header } = this.claimed;
+    const ack: AttemptAck = {
+      id,
+      member,
+      knownDeadline: this.lease.deadline,
+      hadError: header.hasError,
+      progressed: this.progressed,
+    };
+    if (resultBytes !== undefined) ack.result = resultBytes;
+    return ack;
   }
 
   /** The ack's outcome arrived. */

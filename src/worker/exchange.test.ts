@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AckItem, ClaimOutput } from '../operations/claim.js';
+import type { AckItem, AckOutcome, ClaimOutput } from '../operations/claim.js';
 import { ACK_RIDE_MS, Exchange, type ExchangeOptions } from './exchange.js';
 
 const item = (n: number): AckItem => ({
@@ -40,6 +40,40 @@ describe('Exchange', () => {
     expect(await Promise.all(acked)).toEqual([{ status: 'ok' }, { status: 'ok' }]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toEqual([[3, ['1.1|j1', '1.1|j2']]]);
+  });
+
+  it('ackTo: each listener hears its own outcome from the call that carried it, in order', async () => {
+    const heard: string[] = [];
+    const exchange = new Exchange(async (_limit, acks) => ({
+      ...okReply(acks),
+      acks: acks.map((a) =>
+        a.member.endsWith('j2') ? { status: 'lost', detail: 'expired' } : { status: 'ok' },
+      ),
+    }));
+    const listener = (n: number) => ({
+      ackSettled: (outcome: AckOutcome) => heard.push(`${n} ${outcome.status}`),
+      ackFailed: (err: unknown) => heard.push(`${n} failed ${String(err)}`),
+    });
+    exchange.ackTo(item(1), listener(1));
+    const promised = exchange.ack(item(3));
+    exchange.ackTo(item(2), listener(2));
+    await exchange.claim(1);
+    expect(heard).toEqual(['1 ok', '2 lost']);
+    expect(await promised).toEqual({ status: 'ok' });
+  });
+
+  it('ackTo: a failed call tells each listener; with no promise waiting, nothing is left unhandled', async () => {
+    const heard: string[] = [];
+    const exchange = new Exchange(async () => {
+      throw new Error('connection is closed');
+    });
+    exchange.ackTo(item(1), {
+      ackSettled: () => heard.push('settled'),
+      ackFailed: (err: unknown) => heard.push(`failed: ${(err as Error).message}`),
+    });
+    // The ack-only flush after this turn carries it; its failure reaches the listener alone.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(heard).toEqual(['failed: connection is closed']);
   });
 
   it('acks with no claim coming go on their own, after the current turn', async () => {

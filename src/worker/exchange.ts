@@ -10,20 +10,54 @@
 import type { AckItem, AckOutcome, ClaimOutput } from '../operations/claim.js';
 
 /**
- * Acks that go in one call, and that call's reply: one promise for all of them, where each ack
- * had a promise, its resolvers and a record of its own (~0.4 KB a job at concurrency 50).
+ * Told the outcome of an ack by the call that carried it, without a promise: a worker's attempt
+ * (attempt.ts), one per job at every concurrency. It must not throw.
+ */
+export interface AckListener {
+  ackSettled(outcome: AckOutcome): void;
+  /** The call failed (Redis unreachable, a reply without this ack's outcome). */
+  ackFailed(err: unknown): void;
+}
+
+/**
+ * Acks that go in one call, and who hears of the reply: each ack's listener, or for acks queued by
+ * ack() one promise for all of them (made only then: a promise nobody waits on must not reject).
+ * Where each ack had a promise, its resolvers and a record of its own, a job's ack now costs two
+ * array slots.
  */
 class AckBatch {
   readonly items: AckItem[] = [];
-  readonly reply: Promise<ClaimOutput>;
-  answer!: (out: ClaimOutput) => void;
-  refuse!: (err: unknown) => void;
+  /** listeners[i] hears of items[i]; undefined for an ack queued by ack() (the reply promise). */
+  readonly listeners: Array<AckListener | undefined> = [];
+  private reply: Promise<ClaimOutput> | undefined;
+  private answer: ((out: ClaimOutput) => void) | undefined;
+  private refuse: ((err: unknown) => void) | undefined;
 
-  constructor() {
-    this.reply = new Promise((resolve, reject) => {
+  /** The reply, for acks that wait on a promise. */
+  promise(): Promise<ClaimOutput> {
+    this.reply ??= new Promise((resolve, reject) => {
       this.answer = resolve;
       this.refuse = reject;
     });
+    return this.reply;
+  }
+
+  /** The call answered `out`: each listener hears its ack's outcome, then the promise resolves. */
+  settle(out: ClaimOutput): void {
+    for (let i = 0; i < this.listeners.length; i++) {
+      const listener = this.listeners[i];
+      if (!listener) continue;
+      const outcome = out.acks[i];
+      if (outcome) listener.ackSettled(outcome);
+      else listener.ackFailed(missingOutcome(this.items[i]!));
+    }
+    this.answer?.(out);
+  }
+
+  /** The call failed: every ack of it was not applied. */
+  fail(err: unknown): void {
+    for (const listener of this.listeners) listener?.ackFailed(err);
+    this.refuse?.(err);
   }
 }
 
@@ -80,12 +114,24 @@ export class Exchange {
 
   /** Queue an ack; resolves with its outcome once a call has carried it. */
   ack(item: AckItem): Promise<AckOutcome> {
+    const batch = this.queue(item, undefined);
+    const index = batch.items.length - 1;
+    return batch.promise().then((out) => outcomeAt(out, index, item));
+  }
+
+  /** Queue an ack whose outcome `listener` hears when a call has carried it (no promise made). */
+  ackTo(item: AckItem, listener: AckListener): void {
+    this.queue(item, listener);
+  }
+
+  private queue(item: AckItem, listener: AckListener | undefined): AckBatch {
     let batch = this.queued[this.queued.length - 1];
     if (!batch || batch.items.length >= this.maxAcks) this.queued.push((batch = new AckBatch()));
-    const index = batch.items.push(item) - 1;
+    batch.items.push(item);
+    batch.listeners.push(listener);
     if (!this.claimWanted && this.options.freesClaim?.(item)) this.claimWanted = true;
     this.planFlush();
-    return batch.reply.then((out) => outcomeAt(out, index, item));
+    return batch;
   }
 
   /**
@@ -160,10 +206,10 @@ export class Exchange {
     try {
       out = await this.call(limit, batch ? batch.items : NO_ACKS, ahead);
     } catch (err) {
-      batch?.refuse(err);
+      batch?.fail(err);
       throw err;
     }
-    batch?.answer(out);
+    batch?.settle(out);
     return out;
   }
 }
@@ -171,6 +217,10 @@ export class Exchange {
 /** The outcome of the ack sent at `index` of a call that answered `out`. */
 function outcomeAt(out: ClaimOutput, index: number, item: AckItem): AckOutcome {
   const outcome = out.acks[index];
-  if (!outcome) throw new Error(`claim: no ack outcome for ${item.member}`);
+  if (!outcome) throw missingOutcome(item);
   return outcome;
+}
+
+function missingOutcome(item: AckItem): Error {
+  return new Error(`claim: no ack outcome for ${item.member}`);
 }

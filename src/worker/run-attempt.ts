@@ -54,6 +54,8 @@ export async function runAttempt<T>(
 ): Promise<void> {
   // The rare paths are functions of their own: this one's locals are kept in a generator object
   // made per job, sized by every variable and temporary in it.
+  // Whether the flight's end is left to the attempt (a completion: told when its ack is applied).
+  let endsWithAck = false;
   try {
     const prepared = jobFor(attempt, deps, flight);
     const job = prepared instanceof Job ? prepared : await prepared;
@@ -67,15 +69,15 @@ export async function runAttempt<T>(
       return;
     }
     flight.handlerDone();
-    await attempt.complete(
-      job,
-      result,
-      deps.options.keepResults ? encodeResult(deps, job.id, result) : undefined,
-    );
+    const resultBytes = deps.options.keepResults ? encodeResult(deps, job.id, result) : undefined;
+    // Not awaited: the call that carries the ack tells the attempt, which ends the flight. A
+    // promise and an await per job less, and this function's frame is gone before the ack goes.
+    attempt.completeAndEnd(job, result, resultBytes, flight);
+    endsWithAck = true;
   } catch (err) {
     deps.report(err);
   } finally {
-    flight.ended();
+    if (!endsWithAck) flight.ended();
   }
 }
 

@@ -41,6 +41,7 @@ function setup() {
   });
   const store: AttemptStore = {
     ack: ({ id: _id, ...item }) => exchange.ack(item),
+    ackTo: ({ id: _id, ...item }, listener) => exchange.ackTo(item, listener),
     fail: async (input): Promise<FailOutput> => {
       fails.push(input);
       return input.retryDelayMs === null ? { outcome: 'dead', at: 1 } : { outcome: 'retry', at: 1 };

@@ -25,7 +25,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { mapByPartition, partitionOfMember, placementKeyOfMember } from '../partition/index.js';
 import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type AckListener } from './exchange.js';
 import { confirmLateClaim, isLateReply } from './late-claim.js';
 import { PROGRESS_MAX_BYTES } from './progress-value.js';
 import { CLAIM_AHEAD_MS } from './start-gate.js';
@@ -145,6 +145,13 @@ export class WorkerStorage implements AttemptStore {
     if (!exchange) return Promise.reject(new Error('worker storage: ack before open()'));
     // Queued as it is, not copied: an AttemptAck is an AckItem, and the call reads only those fields.
     return exchange.ack(job);
+  }
+
+  /** ack(), its outcome told to `listener` (a one-job attempt: no promise per job). */
+  ackTo(job: AttemptAck, listener: AckListener): void {
+    const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
+    if (!exchange) return listener.ackFailed(new Error('worker storage: ack before open()'));
+    exchange.ackTo(job, listener);
   }
 
   fail(input: AttemptFail): Promise<FailOutput> {

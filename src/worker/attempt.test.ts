@@ -166,6 +166,18 @@ describe('Attempt', () => {
     };
   }
 
+  /** completeAndEnd(job, result), waited on until the end is told; how often it was told by then. */
+  async function completedToEnd(
+    attempt: Attempt<string>,
+    job: Job<string>,
+    result: unknown,
+  ): Promise<number> {
+    const { end, first, calls } = endCounter();
+    attempt.completeAndEnd(job, result, undefined, end);
+    await first;
+    return calls();
+  }
+
   it('completeAndEnd: the ack goes, then completed is emitted and the end told once', async () => {
     const { attempt, job, store, seen, errors } = setup();
     const { end, first, calls } = endCounter();
@@ -183,34 +195,25 @@ describe('Attempt', () => {
   it('completeAndEnd: a refused ack leaves the attempt lost and reported; the end is told once', async () => {
     const { attempt, job, store, seen, errors } = setup();
     store.ackReply = { status: 'lost', detail: 'expired' };
-    const { end, first, calls } = endCounter();
-    attempt.completeAndEnd(job, 1, undefined, end);
-    await first;
+    expect(await completedToEnd(attempt, job, 1)).toBe(1);
     expect(attempt.state).toBe('lost');
     expect(seen).toEqual([]);
     expect(errors[0]).toBeInstanceOf(LeaseLostError);
-    expect(calls()).toBe(1);
   });
 
   it('completeAndEnd: an ack not sent leaves the attempt unsettled and reported; the end is told once', async () => {
     const { attempt, job, store, errors } = setup();
     store.ackReply = new Error('connection is closed');
-    const { end, first, calls } = endCounter();
-    attempt.completeAndEnd(job, 1, undefined, end);
-    await first;
+    expect(await completedToEnd(attempt, job, 1)).toBe(1);
     expect(attempt.state).toBe('unsettled');
     expect(errors.map((e) => e.message)).toEqual(['connection is closed']);
-    expect(calls()).toBe(1);
   });
 
   it('completeAndEnd: a listener of completed that throws is reported, and the end still told', async () => {
     const { attempt, job, errors } = setup(true);
-    const { end, first, calls } = endCounter();
-    attempt.completeAndEnd(job, 1, undefined, end);
-    await first;
+    expect(await completedToEnd(attempt, job, 1)).toBe(1);
     expect(attempt.state).toBe('completed');
     expect(errors.map((e) => e.message)).toEqual(['listener broke']);
-    expect(calls()).toBe(1);
   });
 
   it('completeAndEnd after a cancel: nothing is sent, the result is refused, the end told at once', () => {

@@ -766,10 +766,14 @@ export function conformanceSuite(
         await new Promise((r) => setTimeout(r, 200));
         finished = true;
       });
+      // Emitted when the ack's reply is back: close() has waited for it, not only for the handler.
+      const completed: string[] = [];
+      w.on('completed', (job) => completed.push(job.id));
       const { id } = await queue.add('x');
       await waitFor(async () => (await queue.counts()).active === 1);
       await w.close({ timeoutMs: 5_000 });
       expect(finished).toBe(true);
+      expect(completed).toEqual([id]);
       expect((await queue.get(id))?.state).toBe('completed');
     });
 

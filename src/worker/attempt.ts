@@ -98,8 +98,7 @@ export type AttemptAck = AckItem & { id: string };
 
 /** The storage operations a fate needs (WorkerStorage; a stand-in in unit tests). */
 export interface AttemptStore {
-  ack(job: AttemptAck): Promise<AckOutcome>;
-  /** ack(), its outcome told to `listener` when the call carrying it answers (no promise). */
+  /** Queue an ack; `listener` hears its outcome when the call carrying it answers (no promise). */
   ackTo(job: AttemptAck, listener: AckListener): void;
   /** Throws ScriptLeaseLost when the lease is not held. */
   progress(input: AttemptProgress): Promise<void>;
@@ -205,25 +204,15 @@ export class Attempt<T> implements JobHost, AckListener {
    * codec, kept in the completed record (when the worker keeps completed jobs: keepCompleted).
    */
   complete(job: Job<T>, result: unknown, resultBytes?: Buffer): Promise<AttemptState> {
-    if (!this.begin('complete', 'completing')) return Promise.resolve(this.current);
-    let acked: Promise<AckOutcome>;
-    try {
-      acked = this.store.ack(this.ackOf(resultBytes));
-    } catch (err) {
-      return Promise.resolve(this.notApplied(err));
-    }
-    // then() rather than an async method: every job completes, and this way it costs one promise
-    // instead of an async frame, its promise and an await.
-    return acked.then(
-      (outcome) => this.acked(job, result, outcome),
-      (err: unknown) => this.notApplied(err),
+    return new Promise((resolve) =>
+      this.completeAndEnd(job, result, resultBytes, { ended: () => resolve(this.current) }),
     );
   }
 
   /**
-   * complete(), for a job run in a slot of its own: the ack's outcome is applied when the call
-   * carrying it answers, and `end.ended()` is called then, without a promise per job (every job
-   * completes). `end.ended()` is called once, whatever happens.
+   * complete() without its promise, for a job run in a slot of its own (every job completes): the
+   * ack's outcome is applied when the call carrying it answers, then `end.ended()` is called,
+   * once, whatever happens.
    */
   completeAndEnd(job: Job<T>, result: unknown, resultBytes: Buffer | undefined, end: AttemptEnd): void {
     if (!this.begin('complete', 'completing')) return end.ended();
@@ -237,25 +226,22 @@ export class Attempt<T> implements JobHost, AckListener {
 
   /** AckListener: the call carrying completeAndEnd's ack answered. */
   ackSettled(outcome: AckOutcome): void {
-    const completing = this.completing;
-    if (!completing) return;
-    this.completing = undefined;
-    try {
-      this.acked(completing.job, completing.result, outcome);
-    } catch (err) {
-      this.hooks.error(toError(err));
-    } finally {
-      completing.flight.ended();
-    }
+    this.endCompletion(outcome, undefined);
   }
 
   /** AckListener: completeAndEnd's ack was not applied (the call failed). */
   ackFailed(err: unknown): void {
+    this.endCompletion(undefined, err);
+  }
+
+  /** Apply the ack's outcome (or its failure) to the completion in progress, then end it. */
+  private endCompletion(outcome: AckOutcome | undefined, err: unknown): void {
     const completing = this.completing;
     if (!completing) return;
     this.completing = undefined;
     try {
-      this.notApplied(err);
+      if (outcome) this.acked(completing.job, completing.result, outcome);
+      else this.notApplied(err);
     } catch (error) {
       this.hooks.error(toError(error));
     } finally {

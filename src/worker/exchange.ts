@@ -20,44 +20,26 @@ export interface AckListener {
 }
 
 /**
- * Acks that go in one call, and who hears of the reply: each ack's listener, or for acks queued by
- * ack() one promise for all of them (made only then: a promise nobody waits on must not reject).
- * Where each ack had a promise, its resolvers and a record of its own, a job's ack now costs two
- * array slots.
+ * Acks that go in one call, and who hears each one's outcome when it answers. A job's ack costs two
+ * array slots, where each had a promise, its resolvers and a record of its own.
  */
 class AckBatch {
   readonly items: AckItem[] = [];
-  /** listeners[i] hears of items[i]; undefined for an ack queued by ack() (the reply promise). */
-  readonly listeners: Array<AckListener | undefined> = [];
-  private reply: Promise<ClaimOutput> | undefined;
-  private answer: ((out: ClaimOutput) => void) | undefined;
-  private refuse: ((err: unknown) => void) | undefined;
+  /** listeners[i] hears of items[i]. */
+  readonly listeners: AckListener[] = [];
 
-  /** The reply, for acks that wait on a promise. */
-  promise(): Promise<ClaimOutput> {
-    this.reply ??= new Promise((resolve, reject) => {
-      this.answer = resolve;
-      this.refuse = reject;
-    });
-    return this.reply;
-  }
-
-  /** The call answered `out`: each listener hears its ack's outcome, then the promise resolves. */
+  /** The call answered `out`: each listener hears its ack's outcome. */
   settle(out: ClaimOutput): void {
     for (let i = 0; i < this.listeners.length; i++) {
-      const listener = this.listeners[i];
-      if (!listener) continue;
       const outcome = out.acks[i];
-      if (outcome) listener.ackSettled(outcome);
-      else listener.ackFailed(missingOutcome(this.items[i]!));
+      if (outcome) this.listeners[i]!.ackSettled(outcome);
+      else this.listeners[i]!.ackFailed(new Error(`claim: no ack outcome for ${this.items[i]!.member}`));
     }
-    this.answer?.(out);
   }
 
   /** The call failed: every ack of it was not applied. */
   fail(err: unknown): void {
-    for (const listener of this.listeners) listener?.ackFailed(err);
-    this.refuse?.(err);
+    for (const listener of this.listeners) listener.ackFailed(err);
   }
 }
 
@@ -112,26 +94,19 @@ export class Exchange {
     this.maxAcks = options.maxAcks ?? 500;
   }
 
-  /** Queue an ack; resolves with its outcome once a call has carried it. */
+  /** Queue an ack; resolves with its outcome once a call has carried it (ackTo, as a promise). */
   ack(item: AckItem): Promise<AckOutcome> {
-    const batch = this.queue(item, undefined);
-    const index = batch.items.length - 1;
-    return batch.promise().then((out) => outcomeAt(out, index, item));
+    return new Promise((resolve, reject) => this.ackTo(item, { ackSettled: resolve, ackFailed: reject }));
   }
 
   /** Queue an ack whose outcome `listener` hears when a call has carried it (no promise made). */
   ackTo(item: AckItem, listener: AckListener): void {
-    this.queue(item, listener);
-  }
-
-  private queue(item: AckItem, listener: AckListener | undefined): AckBatch {
     let batch = this.queued[this.queued.length - 1];
     if (!batch || batch.items.length >= this.maxAcks) this.queued.push((batch = new AckBatch()));
     batch.items.push(item);
     batch.listeners.push(listener);
     if (!this.claimWanted && this.options.freesClaim?.(item)) this.claimWanted = true;
     this.planFlush();
-    return batch;
   }
 
   /**
@@ -212,15 +187,4 @@ export class Exchange {
     batch?.settle(out);
     return out;
   }
-}
-
-/** The outcome of the ack sent at `index` of a call that answered `out`. */
-function outcomeAt(out: ClaimOutput, index: number, item: AckItem): AckOutcome {
-  const outcome = out.acks[index];
-  if (!outcome) throw missingOutcome(item);
-  return outcome;
-}
-
-function missingOutcome(item: AckItem): Error {
-  return new Error(`claim: no ack outcome for ${item.member}`);
 }

@@ -40,7 +40,6 @@ function setup() {
     };
   });
   const store: AttemptStore = {
-    ack: ({ id: _id, ...item }) => exchange.ack(item),
     ackTo: ({ id: _id, ...item }, listener) => exchange.ackTo(item, listener),
     fail: async (input): Promise<FailOutput> => {
       fails.push(input);

@@ -5,7 +5,6 @@
  * through its Exchange: one script call carries both.
  */
 import type { ServerClock } from '../clock.js';
-import type { AckOutcome } from '../operations/ack.js';
 import {
   claimPrepared,
   prepareClaim,
@@ -139,18 +138,12 @@ export class WorkerStorage implements AttemptStore {
     return this.settings;
   }
 
-  ack(job: AttemptAck): Promise<AckOutcome> {
+  /** Queue an ack on its partition's exchange; `listener` hears its outcome. */
+  ackTo(job: AttemptAck, listener: AckListener): void {
     // The member finds the partition (a grouped job lives in its group's); the id rides along.
     const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
-    if (!exchange) return Promise.reject(new Error('worker storage: ack before open()'));
-    // Queued as it is, not copied: an AttemptAck is an AckItem, and the call reads only those fields.
-    return exchange.ack(job);
-  }
-
-  /** ack(), its outcome told to `listener` (a one-job attempt: no promise per job). */
-  ackTo(job: AttemptAck, listener: AckListener): void {
-    const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
     if (!exchange) return listener.ackFailed(new Error('worker storage: ack before open()'));
+    // Queued as it is, not copied: an AttemptAck is an AckItem, and the call reads only those fields.
     exchange.ackTo(job, listener);
   }
 

@@ -327,7 +327,7 @@ local function take_groups(limit, d_ids)
   if gw_at and gw_at > cutoff then
     sooner(gw_at)
   elseif gw_at then
-    local gw_heads = redis.call('ZRANGEBYSCORE', K.gw, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', ms_text(limit + 1))
+    local gw_heads = redis.call('ZRANGEBYSCORE', K.gw, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', int_text(limit + 1))
     local promoted, turns = {}, {}
     for i = 1, #gw_heads, 2 do
       promoted[#promoted + 1] = gw_heads[i]
@@ -469,7 +469,7 @@ local function take_and_lease(limit)
       -- a due time with free slots to spare read limit + 1 heads, most of them not due, and Redis
       -- formatted each score as a double (glibc's %.17g) for Lua to parse back.
       -- Numbers as text: redis.call turns a Lua number into text with '%.17g' (prelude.lua).
-      local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', ms_text(limit + 1))
+      local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', cutoff_text, 'WITHSCORES', 'LIMIT', '0', int_text(limit + 1))
       local n_due = #heads / 2
       for i = 1, math.min(n_due, limit) do
         d_ids[i], d_due[i] = heads[2 * i - 1], tonumber(heads[2 * i])
@@ -479,7 +479,7 @@ local function take_and_lease(limit)
         sooner(math.max(tonumber(heads[2 * limit + 2]), now))
       else
         -- Every due job was read: the next head (by rank, before anything is removed) is not due.
-        local rank = ms_text(n_due)
+        local rank = int_text(n_due)
         local following = redis.call('ZRANGE', K.s, rank, rank, 'WITHSCORES')
         if following[2] then sooner(tonumber(following[2])) end
       end

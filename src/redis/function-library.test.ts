@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildLibrary, parseLibrary } from './function-library.js';
@@ -25,15 +28,37 @@ describe('buildLibrary', () => {
     for (const entry of entries) {
       const head = entry
         .split('\n')
-        .slice(1, 6)
+        .slice(1, 5)
         .map((l) => l.trim());
       expect(head).toEqual([
         'KEYS, ARGV = keys, args',
-        'MS_FORMAT = nil',
         'REC_DEFAULT_NEW = nil',
         'wheel_left_behind = false',
         'group_last_turn = nil',
       ]);
+    }
+  });
+
+  it('keeps a memo table (a name ending in _MEMO) across calls, and refuses any other table a call writes', () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'delayq-library-'));
+    try {
+      mkdirSync(join(scratch, 'includes'));
+      const build = (include: string) => {
+        writeFileSync(join(scratch, 'includes', 'helper.lua'), include);
+        writeFileSync(join(scratch, 'user.lua'), '--!include helper.lua\nreturn look(ARGV[1])\n');
+        return buildLibrary(scratch);
+      };
+      const memo = build(
+        'local LOOK_MEMO = { seen = {} }\nlocal function look(t)\n  LOOK_MEMO.seen[t] = true\n  return t\nend\n',
+      );
+      expect(memo.source).toContain('local LOOK_MEMO = { seen = {} }');
+      // Not set back on entry: the memo outlives the call.
+      expect(memo.source).not.toMatch(/^\s+LOOK_MEMO = /m);
+      expect(() =>
+        build('local LOOK = { seen = {} }\nlocal function look(t)\n  LOOK.seen = t\n  return t\nend\n'),
+      ).toThrow('include table LOOK is written to; it cannot live at library level');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
     }
   });
 

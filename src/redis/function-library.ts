@@ -105,7 +105,9 @@ function dependencyOrder(files: string[], text: (file: string) => string): strin
  * Top-level locals of the includes that are reassigned anywhere: per-call state in an EVAL script
  * (e.g. groups.lua's turn counter, read once per call). At library level they would outlive a call,
  * so every function sets them back to their first value on entry. A top-level table that is
- * written to cannot be reset this way and is refused.
+ * written to cannot be reset this way and is refused, but for a memo (a name ending in `_MEMO`):
+ * it holds a pure function's answers, the same whichever call filled it, so it may outlive a call
+ * (prelude.lua's SETTING_MEMO).
  */
 function perCallState(includes: string[], all: string): string[] {
   const resets: string[] = [];
@@ -118,7 +120,8 @@ function perCallState(includes: string[], all: string): string[] {
         const assigned = new RegExp(`(^|[^\\w.])${name}\\s*(,\\s*[\\w.]+\\s*)*=[^=]`);
         const indexed = new RegExp(`(^|[^\\w.])${name}(\\[[^\\]]*\\]|\\.\\w+)\\s*=[^=]`);
         const writes = lines.filter((line) => !/^\s*local\b/.test(line));
-        if (value.startsWith('{') && writes.some((l) => assigned.test(l) || indexed.test(l))) {
+        const memo = name.endsWith('_MEMO');
+        if (!memo && value.startsWith('{') && writes.some((l) => assigned.test(l) || indexed.test(l))) {
           throw new Error(`include table ${name} is written to; it cannot live at library level`);
         }
         if (!writes.some((l) => assigned.test(l))) continue;

@@ -69,6 +69,7 @@
 --!include bury.lua
 --!include reap-expired.lua
 --!include skiplist.lua
+--!include claim-bounds.lua
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
@@ -76,28 +77,25 @@ local K = {
   lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19],
 }
 K.events = K.ev
-local limit, lease_ms, holder = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
--- Read as numbers once each, but the usual '0' (no rate limit) and '1' (group concurrency) by
--- their text: tonumber is glibc's strtod, ~1,000 instructions a call (bench/redis-instructions.ts).
-local function whole(text, usual, usual_value)
-  if text == usual then return usual_value end
-  return tonumber(text)
-end
-local rate_max, rate_per_ms = whole(ARGV[7], '0', 0), whole(ARGV[8], '0', 0)
-local group_max = math.max(whole(ARGV[4], '1', 1) or 1, 1)
-local group_rate_max, group_rate_per = whole(ARGV[5], '0', 0) or 0, whole(ARGV[6], '0', 0) or 0
+-- Settings as numbers through the memo (prelude.lua): the same texts come in every call.
+local limit, lease_ms, holder = setting_number(ARGV[1]), setting_number(ARGV[2]), setting_number(ARGV[3])
+-- What the worker asked for: `limit` may be lowered by the queue's rate limit below.
+local asked_limit = limit
+local rate_max, rate_per_ms = setting_number(ARGV[7]), setting_number(ARGV[8])
+local group_max = math.max(setting_number(ARGV[4]) or 1, 1)
+local group_rate_max, group_rate_per = setting_number(ARGV[5]) or 0, setting_number(ARGV[6]) or 0
 K.gmax = group_max
-local dead_max_count, dead_max_age_ms = tonumber(ARGV[9]), tonumber(ARGV[10])
+local dead_max_count, dead_max_age_ms = setting_number(ARGV[9]), setting_number(ARGV[10])
 local flags = ARGV[11] or ''
 local may_pop = string.find(flags, 'z', 1, true) ~= nil
 local has_zmscore = string.find(flags, 'm', 1, true) ~= nil
 local ahead_text = string.match(flags, 'a(%d+)')
-local ahead = ahead_text and tonumber(ahead_text) or 0
+local ahead = ahead_text and setting_number(ahead_text) or 0
 if ahead > 1000 then return bad_arg('claim ahead must be 0 to 1000 ms, got ' .. ahead_text) end
 local cap_problem = check_events_cap(ARGV[12])
 if cap_problem then return bad_arg(cap_problem) end
-K.events_cap = tonumber(ARGV[12])
-local m = tonumber(ARGV[13])
+K.events_cap = setting_number(ARGV[12])
+local m = setting_number(ARGV[13])
 if not limit or not lease_ms or not holder or not m or not rate_max or not dead_max_count then
   return bad_arg('limit, lease ms, holder, rate, dead bounds and M must be numbers')
 end
@@ -111,18 +109,6 @@ local now, now_us = now_ms_us()
 -- and reaps count from now.
 local cutoff = K.wi and now or now + ahead
 local cutoff_text = ms_text(cutoff)
-local TWO42, PRIO_BASE = PLACE_TWO42, PLACE_PRIO_BASE
--- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
-local PROMOTE = 1000
--- Expired leases one claim returns at most (reap-on-claim); the Reaper duty takes the rest.
-local REAP_ON_CLAIM = 100
--- Claims are a uint16 in the record; past it they wrap (the claim time still tells tokens apart).
-local MAX_CLAIMS = 65535
--- A claim that leases this many jobs makes sure `a` is a skiplist (skiplist.lua): with that many
--- leases a listpack's searches cost more than the check.
-local LEASES_SKIPLIST_AT = 16
--- The same for gr when this many groups go back in turn in one call.
-local GROUPS_SKIPLIST_AT = 16
 
 local out = { now, -1, 0, '' }
 -- The scores this call writes per job (ZADD c, ZADD a, ZADD lim), as text made once (prelude.lua).
@@ -512,7 +498,7 @@ local function take_and_lease(limit)
             break
           end
           local prio = tonumber(string.match(member, '^(-?%d+):'))
-          zr[#zr + 1] = (prio + PRIO_BASE) * TWO42 + due
+          zr[#zr + 1] = (prio + PLACE_PRIO_BASE) * PLACE_TWO42 + due
           zr[#zr + 1] = member
           rm[#rm + 1] = member
         end
@@ -527,12 +513,12 @@ local function take_and_lease(limit)
       local di, ri = 1, 1
       local from_s, from_r = 0, {}
       while #take_ids < room and (di <= #d_ids or ri < #r_heads) do
-        local d_score = di <= #d_ids and (PRIO_BASE * TWO42 + d_due[di]) or nil
+        local d_score = di <= #d_ids and (PLACE_PRIO_BASE * PLACE_TWO42 + d_due[di]) or nil
         local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
         if r_score and (not d_score or r_score < d_score) then
           local member = r_heads[ri]
           take_ids[#take_ids + 1] = string.sub(member, string.find(member, ':', 1, true) + 1)
-          take_due[#take_due + 1] = r_score % TWO42
+          take_due[#take_due + 1] = r_score % PLACE_TWO42
           from_r[#from_r + 1] = member
           ri = ri + 2
         else
@@ -649,7 +635,7 @@ if window_reopens > 0 and (held_back or next_at == now) then next_at = window_re
 -- The earliest lease deadline, only when the batch was not full (the worker is about to sleep;
 -- a full batch means it claims again as soon as a slot frees). An expired one is reaped here, so
 -- a crashed worker's job does not wait for a Reaper tick.
-if n < tonumber(ARGV[1]) then
+if n < asked_limit then
   local lease_head = redis.call('ZRANGE', K.a, '0', '0', 'WITHSCORES')
   if lease_head[2] then
     local head = tonumber(lease_head[2])

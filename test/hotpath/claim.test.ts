@@ -105,6 +105,28 @@ describe('claim', () => {
     expect(taken.nextAt).toBe(taken.now + 30_000);
   });
 
+  it('reads each call its own settings, across more distinct ones than the settings memo keeps', async () => {
+    // The function library remembers the numbers a setting's text means across calls (prelude.lua
+    // SETTING_MEMO, emptied at 1,024 texts): 600 calls with a holder and a lease length of their
+    // own (1,200 texts) each find their own, before and after the memo is emptied.
+    const keys = freshKeys('claim-settings');
+    await addJobs(
+      f,
+      keys,
+      Array.from({ length: 600 }, (_, i) => job(`j${String(i).padStart(3, '0')}`)),
+    );
+    for (let i = 0; i < 600; i++) {
+      const holder = 1000 + i;
+      const leaseMs = 60_000 + i;
+      const out = await claimJobs(f, keys, 1, { holder, leaseMs });
+      expect(out.jobs).toHaveLength(1);
+      const [taken] = out.jobs;
+      expect(taken!.header.holder).toBe(holder);
+      expect(taken!.deadline).toBe(out.now + leaseMs);
+      expect(Number(await f.client.zscore(keys.leases, taken!.member))).toBe(out.now + leaseMs);
+    }
+  });
+
   it('with the zpopmin strategy at limit 1, a head not due is put back unchanged', async () => {
     const keys = freshKeys('claim-pop');
     const now = await serverNow();

@@ -23,12 +23,41 @@ end
 -- '%.17g' Redis uses for a Lua number passed to a command) its floating-point one, ~4,000
 -- instructions a number (callgrind, bench/redis-instructions.ts). '%d' prints a C long: where that
 -- is 32 bits (a 32-bit build), ms times do not fit and '%.0f' stays.
--- Found by the first ms_text of a call: a function library may not call `string` while it loads,
--- so this is per-call state (function-library.ts resets it at each call).
-local MS_FORMAT = nil
+-- Found by the first ms_text: a function library may not call `string` while it loads. The build
+-- does not change between calls, so the answer is a memo (function-library.ts keeps it).
+local MS_FORMAT_MEMO = {}
 local function ms_text(ms)
-  if not MS_FORMAT then MS_FORMAT = string.format('%d', 2 ^ 40) == '1099511627776' and '%d' or '%.0f' end
-  return string.format(MS_FORMAT, ms)
+  local format = MS_FORMAT_MEMO.format
+  if not format then
+    format = string.format('%d', 2 ^ 40) == '1099511627776' and '%d' or '%.0f'
+    MS_FORMAT_MEMO.format = format
+  end
+  return string.format(format, ms)
+end
+
+-- The number a setting's text means (tonumber), remembered. A worker sends the same few settings
+-- (limit, lease ms, holder, dead bounds, ack count) in every claim, and tonumber is glibc's strtod,
+-- ~1,400 instructions a text, where a lookup of the (interned) text is ~100: about 5 % of a claim
+-- that finds nothing (bench/redis-instructions.ts --phase=empty). In the function library the memo
+-- outlives the call, which is safe because it holds a pure function's answers: whatever call
+-- filled it, a text means the same number, so a function behaves as its EVAL script, whose memo
+-- starts empty at every call. A `_MEMO` table is the one kind of include table a call may write
+-- (function-library.ts). Emptied at SETTING_MEMO_MAX texts, so ever-new texts (holder numbers of
+-- new workers) cannot grow it without bound.
+local SETTING_MEMO = { numbers = {}, size = 0 }
+local SETTING_MEMO_MAX = 1024
+local function setting_number(text)
+  if text == nil then return nil end
+  local memo = SETTING_MEMO
+  local n = memo.numbers[text]
+  if n == nil then
+    if memo.size >= SETTING_MEMO_MAX then memo.numbers, memo.size = {}, 0 end
+    -- false, not nil, for a text that is no number: that answer is remembered too.
+    n = tonumber(text) or false
+    memo.numbers[text] = n
+    memo.size = memo.size + 1
+  end
+  return n or nil
 end
 
 -- A whole number as text for a command's argument (a count, an offset, a turn): passed as a Lua

@@ -157,24 +157,29 @@ if m > 0 then
       read_at[#read_at + 1] = i
     end
   end
-  local scores = {}
+  -- The read leases' scores by ack, made only when some were read (not at concurrency 1, usually):
+  -- at one ack per call each table made and collected costs as much as the ack's own Lua.
+  local scores = nil
   if read then
+    scores = {}
     for first = 1, #read, UNPACK_CHUNK do
       local part = lease_scores({ unpack(read, first, math.min(#read, first + UNPACK_CHUNK - 1)) })
       for k = 1, #part do scores[read_at[first + k - 1]] = part[k] end
     end
   end
-  -- Members of valid leases read above (not yet removed), and the completions' c entries.
-  local done_members, done_c = {}, {}
+  -- Members of valid leases read above (not yet removed; made when there is one), and the
+  -- completions' c entries.
+  local done_members, done_c = nil, {}
   -- Where the next entries of done_c and hset go (see hset_n in step 4).
   local done_c_n, hset_n = 0, #hset
   -- Made when an ack needs them: most calls have no job with an error or progress.
   local error_ids, progress_ids = nil, nil
   local emit_completed = emits(K, 'completed')
-  -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group.
-  local freed, freed_order = {}, {}
-  -- A member acked twice in one call is applied once; the second is a resend.
-  local applied = {}
+  -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group (made at
+  -- the first grouped ack).
+  local freed, freed_order = nil, nil
+  -- A member acked twice in one call is applied once; the second is a resend. One ack cannot be.
+  local applied = m > 1 and {} or nil
   -- A letter per ack, sent as one string: one reply element for the call, where an element per ack
   -- was a Lua-to-RESP conversion each and a parsed buffer each in the worker.
   local outcomes = {}
@@ -182,13 +187,16 @@ if m > 0 then
     local base = ACK_FIRST + 4 * (i - 1)
     local member = ARGV[base]
     local id, g = member_id_group(member)
-    local deadline = held[i] and now + 1 or (scores[i] and tonumber(scores[i]))
-    if applied[member] then
+    local deadline = held[i] and now + 1 or (scores and scores[i] and tonumber(scores[i]))
+    if applied and applied[member] then
       outcomes[i] = 'A'
     elseif deadline and deadline > now then
-      applied[member] = true
+      if applied then applied[member] = true end
       local ack_flags = ARGV[base + 2] or ''
-      if not held[i] then done_members[#done_members + 1] = member end
+      if not held[i] then
+        done_members = done_members or {}
+        done_members[#done_members + 1] = member
+      end
       done_c[done_c_n + 1], done_c[done_c_n + 2] = now_text, id
       done_c_n = done_c_n + 2
       -- Most acks have no flag: three searches saved per job.
@@ -203,6 +211,7 @@ if m > 0 then
       end
       if g then acked_grouped = acked_grouped + 1 else acked_other = acked_other + 1 end
       if g then
+        freed, freed_order = freed or {}, freed_order or {}
         if not freed[g] then freed_order[#freed_order + 1] = g end
         freed[g] = (freed[g] or 0) + 1
       end
@@ -229,19 +238,21 @@ if m > 0 then
   -- One ack (concurrency 1, every job): its letter is the string; no concatenation.
   out[4] = m == 1 and outcomes[1] or table.concat(outcomes)
   if #done_c > 0 then
-    if #done_members > 0 then call_chunked('ZREM', K.a, done_members, 1) end
+    if done_members then call_chunked('ZREM', K.a, done_members, 1) end
     call_chunked('ZADD', K.c, done_c, 2)
     if error_ids then call_chunked('HDEL', K.e, error_ids, 1) end
     if progress_ids then call_chunked('HDEL', K.pg, progress_ids, 1) end
-    local function release_groups()
-      for _, g in ipairs(freed_order) do
-        local due = group_release(K, g, now, freed[g])
-        if due and (group_woke == nil or due < group_woke) then group_woke = due end
+    if freed_order then
+      local function release_groups()
+        for _, g in ipairs(freed_order) do
+          local due = group_release(K, g, now, freed[g])
+          if due and (group_woke == nil or due < group_woke) then group_woke = due end
+        end
       end
+      -- Many groups back in turn at once: gr as a skiplist, where each ZADD is a lookup rather
+      -- than a scan of a listpack of up to 128 groups (skiplist.lua).
+      if #freed_order >= GROUPS_SKIPLIST_AT then as_skiplist(K.gr, release_groups) else release_groups() end
     end
-    -- Many groups back in turn at once: gr as a skiplist, where each ZADD is a lookup rather than
-    -- a scan of a listpack of up to 128 groups (skiplist.lua).
-    if #freed_order >= GROUPS_SKIPLIST_AT then as_skiplist(K.gr, release_groups) else release_groups() end
   end
 end
 

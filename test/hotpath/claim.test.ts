@@ -288,6 +288,25 @@ describe('acks inside the claim', () => {
     ]);
   });
 
+  it('a member acked twice in one call is applied once, the second answered already, by ZREM or by a read', async () => {
+    const keys = freshKeys('ack-twice');
+    await addJobs(f, keys, [job('t1'), job('t2')]);
+    const { jobs } = await claimJobs(f, keys, 2);
+    const [t1, t2] = jobs;
+    const out = await claimJobs(f, keys, 0, {
+      // t1 by its own ZREM (known deadline ahead); t2 by a read of its score (known deadline past).
+      acks: [ackOf(t1!), ackOf(t1!), ackOf(t2!, { knownDeadline: 1 }), ackOf(t2!, { knownDeadline: 1 })],
+    });
+    expect(out.acks).toStrictEqual([
+      { status: 'ok' },
+      { status: 'already' },
+      { status: 'ok' },
+      { status: 'already' },
+    ]);
+    expect(await f.client.zcard(keys.leases)).toBe(0);
+    expect(await f.client.zcard(keys.completed)).toBe(2);
+  });
+
   it('acks decided by their own ZREM (known deadline ahead) and by a read (known deadline past, lease extended) mix in one call', async () => {
     const keys = freshKeys('ack-mixed');
     await addJobs(f, keys, [job('m1'), job('m2'), job('m3')]);

@@ -211,7 +211,7 @@ if m > 0 then
       end
       if g then acked_grouped = acked_grouped + 1 else acked_other = acked_other + 1 end
       if g then
-        freed, freed_order = freed or {}, freed_order or {}
+        if not freed then freed, freed_order = {}, {} end
         if not freed[g] then freed_order[#freed_order + 1] = g end
         freed[g] = (freed[g] or 0) + 1
       end

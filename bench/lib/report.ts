@@ -1,34 +1,12 @@
 /** Turns a run's results into docs/benchmarks.md and the lateness chart (SVG, no dependencies). */
-import type { SystemName } from './adapters/adapter.js';
+import type { SystemName } from '../adapters/adapter.js';
 import { goalsTable } from './goals.js';
-import type { Environment } from './lib/machine.js';
-import { FULL, type Profile } from './lib/profile.js';
-import type { Figure } from './lib/recorder.js';
-import type { W8Step } from './workloads/w8-capacity.js';
-import { describeBatchWorkload } from './workloads/batch-throughput.js';
-import { describeGroupsWorkload } from './workloads/groups.js';
-
-/** Everything a run wrote to its JSON file. */
-export interface RunResults {
-  date: string;
-  command: string;
-  profile: Profile;
-  environment: Environment;
-  systems: SystemName[];
-  workloads: string[];
-  secondsByWorkload: Record<string, number>;
-  /** 1-minute load average at the start, before each workload, and at the end. */
-  loadAverage: Record<string, number>;
-  /** 1-, 5- and 15-minute load averages at the start and the end (absent in older results). */
-  loadAverages?: { start: number[]; end: number[] };
-  totalSeconds: number;
-  /** Workloads that failed, with the error. */
-  errors: Record<string, string>;
-  figures: Figure[];
-  ceilings: Array<{ name: string; opsPerSec: number }>;
-  distributions: Record<string, Partial<Record<SystemName, number[]>>>;
-  details: Record<string, unknown>;
-}
+import { FULL, type Profile } from './profile.js';
+import type { Figure } from './recorder.js';
+import type { W8Step } from '../workloads/w8-capacity.js';
+import type { RunResults } from './results.js';
+import { describeBatchWorkload } from '../workloads/batch-throughput.js';
+import { describeGroupsWorkload } from '../workloads/groups.js';
 
 /** A number as the tables show it. */
 function fmt(value: number | null | undefined, unit: string, capS?: number): string {
@@ -85,7 +63,7 @@ interface Target {
 }
 
 /**
- * Issue 5's targets that issue 14's goals (bench/goals.ts) do not restate; issue 14's supersede the
+ * Issue 5's targets that issue 14's goals (bench/lib/goals.ts) do not restate; issue 14's supersede the
  * rest (W1 c50 against bee-queue, bulk add, bytes per job, Redis CPU, lateness).
  */
 const TARGETS: Target[] = [
@@ -271,7 +249,7 @@ export function markdownReport(
   out.push(
     [
       "- Private redis-servers (no persistence), started by the bench on free ports: each W1 and W7 run, and each W4 and W6 case, has one of its own, so the INFO cpu and commandstats deltas hold that system's traffic alone; the other workloads share one, flushed between runs. Systems take turns within each repetition.",
-      '- Every system sits behind one adapter (`bench/adapters/`: add, addBulk, start worker, close); workloads use only that. Workers run in their own process (`node --import tsx bench/worker-process.ts`).',
+      '- Every system sits behind one adapter (`bench/adapters/`: add, addBulk, start worker, close); workloads use only that. Workers run in their own process (`node --import tsx bench/processes/worker-process.ts`).',
       "- Settings: each library's defaults, except that finished jobs are not kept (BullMQ `removeOnComplete: true`, bee-queue `removeOnSuccess: true`; delayq keeps none by default), bee-queue workers have `activateDelayedJobs: true` (without it delayed jobs never run) and `getEvents: false` (nobody listens), and bee-queue's producer has `storeJobs: false` (with no events coming back, its map of created jobs would keep every job added).",
       "- **Lateness** for delayq is `job.claimedAt - job.runAt`, both by the Redis clock (the claim script reads `TIME`; for a job the worker claimed ahead of its due time, claimedAt is its handler's start by the worker's lower bound of that clock). BullMQ and bee-queue record no claim time, so theirs is the handler's `Date.now()` minus the intended due time (`Date.now()` at add + delay). Rows \"at handler start\" use that second method for delayq too. delayq counts a delay from its add call too (the time from the call to the send is measured locally and taken off the delay), so those rows compare the three on equal terms; issue 14's lateness goals use them.",
       '- Figures are medians over repetitions; small numbers in brackets are the lowest and highest repetition.',

@@ -3,9 +3,10 @@
  * (or its includes/), every key `dq:{q}:<role>` is one that src/redis/keys.ts builds for layout 2
  * (not a deprecated layout-1 field), each row of its key table pairs a key with the QueueKeys field
  * that builds it, and every path it names is in the repository. So the page cannot go on naming
- * scripts and keys that are gone, as it did for layout 1's ack.lua, `active` and `done`.
+ * scripts and keys that are gone, as it did for layout 1's ack.lua, `active` and `done`. Likewise
+ * docs/ARCHITECTURE.md: every .lua it names exists, and its script table (§4.11) lists every script.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
@@ -86,5 +87,44 @@ describe(`${DOC} names only scripts, keys and files that exist`, () => {
       expect(fieldOfKey.has(key), key).toBe(false);
       expect(doc.includes(key), key).toBe(false);
     }
+  });
+});
+
+describe('docs/ARCHITECTURE.md names only scripts that exist', () => {
+  const architecture = read('docs/ARCHITECTURE.md');
+  const isScript = (name: string): boolean =>
+    existsSync(join(ROOT, 'src/scripts', `${name}.lua`)) ||
+    existsSync(join(ROOT, 'src/scripts/includes', `${name}.lua`));
+
+  it('names .lua files that are in src/scripts/ (dist/ paths and globs aside)', () => {
+    const named = [...architecture.matchAll(/(?<![\w/*<>-])((?:includes\/)?[\w-]+)\.lua\b/g)].map((m) =>
+      m[1]!.replace(/^includes\//, ''),
+    );
+    expect(named.length).toBeGreaterThan(20);
+    expect([...new Set(named)].filter((s) => !isScript(s))).toEqual([]);
+  });
+
+  it('lists in its script table (§4.11) only scripts that exist, and every script there is', () => {
+    const start = architecture.indexOf('### 4.11 ');
+    const table = architecture.slice(start, architecture.indexOf('### 4.12 ', start));
+    const listed = new Set<string>();
+    for (const line of table.split('\n').filter((l) => l.startsWith('| `'))) {
+      const cell = line.split('|')[1]!;
+      // "`migrate-begin`, `-read`" names migrate-read: a leading dash continues the first name's stem.
+      let stem = '';
+      for (const m of cell.matchAll(/`([\w-]+)`/g)) {
+        const name = m[1]!;
+        if (name.startsWith('-')) listed.add(`${stem}${name}`);
+        else {
+          listed.add(name);
+          stem = name.split('-')[0]!;
+        }
+      }
+    }
+    expect([...listed].filter((s) => !isScript(s))).toEqual([]);
+    const scripts = readdirSync(join(ROOT, 'src/scripts'))
+      .filter((f) => f.endsWith('.lua'))
+      .map((f) => f.slice(0, -'.lua'.length));
+    expect(scripts.filter((s) => !listed.has(s))).toEqual([]);
   });
 });

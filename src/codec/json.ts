@@ -19,9 +19,11 @@
  *
  *   {"~t":"undefined"}                            undefined (object member, array item, Map/Set entry, payload)
  *   {"~t":"number","v":"NaN"}                     v is one of "NaN", "Infinity", "-Infinity", "-0", or the
- *                                                 shortest decimal (JS String(n)) of a number n with
- *                                                 2^53 <= |n| < 1e21, e.g. "1152921504606846976": JSON.stringify
- *                                                 writes these as integer literals, which readers refuse (below)
+ *                                                 exact decimal integer of a double n with 2^53 <= |n| < 1e21,
+ *                                                 e.g. "1152921504606846976" (2^60; JavaScript's BigInt(n), Python's
+ *                                                 str(int(n)), not String(n), which rounds to "1152921504606847000"):
+ *                                                 JSON.stringify writes these as integer literals, which readers
+ *                                                 refuse (below)
  *   {"~t":"Date","v":"2026-01-01T00:00:00.000Z"}  v is exactly what Date.prototype.toISOString() prints:
  *                                                 YYYY-MM-DDTHH:mm:ss.sssZ (always UTC "Z", always three
  *                                                 millisecond digits), years outside 0..9999 as ±YYYYYY;
@@ -109,7 +111,10 @@ function encodeNumber(n: number): unknown {
     if (n === 0) return 1 / n < 0 ? NEG_ZERO_TAG : n;
     // JSON.stringify would write an integer literal beyond ±(2^53 - 1), which readers refuse.
     const size = n < 0 ? -n : n;
-    return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM ? { '~t': 'number', v: String(n) } : n;
+    // The exact integer, not String(n): every language prints that one the same way (docs/PROTOCOL.md).
+    return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM
+      ? { '~t': 'number', v: BigInt(n).toString() }
+      : n;
   }
   return n !== n ? NAN_TAG : n > 0 ? INFINITY_TAG : NEG_INFINITY_TAG;
 }
@@ -314,7 +319,7 @@ function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown
           const n = typeof v === 'string' ? largeIntegralNumber(v) : undefined;
           if (n !== undefined) return n;
           throw new Problem(
-            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0", or the shortest decimal of a number n with 2^53 <= |n| < 1e21`,
+            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0", or the exact decimal integer of a double n with 2^53 <= |n| < 1e21 (e.g. "1152921504606846976" for 2^60)`,
           );
         }
       }
@@ -358,11 +363,15 @@ function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown
   }
 }
 
-/** The number a "number" tag's decimal stands for, when it is one the encoder writes; else undefined. */
+/**
+ * The double a "number" tag's decimal stands for, when it is the exact integer of one the encoder
+ * tags; else undefined. A decimal no double equals (2^53 + 1) is refused, never rounded.
+ */
 function largeIntegralNumber(v: string): number | undefined {
+  if (!CANONICAL_BIGINT.test(v)) return undefined;
   const n = Number(v);
   const size = n < 0 ? -n : n;
-  return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM && String(n) === v ? n : undefined;
+  return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM && BigInt(n).toString() === v ? n : undefined;
 }
 
 function decodeMap(v: unknown): Map<unknown, unknown> {

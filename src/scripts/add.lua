@@ -43,8 +43,11 @@
 --          (cancelled at), D dead (died at), T the generated id is taken (-1: nothing written; the
 --          client draws a new id and adds that job again).
 --          Error 'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written) when an argument is
---          malformed: id, mode, when, a record that cannot be read or is not a new job's, a class
---          that disagrees with the header. Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
+--          malformed: id (empty, over 1536 bytes, a control character, not UTF-8), mode, when, a
+--          record that cannot be read, is not a new job's or holds a field no worker can run (max
+--          attempts 0, backoff kind not 1 or 2, timeout 0, version 0 or 1), a class that disagrees
+--          with the header or a group that is not UTF-8. 'DELAYQ_BAD_ARG <reason>' for N, elapsed,
+--          events cap, group concurrency (0..1000000) or a KEYS count other than 15 (18+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
 --          it needs was not passed (nothing written).
 -- Cost: per batch TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n: no per-job command for
 --          new jobs of the default class; O(log n) per job.
@@ -85,11 +88,15 @@ if bound_text and (#bound_text > 15 or tonumber(bound_text) < MIN_DUE_MS) then
 end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end
+local gmax_problem = check_group_concurrency(ARGV[4], 'group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+local key_problem = check_key_count(15, true)
+if key_problem then return bad_arg(key_problem) end
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], c = KEYS[9], x = KEYS[10], d = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]) or 0,
+  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]),
 }
 local wheel_problem = wheel_keys(K, 16, FIRST + job_args)
 if wheel_problem then return bad_arg(wheel_problem) end
@@ -137,6 +144,8 @@ else
 end
 -- The first job whose id holds a control character: searched in all the ids at once.
 local with_control = first_id_with_control(ids, n)
+-- And the first that is not UTF-8: a worker could never ack it (issue 32).
+local not_utf8 = first_id_not_utf8(ids, n)
 
 -- A mode's two parts: when-kind and what to do with an existing id. A table lookup, where two
 -- string.sub calls per job cost more.
@@ -150,6 +159,7 @@ for i = 1, n do
   local id, mode, when, rec = ids[i], modes[i], whens[i], recs[i]
   local problem = check_id_size(id)
   if not problem and i == with_control then problem = 'id contains a control character' end
+  if not problem and i == not_utf8 then problem = 'id ' .. utf8_problem(id) end
   local kind, keep = MODE_KIND[mode], MODE_KEEP[mode]
   local due, h
   if not problem and not keep then
@@ -173,6 +183,8 @@ for i = 1, n do
       problem = 'record has the C flag (a claim block); a new job\'s record must not carry one'
     elseif h and (h.has_error or h.completed or h.cancelled or h.has_result) then
       problem = 'record is not a new job\'s: it has the E, D, Q or U flag'
+    elseif h then
+      problem = check_new_header(rec, h)
     end
   end
   -- The packed form sends no class: it is the header's, so only the checks of the class itself

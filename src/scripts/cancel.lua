@@ -14,8 +14,13 @@
 -- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
 -- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
--- Returns: 'waiting' or 'running' when cancelled; 0 when there is nothing to cancel (unknown,
---          dead, completed, already cancelled, or an unreadable record). Writes nothing then.
+-- Returns: 'waiting' or 'running' when cancelled; 0 (an integer reply, nil in Lua clients' terms
+--          false) when there is nothing to cancel (unknown, dead, completed, already cancelled, or
+--          an unreadable record). Writes nothing then.
+--          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 15 (18 or
+--          more with the wheel), an id that is missing, empty, over 1536 bytes, with a control
+--          character or not UTF-8, a group concurrency that is not 0..1000000, an events cap that
+--          is not a whole number, or wheel arguments that do not match the wheel KEYS.
 -- ACL: cancelling a waiting job only reads a and never touches pg (a waiting job has no progress:
 -- it is deleted when an attempt ends), so a producer whose rules make the lease and progress keys
 -- read-only can still cancel waiting jobs (docs/SECURITY.md).
@@ -32,16 +37,25 @@
 --!include place.lua
 --!include args.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10): a key or argument left out
+-- failed a command after the lease member was removed, leaving the job in no set (issue 32).
+local key_problem = check_key_count(15, true)
+if key_problem then return bad_arg(key_problem) end
+local id_problem = check_id(ARGV[1], 'ARGV[1] id')
+if id_problem then return bad_arg(id_problem) end
+local gmax_problem = check_group_concurrency(ARGV[2], 'ARGV[2] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], x = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]) or 0,
+  pg = KEYS[15], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]),
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 16, 4)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[3])
-if cap_problem then return bad_arg(cap_problem) end
+if cap_problem then return bad_arg('ARGV[3] ' .. cap_problem) end
 local id = ARGV[1]
 local now = now_ms()
 local rec = redis.call('HGET', K.j, id)

@@ -41,25 +41,41 @@
 --!include lease-check.lua
 --!include args.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10).
+local key_problem = check_key_count(16, true)
+if key_problem then return bad_arg(key_problem) end
+local member_problem = check_member(ARGV[1], 'ARGV[1] lease member')
+if member_problem then return bad_arg(member_problem) end
+if ARGV[2] ~= '-1' and (not whole_ms(ARGV[2]) or #ARGV[2] > 12) then
+  return bad_arg('ARGV[2] retry delay ' .. tostring(ARGV[2]) .. ' is not -1 or a whole number of ms >= 0')
+end
+local ok_error, error_table = pcall(cjson.decode, ARGV[3] or '')
+if not ok_error or type(error_table) ~= 'table' then return bad_arg('ARGV[3] error is not a JSON object') end
+if ARGV[4] ~= '0' and ARGV[4] ~= '1' then
+  return bad_arg('ARGV[4] unrecoverable ' .. tostring(ARGV[4]) .. ' is not 0 or 1')
+end
+local DEAD_BOUNDS = { 'dead max count', 'dead max age ms' }
+for i = 5, 6 do
+  local what = DEAD_BOUNDS[i - 4]
+  if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
+    return bad_arg('ARGV[' .. i .. '] ' .. what .. ' ' .. tostring(ARGV[i]) .. ' is not a whole number >= 0 (digits only)')
+  end
+end
+local gmax_problem = check_group_concurrency(ARGV[7], 'ARGV[7] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+if type(ARGV[8]) ~= 'string' then return bad_arg('ARGV[8] reason is missing') end
+
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]) or 0,
+  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]),
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 17, 10)
 if wheel_problem then return bad_arg(wheel_problem) end
 local member = ARGV[1]
-if ARGV[2] ~= '-1' and not whole_ms(ARGV[2]) then
-  return bad_arg('retry delay ' .. tostring(ARGV[2]) .. ' is not -1 or a whole number of ms >= 0')
-end
-if ARGV[4] ~= '0' and ARGV[4] ~= '1' then
-  return bad_arg('unrecoverable ' .. tostring(ARGV[4]) .. ' is not 0 or 1')
-end
 local cap_problem = check_events_cap(ARGV[9])
-if cap_problem then return bad_arg(cap_problem) end
-local ok_error, error_table = pcall(cjson.decode, ARGV[3])
-if not ok_error or type(error_table) ~= 'table' then return bad_arg('error is not a JSON object') end
+if cap_problem then return bad_arg('ARGV[9] ' .. cap_problem) end
 local id = member_id(member)
 local token = member_token(member)
 local delay = tonumber(ARGV[2])

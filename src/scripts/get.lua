@@ -23,6 +23,11 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include args.lua
+
+if #KEYS ~= 12 and #KEYS ~= 15 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; get takes 12 (15 with the wheel: wr, wi, wc)') end
+local id_problem = check_id(ARGV[1], 'ARGV[1] id')
+if id_problem then return bad_arg(id_problem) end
 
 local K = {
   j = KEYS[1], s = KEYS[2], p = KEYS[3], r = KEYS[4], gq = KEYS[5], a = KEYS[6], c = KEYS[7],

@@ -31,19 +31,27 @@
 --!include lease-check.lua
 --!include args.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10).
+local key_problem = check_key_count(12, true)
+if key_problem then return bad_arg(key_problem) end
+local member_problem = check_member(ARGV[1], 'ARGV[1] lease member')
+if member_problem then return bad_arg(member_problem) end
+if not whole_ms(ARGV[2]) or #ARGV[2] > 12 then
+  return bad_arg('ARGV[2] delay ' .. tostring(ARGV[2]) .. ' is not a whole number of ms >= 0 (digits only)')
+end
+local gmax_problem = check_group_concurrency(ARGV[3], 'ARGV[3] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], w = KEYS[10], ev = KEYS[11], pg = KEYS[12], events_cap = tonumber(ARGV[4]),
-  gmax = tonumber(ARGV[3]) or 0,
+  gmax = tonumber(ARGV[3]),
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 13, 5)
 if wheel_problem then return bad_arg(wheel_problem) end
-if not whole_ms(ARGV[2]) then
-  return bad_arg('delay ' .. tostring(ARGV[2]) .. ' is not a whole number of ms >= 0 (digits only)')
-end
 local cap_problem = check_events_cap(ARGV[4])
-if cap_problem then return bad_arg(cap_problem) end
+if cap_problem then return bad_arg('ARGV[4] ' .. cap_problem) end
 local member = ARGV[1]
 local id = member_id(member)
 local now = now_ms()

@@ -725,3 +725,33 @@ describe('integers beyond ±(2^53 - 1)', () => {
     expect(jsonEnvelopeCodec.decode(bytes).payload).toBe(9007199254740993n);
   });
 });
+
+describe('duplicate object keys', () => {
+  const payloadError = (text: string): string => {
+    try {
+      jsonCodec.decodePayload(Buffer.from(text));
+    } catch (e) {
+      expect(e).toBeInstanceOf(DecodeError);
+      return (e as Error).message;
+    }
+    throw new Error(`${text} decoded`);
+  };
+
+  it('are refused, at any depth and however the key is escaped, never last-wins', () => {
+    expect(payloadError('{"a":1,"b":2,"a":3}')).toMatch(/repeats the key "a"/);
+    expect(payloadError('[{"x":[{"k":1, "k" :2}]}]')).toMatch(/repeats the key "k"/);
+    expect(payloadError('{"a":1,"\\u0061":2}')).toMatch(/repeats the key "a"/);
+    expect(payloadError('{"~t":"number","~t":"BigInt","v":"1"}')).toMatch(/repeats the key "~t"/);
+    expect(decodeError(withPayload('{"n":1,"n":2}')).message).toMatch(/repeats the key "n"/);
+  });
+
+  it('are told apart from equal keys of different objects and from colons and quotes inside strings', () => {
+    const text = '{"a":{"a":1,"b":"x\\":y"},"b":[{"a":2},{"a":3}],"c":"\\\\","d":"k:v"}';
+    expect(jsonCodec.decodePayload(Buffer.from(text))).toEqual({
+      a: { a: 1, b: 'x":y' },
+      b: [{ a: 2 }, { a: 3 }],
+      c: '\\',
+      d: 'k:v',
+    });
+  });
+});

@@ -461,6 +461,8 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new DecodeError(`cannot decode job: the envelope must be a JSON object, got ${describe(parsed)}`);
   }
+  const repeated = duplicateKeyError(text);
+  if (repeated) throw repeated;
   // 2^53 - 1 has 16 digits: without a run of 16 digits no integer literal can be out of range.
   const unsafe = SIXTEEN_DIGITS.test(text) ? unsafeIntegerLiteral(text) : undefined;
   if (unsafe !== undefined) {
@@ -472,6 +474,60 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
   return validateEnvelope(parsed as Record<string, unknown>, (payload, id) =>
     fromTagged(payload, 'payload', `cannot decode job ${id}`),
   );
+}
+
+/** The refusal of a payload in which one object repeats a key (JSON.parse keeps the last silently). */
+function duplicateKeyError(text: string): DecodeError | undefined {
+  const key = duplicateKey(text);
+  return key === undefined
+    ? undefined
+    : new DecodeError(
+        `cannot decode job: an object of the payload repeats the key ${JSON.stringify(key)}; JSON.parse would keep the last one silently, and the encoder never writes a key twice`,
+      );
+}
+
+/**
+ * The first key that one object of `text` (JSON that JSON.parse accepted) holds twice, or
+ * undefined. Strings are skipped with indexOf; a key with escapes is compared by its value, so
+ * "a" and "\u0061" are one key.
+ */
+export function duplicateKey(text: string): string | undefined {
+  // Two members need two colons; most small payloads stop here.
+  const firstColon = text.indexOf(':');
+  if (firstColon < 0 || text.indexOf(':', firstColon + 1) < 0) return undefined;
+  const outer: Array<Set<string> | null> = [];
+  let keys: Set<string> | null = null;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        let back = end - 1;
+        while (text.charCodeAt(back) === 0x5c) back--;
+        if ((end - 1 - back) % 2 === 0) break;
+      }
+      let next = end + 1;
+      while (next < n && text.charCodeAt(next) <= 0x20) next++;
+      if (keys !== null && text.charCodeAt(next) === 0x3a) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        if (keys.has(key)) return key;
+        keys.add(key);
+      }
+      i = end;
+    } else if (c === 0x7b) {
+      outer.push(keys);
+      keys = new Set();
+    } else if (c === 0x5b) {
+      outer.push(keys);
+      keys = null;
+    } else if (c === 0x7d || c === 0x5d) {
+      keys = outer.pop() ?? null;
+    }
+  }
+  return undefined;
 }
 
 const SIXTEEN_DIGITS = /\d{16}/;
@@ -548,6 +604,8 @@ function decodePayload(bytes: Buffer): unknown {
       cause: e,
     });
   }
+  const repeated = duplicateKeyError(text);
+  if (repeated) throw repeated;
   const unsafe = SIXTEEN_DIGITS.test(text) ? unsafeIntegerLiteral(text) : undefined;
   if (unsafe !== undefined) {
     throw new DecodeError(

@@ -5,11 +5,10 @@
 --
 -- KEYS[1] config      HASH the record: format, layout, partitions, codec, events, version, and
 --                     while `delayq migrate` runs, migrating ("<since ms>|<who>") and its cursor
--- KEYS[2] layout      STRING } layout-1 keys of the queue's own tag (src/redis/keys.ts
--- KEYS[3] partitions  STRING } legacyKeys): with no record, any of them tells a queue that delayq
--- KEYS[4] schedule    ZSET   } 0.1 used (before or without its record); layout 2 never writes
--- KEYS[5] active      ZSET   } them
--- KEYS[6] dead        ZSET   }
+-- KEYS[2..6] layout (STRING), partitions (STRING), schedule (ZSET), active (ZSET), dead (ZSET):
+--             the layout-1 keys of the queue's own tag (src/redis/keys.ts legacyKeys), only read:
+--             with no record, any of them tells a queue that delayq 0.1 used (before or without
+--             its record); layout 2 never writes them
 -- ARGV[1] mode: 'write' (record what is missing) or 'read' (never write: views such as the CLI)
 -- ARGV[2] format: the job data layout version this client reads and writes
 -- ARGV[3..10] per field, in the order partitions, layout, codec, events: the value this client

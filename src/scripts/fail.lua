@@ -24,7 +24,8 @@
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; { 'ALREADY', -1 } when this fail was
 --          already applied (a resent command: the last error carries this member's token); error
 --          'DELAYQ_LEASE_LOST <why>' (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG
---          <reason>' for a malformed argument; error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
+--          <reason>' for a KEYS count other than 16 (19 or more with the wheel) or a malformed
+--          argument, named (ARGV[2] retry delay ...); error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
 --          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
 --          retry's bucket was not passed. Any error means nothing was written.
 -- Guarantee (fencing, docs/DESIGN.md invariant 4): only the holder of a valid lease can fail the job; a

@@ -9,7 +9,9 @@
 -- KEYS[12] pg HASH id -> progress JSON
 -- KEYS[13..15] wheel strategy only: wr, wi, wc (wheel.lua); a default-class job waits there
 -- ARGV[1] id, ARGV[2] wheel strategy only: the granularity ms
--- Returns: false when the job is unknown; else
+-- Returns: false (nil) when the job is unknown; error 'DELAYQ_BAD_ARG <reason>' for a KEYS count
+--          other than 12 (15 with the wheel) or an id that is missing, empty, over 1536 bytes, with
+--          a control character or not UTF-8; else
 --          { state, record, score, last error (JSON) or false, holder or false, progress or false,
 --            lease member or false }
 --          state 'waiting' (score = due), 'active' (score = lease deadline), 'completed' (completed at),

@@ -8,7 +8,7 @@
 -- (the longest value accepted)
 -- Returns: 1 when written; error 'DELAYQ_LEASE_LOST <why>' when the member holds no valid lease
 --          (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG <reason>' when the value
---          is empty or over the cap. Any error means nothing was written.
+--          is missing, empty or over the cap, the member or cap is malformed, or KEYS is not 3. Any error means nothing was written.
 -- Guarantee (fencing): only the holder of a valid lease writes, so a holder that lost its lease
 --          cannot overwrite the progress of the job's next attempt. Every script that ends the
 --          attempt (ack, fail, reap, release, cancel) deletes the value, so it never outlives it.

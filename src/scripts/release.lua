@@ -16,7 +16,9 @@
 -- ARGV[4] events cap (events.lua; `released` is a routine event, written only with events 'all')
 -- ARGV[5...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: 1 when released, 0 when the lease was no longer held (the reaper or a cancel owns the
---          job then); error 'DELAYQ_BAD_ARG <reason>' for a malformed delay; wheel: error
+--          job then); error 'DELAYQ_BAD_ARG <reason>' for a KEYS count other than 12 (15 or more
+--          with the wheel), or an argument that is malformed (member, delay, group concurrency,
+--          events cap); wheel: error
 --          'DELAYQ_WRONG_BUCKET <start>' when the new due time's bucket was not passed. Any error
 --          means nothing was written.
 -- Guarantee (fencing): only the holder of a valid lease can release it. The claim count in the

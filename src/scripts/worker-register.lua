@@ -5,6 +5,9 @@
 -- KEYS[1] wk  HASH holder number -> "<worker id>|<started ms>"; field '#' = the last number issued
 -- ARGV[1] 'register' or 'drop', ARGV[2] the worker id (register) or the holder number (drop)
 -- Returns: register -> the new holder number (1, 2, ...); drop -> 1 when it was there, else 0.
+--          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for KEYS other than one key, an
+--          operation other than register or drop, a worker id that is empty, over 1024 bytes,
+--          with a control character or not UTF-8, or a holder number that is not 1..2^32 - 1.
 -- Guarantee: numbers are never reused (the counter only grows), so an old claim block never
 --          names a later worker.
 

@@ -129,7 +129,7 @@ describe('hole 2: cancel with a key left out', () => {
     const k = queueKeys(name);
     await waitFor(async () => (await raw.zcard(k.leases)) === 1, { what: 'the claim' });
 
-    // The key list of the old HOT-PATH table: 14 keys, no pg.
+    // The key list a client once took from an old table: 14 keys, no pg.
     const fourteen = [
       ...addKeys(name).slice(0, 7),
       k.records,

@@ -25,10 +25,22 @@
 --!include wake.lua
 --!include args.lua
 
+-- Checks before the first write (docs/DESIGN.md invariant 10).
+if #KEYS ~= 13 and #KEYS ~= 16 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; dead-retry takes 13 (16 with the wheel: wr, wi, wc)') end
+if ARGV[1] ~= '' then
+  local id_problem = check_id(ARGV[1], 'ARGV[1] id')
+  if id_problem then return bad_arg(id_problem) end
+end
+if ARGV[1] == '' and (not whole_ms(ARGV[2]) or #ARGV[2] > 9 or tonumber(ARGV[2]) < 1) then
+  return bad_arg('ARGV[2] max jobs ' .. tostring(ARGV[2]) .. ' is not a whole number >= 1')
+end
+local gmax_problem = check_group_concurrency(ARGV[3], 'ARGV[3] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+
 local K = {
   d = KEYS[1], j = KEYS[2], e = KEYS[3], s = KEYS[4], p = KEYS[5], r = KEYS[6], gq = KEYS[7],
   gw = KEYS[8], gr = KEYS[9], gc = KEYS[10], w = KEYS[11], ev = KEYS[12], n = KEYS[13], events_cap = tonumber(ARGV[4]),
-  gmax = tonumber(ARGV[3]) or 0,
+  gmax = tonumber(ARGV[3]),
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 14, 5)

@@ -30,10 +30,21 @@
 --!include reap-expired.lua
 --!include args.lua
 
+-- Checks before the first write (docs/DESIGN.md invariant 10).
+if #KEYS ~= 15 and #KEYS ~= 18 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; reap takes 15 (18 with the wheel: wr, wi, wc)') end
+local REAP_ARGS = { 'max jobs', 'dead max count', 'dead max age ms' }
+for i = 1, 3 do
+  if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
+    return bad_arg('ARGV[' .. i .. '] ' .. REAP_ARGS[i] .. ' ' .. tostring(ARGV[i]) .. ' is not a whole number >= 0 (digits only)')
+  end
+end
+local gmax_problem = check_group_concurrency(ARGV[4], 'ARGV[4] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]) or 0,
+  pg = KEYS[15], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]),
 }
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 16, 6)

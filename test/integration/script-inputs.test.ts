@@ -3,7 +3,7 @@
  * docs/DESIGN.md invariant 10): called with each key left out, each argument left out, and each
  * argument garbage, out of range or of the wrong type, the reply is an error naming what is wrong,
  * and a DUMP of every key of the queue is the same after as before. claim.lua is not covered yet
- * (it is being reshaped into named steps).
+ * (it is being reshaped into named steps), nor the schedule, migrate and read-only view scripts.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -228,6 +228,60 @@ function specs(name: string, member: string): Spec[] {
       ],
     },
     {
+      script: 'reschedule',
+      keys: [...waiting, k.records, k.wake, k.events],
+      args: ['w1', 'd', '1000', '0', '0'],
+      names: [/ARGV\[1\] id/, /when-kind/, /delay/, /ARGV\[4\] group concurrency/, /events cap/],
+      bad: [
+        idBad,
+        ['', 'x', 'D'],
+        ['', 'x', '-1', '1.5', '1e3', NOT_UTF8],
+        NUMBERS,
+        ['', 'x', '1.5', NOT_UTF8],
+      ],
+    },
+    {
+      script: 'dead-remove',
+      keys: [k.dead, k.records, k.errors],
+      args: ['w1'],
+      names: [/ARGV\[1\] id/],
+      bad: [idBad],
+    },
+    {
+      script: 'dead-retry',
+      keys: [k.dead, k.records, k.errors, ...waiting, k.wake, k.events, k.counters],
+      args: ['', '10', '0', '0'],
+      names: [/ARGV\[1\] id/, /max jobs/, /ARGV\[3\] group concurrency/, /events cap/],
+      bad: [['a\nb', NOT_UTF8], ['', 'x', '0', '1.5', NOT_UTF8], NUMBERS, ['', 'x', '1.5', NOT_UTF8]],
+    },
+    {
+      script: 'reap',
+      keys: [...waiting, k.records, k.leases, k.dead, k.errors, k.wake, k.counters, k.events, k.progress],
+      args: ['100', '100', '86400000', '0', '0'],
+      names: [
+        /ARGV\[1\] max jobs/,
+        /ARGV\[2\] dead max count/,
+        /ARGV\[3\] dead max age/,
+        /ARGV\[4\] group concurrency/,
+        /events cap/,
+      ],
+      bad: [NUMBERS, NUMBERS, NUMBERS, NUMBERS, ['', 'x', '1.5', NOT_UTF8]],
+    },
+    {
+      script: 'trim',
+      keys: [k.completed, k.cancelled, k.dead, k.records, k.errors, k.holders],
+      args: ['1000', '86400000', '1000', '86400000', '1000', '86400000', '100', '0', '0'],
+      names: Array.from({ length: 9 }, (_, i) => new RegExp(`argument ${i + 1} `)),
+      bad: Array.from({ length: 9 }, () => NUMBERS),
+    },
+    {
+      script: 'pause',
+      keys: [k.paused, k.wake],
+      args: [],
+      names: [],
+      bad: [],
+    },
+    {
       script: 'config',
       keys: [configKey(name), old.layout, old.partitions, old.schedule, old.active, old.dead],
       args: ['write', '2', '', '1', 'zset', 'zset', 'json', 'json', '', '-10000', '', '', ''],
@@ -359,6 +413,12 @@ describe('every producer and worker script refuses bad input before it writes', 
     'worker-register',
     'add',
     'config',
+    'reschedule',
+    'dead-remove',
+    'dead-retry',
+    'reap',
+    'trim',
+    'pause',
   ]) {
     it(script, async () => {
       const name = uniqueQueue(script);

@@ -247,9 +247,9 @@ describe('refused by add.lua, nothing written', () => {
         '100',
       );
     await expect(fail('-5')).rejects.toThrow(
-      /DELAYQ_BAD_ARG retry delay -5 is not -1 or a whole number of ms/,
+      /DELAYQ_BAD_ARG ARGV\[2\] retry delay -5 is not -1 or a whole number of ms/,
     );
-    await expect(fail('2.5')).rejects.toThrow(/DELAYQ_BAD_ARG retry delay 2\.5/);
+    await expect(fail('2.5')).rejects.toThrow(/DELAYQ_BAD_ARG ARGV\[2\] retry delay 2\.5/);
     // A valid delay passes the check and meets the lease check: this member holds no lease.
     await expect(fail('100')).rejects.toThrow(/DELAYQ_LEASE_LOST/);
     const releaseKeys = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'a', 'w', 'ev', 'pg'].map((role) =>
@@ -257,7 +257,7 @@ describe('refused by add.lua, nothing written', () => {
     );
     await expect(
       raw.eval(RELEASE_LUA, releaseKeys.length, ...releaseKeys, '1.1|j', '-1', '0', '100'),
-    ).rejects.toThrow(/DELAYQ_BAD_ARG delay -1 is not a whole number of ms >= 0/);
+    ).rejects.toThrow(/DELAYQ_BAD_ARG ARGV\[2\] delay -1 is not a whole number of ms >= 0/);
     expect(await raw.zscore(key(q, 's'), 'j')).not.toBeNull();
     expect(await raw.hlen(key(q, 'e'))).toBe(0);
   });

@@ -442,12 +442,23 @@ describe('extend', () => {
     const [a, b, c] = jobs;
     await f.client.zadd(keys.leases, 1, c!.member);
     for (const zmscore of [true, false]) {
-      const out = await extend(f.client, keys, 20_000, [a!.member, b!.member, c!.member, 'x|y'], zmscore);
+      // 9.9|nobody: a well-formed member that holds no lease.
+      const out = await extend(
+        f.client,
+        keys,
+        20_000,
+        [a!.member, b!.member, c!.member, '9.9|nobody'],
+        zmscore,
+      );
       expect(out.deadlines).toStrictEqual([out.now + 20_000, out.now + 20_000, null, null]);
       expect(Number(await f.client.zscore(keys.leases, a!.member))).toBe(out.now + 20_000);
     }
     const shorter = await extend(f.client, keys, 1_000, [a!.member], true);
     expect(shorter.deadlines[0]).toBeGreaterThan(shorter.now + 1_000);
+    // A value that is no lease member at all is a caller's mistake: refused, nothing extended.
+    await expect(extend(f.client, keys, 20_000, [a!.member, 'x|y'], true)).rejects.toThrow(
+      /ARGV\[4\] lease member x\|y is not a lease member/,
+    );
   });
 });
 

@@ -241,13 +241,13 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         if (!inspector)
           return {
             name,
-            counts: { scheduled: 0, due: 0, active: 0, dead: 0 },
+            counts: { scheduled: 0, due: 0, held: 0, active: 0, dead: 0 },
             strategy: null,
             paused: false,
           };
-        const { scheduled, due, active, dead, paused } = await inspector.counts();
+        const { scheduled, due, held, active, dead, paused } = await inspector.counts();
         const strategy = await inspector.strategy();
-        return { name, counts: { scheduled, due, active, dead }, strategy, paused };
+        return { name, counts: { scheduled, due, held, active, dead }, strategy, paused };
       }),
     );
     return { queues: rows };
@@ -255,12 +255,9 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
-    const { now, nextDue: next, paused, ...counts } = await inspector.counts();
-    const [due, strategy, series] = await Promise.all([
-      inspector.dueHistogram(now),
-      inspector.strategy(),
-      inspector.activity(now, 300),
-    ]);
+    // The counts and the due chart from the same reads, so the page's figures agree.
+    const { now, nextDue: next, paused, histogram: due, ...counts } = await inspector.figures();
+    const [strategy, series] = await Promise.all([inspector.strategy(), inspector.activity(now, 300)]);
     const activity = {
       t: series.map((s) => s.t / 1000),
       completed: series.map((s) => s.completed),

@@ -528,6 +528,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,
@@ -572,6 +573,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 1,
         dead: 0,
         completed: 2,
@@ -839,6 +841,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 0,
@@ -988,6 +991,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,
@@ -1096,6 +1100,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 1,
         completed: 1,

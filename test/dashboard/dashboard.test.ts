@@ -100,6 +100,7 @@ describe('dashboard over HTTP', () => {
     expect(overview.counts).toEqual({
       scheduled: 25,
       due: 0,
+      held: 0,
       active: 0,
       dead: 1,
       completed: 0,
@@ -411,7 +412,7 @@ describe('dashboard over HTTP', () => {
     expect(queues.filter((q) => q.name.startsWith(name))).toEqual([
       {
         name,
-        counts: { scheduled: 30, due: 0, active: 0, dead: 0 },
+        counts: { scheduled: 30, due: 0, held: 0, active: 0, dead: 0 },
         strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
         paused: false,
       },

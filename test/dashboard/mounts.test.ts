@@ -131,6 +131,7 @@ describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {
     expect(((await read.json()) as { counts: unknown }).counts).toEqual({
       scheduled: 2,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,

@@ -307,6 +307,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect(await board.counts()).toEqual({
       scheduled: 2,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,
@@ -317,7 +318,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
     expect(await board.isPaused()).toBe(false);
     const inspector = await Inspector.open(c, QUEUE);
     cleanups.push(() => inspector.close());
-    const histogram = await inspector.dueHistogram(await serverNow(c));
+    const { histogram } = await inspector.figures();
     expect(histogram.counts.reduce((a, b) => a + b, 0) + histogram.overdue).toBe(2);
 
     await refused(board.add(3));

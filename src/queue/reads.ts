@@ -16,7 +16,7 @@ import {
   type RawJob,
 } from '../operations/inspect.js';
 import {
-  COUNTER_NAMES,
+  TOTAL_NAMES,
   readSnapshots,
   readTotals,
   zeroCounters,
@@ -156,7 +156,7 @@ export async function totalsAll(ctx: QueueContext): Promise<CounterValues> {
   const all = await Promise.all(ctx.partitions.map((keys) => readTotals(ctx.client, keys)));
   const sum = zeroCounters();
   for (const totals of all) {
-    for (const name of COUNTER_NAMES) sum[name] += totals[name];
+    for (const name of TOTAL_NAMES) sum[name] += totals[name];
   }
   return sum;
 }

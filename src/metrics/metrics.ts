@@ -35,8 +35,14 @@ export interface MetricsOptions {
   runTimeBuckets?: number[];
 }
 
-// isPaused is optional so a stand-in queue written before pause existed still works (no gauge then).
-type AnyQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+/**
+ * What the metrics read of a queue: a delayq Queue (or a stand-in with a name and counts(); its
+ * isPaused is optional so one written before pause existed still works, with no gauge then).
+ */
+export type ObservedQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+
+/** Finds the queues to report at a scrape (observeQueuesOf). */
+export type QueueFinder = () => Promise<readonly ObservedQueue[]>;
 
 /** The counters read from Redis, with their help text. */
 const COUNTERS: ReadonlyArray<[CounterName, string]> = [
@@ -57,7 +63,9 @@ const COUNTERS: ReadonlyArray<[CounterName, string]> = [
 export class DelayqMetrics {
   /** The registry holding delayq's metrics; expose it with `registry.metrics()` or metricsHandler(). */
   readonly registry: Registry;
-  private readonly queues = new Map<string, AnyQueue>();
+  private readonly queues = new Map<string, ObservedQueue>();
+  private readonly finders = new Set<QueueFinder>();
+  private foundInFlight: Promise<ObservedQueue[]> | undefined;
   private readonly countsInFlight = new Map<string, Promise<Counts & { nextDue?: number | null }>>();
   private readonly totalsInFlight = new Map<string, Promise<CounterValues | undefined>>();
 
@@ -112,7 +120,7 @@ export class DelayqMetrics {
     const perQueue = (
       name: string,
       help: string,
-      read: (queue: AnyQueue) => Promise<number | undefined>,
+      read: (queue: ObservedQueue) => Promise<number | undefined>,
     ): void => {
       new Gauge({
         name: `${p}${name}`,
@@ -122,7 +130,7 @@ export class DelayqMetrics {
         async collect() {
           this.reset();
           await Promise.all(
-            [...metrics.queues.values()].map(async (queue) => {
+            (await metrics.observed()).map(async (queue) => {
               try {
                 const value = await read(queue);
                 if (value !== undefined) this.set({ queue: queue.name }, value);
@@ -166,10 +174,23 @@ export class DelayqMetrics {
    * Report this queue's counters, lateness histogram and gauges, all read from Redis at each
    * scrape (so they include every producer's and worker's work). Returns a function that stops.
    */
-  observeQueue(queue: AnyQueue): () => void {
+  observeQueue(queue: ObservedQueue): () => void {
     this.queues.set(queue.name, queue);
     return () => {
       if (this.queues.get(queue.name) === queue) this.queues.delete(queue.name);
+    };
+  }
+
+  /**
+   * Report every queue `find` answers with, asked afresh at each scrape (the metrics of one
+   * scrape share one call): for a tool that shows whatever queues exist, including those created
+   * after it started (the CLI's dashboard). A queue also given to observeQueue() is reported once.
+   * A failing `find` leaves its queues out of that scrape. Returns a function that stops.
+   */
+  observeQueuesOf(find: QueueFinder): () => void {
+    this.finders.add(find);
+    return () => {
+      this.finders.delete(find);
     };
   }
 
@@ -187,7 +208,22 @@ export class DelayqMetrics {
     return this.registry.metrics();
   }
 
-  private countsOf(queue: AnyQueue): Promise<Counts & { nextDue?: number | null }> {
+  /** The queues of this scrape: those observed, and those the finders answer with now. */
+  private async observed(): Promise<ObservedQueue[]> {
+    if (this.finders.size === 0) return [...this.queues.values()];
+    this.foundInFlight ??= Promise.all(
+      [...this.finders].map((find) => find().catch((): readonly ObservedQueue[] => [])),
+    )
+      .finally(() => {
+        this.foundInFlight = undefined;
+      })
+      .then((found) => found.flat());
+    const byName = new Map(this.queues);
+    for (const queue of await this.foundInFlight) if (!byName.has(queue.name)) byName.set(queue.name, queue);
+    return [...byName.values()];
+  }
+
+  private countsOf(queue: ObservedQueue): Promise<Counts & { nextDue?: number | null }> {
     // The gauges of one scrape collect together and share the one read in flight; the next scrape reads afresh.
     const pending = this.countsInFlight.get(queue.name);
     if (pending) return pending;
@@ -199,7 +235,7 @@ export class DelayqMetrics {
   /** Call `visit` with the totals of every observed queue that could be read; shared like countsOf. */
   private async eachTotals(visit: (queue: string, totals: CounterValues) => void): Promise<void> {
     await Promise.all(
-      [...this.queues.values()].map(async (queue) => {
+      (await this.observed()).map(async (queue) => {
         let pending = this.totalsInFlight.get(queue.name);
         if (!pending) {
           pending = readQueueTotals(queue).finally(() => this.totalsInFlight.delete(queue.name));
@@ -213,7 +249,7 @@ export class DelayqMetrics {
 }
 
 /** A queue's counts with its next due time (the read queue.counts() makes); a stand-in's counts(). */
-function readCounts(queue: AnyQueue): Promise<Counts & { nextDue?: number | null }> {
+function readCounts(queue: ObservedQueue): Promise<Counts & { nextDue?: number | null }> {
   let context;
   try {
     context = producerOf(queue).context;
@@ -242,7 +278,7 @@ function runTimeBounds(seconds: readonly number[] | undefined): readonly number[
 }
 
 /** A queue's totals; undefined for a stand-in that is not a delayq Queue, or during a Redis outage. */
-async function readQueueTotals(queue: AnyQueue): Promise<CounterValues | undefined> {
+async function readQueueTotals(queue: ObservedQueue): Promise<CounterValues | undefined> {
   let context;
   try {
     context = producerOf(queue).context;

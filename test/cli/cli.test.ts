@@ -603,10 +603,17 @@ describe('delayq demo', () => {
         timeoutMs: 30_000,
       },
     );
-    const url = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/queues\/demo\?token=\S+)/.exec(proc.stdout())?.[1];
+    const url = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/queues\/demo#token=\S+)/.exec(proc.stdout())?.[1];
     expect(url).toBeDefined();
-    // The printed link signs the browser in (a session cookie) and drops the token from the address.
-    const login = await fetch(url!, { redirect: 'manual' });
+    // The printed link carries the token in its fragment, which no server receives; the sign-in
+    // page posts it (as its script does) for a session cookie, and goes back to the queue's page.
+    const token = new URLSearchParams(new URL(url!).hash.slice(1)).get('token')!;
+    const login = await fetch(new URL('/session', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, next: '/queues/demo' }).toString(),
+      redirect: 'manual',
+    });
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/queues/demo');
     const page = await fetch(new URL('/queues/demo', url), {

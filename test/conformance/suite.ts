@@ -220,8 +220,9 @@ export function conformanceSuite(
     hadError: job.header.hasError,
     progressed: false,
   });
-  /** Counts with nothing completed or cancelled, plus `rest`. */
+  /** Counts with nothing held (no groups here), any completed or cancelled, plus `rest`. */
   const countsOf = (rest: { scheduled: number; due: number; active: number; dead: number }) => ({
+    held: 0,
     ...rest,
     completed: expect.any(Number) as number,
     cancelled: expect.any(Number) as number,

@@ -117,10 +117,11 @@ describe('delayq add / show / ls / stats', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 1, dead: 0 });
     const allText = await cli(['stats']);
-    // Every queue's row shows completed and cancelled, its strategy and lateness ('-': nothing
-    // claimed in the last minute) too.
+    // Every queue's row shows scheduled, due, held, active, dead, completed and cancelled, its
+    // strategy and lateness ('-': nothing claimed in the last minute) too.
+    expect(allText.stdout).toMatch(/^queue +scheduled +due +held +active +dead +completed +cancelled /m);
     expect(allText.stdout).toMatch(
-      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
+      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
     );
   });
 

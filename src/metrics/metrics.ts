@@ -350,8 +350,8 @@ class CountersHistogram extends Histogram<'queue'> {
 
 /**
  * Register delayq's metrics in your own prom-client registry, beside your application's metrics,
- * so one scrape endpoint serves both. Feed the returned DelayqMetrics with observeQueue() and
- * observeWorker(). A registry takes delayq's metrics once per prefix: prom-client refuses a name
+ * so one scrape endpoint serves both. Feed the returned DelayqMetrics with observeQueue() (or
+ * observeQueuesOf()). A registry takes delayq's metrics once per prefix: prom-client refuses a name
  * registered twice.
  */
 export function registerMetrics(

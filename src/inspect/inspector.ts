@@ -15,9 +15,9 @@ import { Queue, type JobInfo } from '../queue.js';
 import { producerOf } from '../queue/producer.js';
 import { activitySeries, growth, latenessBound, type ActivitySecond } from '../metrics/activity.js';
 import { countAll, figuresAll, snapshotsAll, type DueHistogram, type QueueCounts } from '../queue/reads.js';
+import type { RedisClient } from '../redis/connection.js';
 
 export type { DueHistogram } from '../queue/reads.js';
-import type { RedisClient } from '../redis/connection.js';
 
 /** How a tool opens queues. */
 export interface InspectorOptions {

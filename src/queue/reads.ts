@@ -55,11 +55,26 @@ export async function countAll(ctx: QueueContext): Promise<QueueCounts> {
   return sumCounts(await readAll(ctx));
 }
 
+/** The most slices a due histogram has (counts.lua's MAX_SLICES): a day of minutes. */
+export const MAX_HISTOGRAM_BUCKETS = 1440;
+
 /** countAll with the due histogram of `buckets` slices of `bucketMs`, read by the same calls. */
 export async function figuresAll(
   ctx: QueueContext,
   { bucketMs, buckets }: { bucketMs: number; buckets: number },
 ): Promise<QueueCounts & { histogram: DueHistogram }> {
+  if (!Number.isInteger(bucketMs) || bucketMs < 1) {
+    throw new ValidationError(
+      `bucketMs must be a whole number of ms >= 1, got ${String(bucketMs)}`,
+      'bucketMs',
+    );
+  }
+  if (!Number.isInteger(buckets) || buckets < 1 || buckets > MAX_HISTOGRAM_BUCKETS) {
+    throw new ValidationError(
+      `buckets must be a whole number from 1 to ${MAX_HISTOGRAM_BUCKETS}, got ${String(buckets)}`,
+      'buckets',
+    );
+  }
   const all = await readAll(ctx, { sliceMs: bucketMs, slices: buckets });
   const sum = sumCounts(all);
   // Each partition (its own slot) is read at its own instant; their slices are summed as if they

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Queue, Worker, type QueueOptions } from '../../src/index.js';
+import { Queue, ValidationError, Worker, type QueueOptions } from '../../src/index.js';
 import { Inspector } from '../../src/inspect/inspector.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { buildOnce, ROOT, runCli, startCli } from './run-cli.js';
@@ -201,6 +201,24 @@ describe('the wheel', () => {
     // The wheel's next due time is its bucket's end: within one bucket (1 s) after the job's.
     expect(figures.nextDue! - due).toBeGreaterThanOrEqual(0);
     expect(figures.nextDue! - due).toBeLessThanOrEqual(1_000);
+  });
+});
+
+describe('the due histogram’s shape', () => {
+  it('is refused, naming the option, when it has no slices, too many or a slice that is not whole ms', async () => {
+    const name = uniqueQueue('shape');
+    const queue = new Queue<string>(name, { connection: redis.url() });
+    open.push(queue);
+    await queue.add('x', { delay: '1m' });
+    client = inspector(redis.url());
+    const view = await Inspector.open(client, name);
+    open.push(view);
+    await expect(view.figures({ buckets: 0 })).rejects.toThrow(ValidationError);
+    await expect(view.figures({ buckets: 1441 })).rejects.toThrow(
+      /buckets must be a whole number from 1 to 1440/,
+    );
+    await expect(view.figures({ bucketMs: 0.5 })).rejects.toThrow(/bucketMs must be a whole number of ms/);
+    expect((await view.figures({ bucketMs: MINUTE, buckets: 1440 })).histogram.counts[0]).toBe(1);
   });
 });
 

@@ -110,8 +110,11 @@ while true do
   local g = string.sub(head, 1, string.find(head, '\0', 1, true) - 1)
   after = '[' .. g .. '\1'
   local from = '[' .. g .. '\0'
-  earlier(group_member_due(g, head))
-  local due_here = redis.call('ZLEXCOUNT', gq, from, '(' .. g .. '\0' .. due_bound)
+  local head_due = group_member_due(g, head)
+  earlier(head_due)
+  -- The head is the group's earliest job: a group whose head is not due has nothing due.
+  local due_here = 0
+  if head_due <= now then due_here = redis.call('ZLEXCOUNT', gq, from, '(' .. g .. '\0' .. due_bound) end
   if due_here > 0 then
     due = due + due_here
     local free = 0
@@ -126,7 +129,7 @@ while true do
     end
     if due_here > free then held = held + due_here - free end
   end
-  if histogram then
+  if histogram and head_due <= horizon then
     local later_from = '[' .. g .. '\0' .. due_bound
     local coming = redis.call('ZLEXCOUNT', gq, later_from, '(' .. g .. '\0' .. horizon_bound)
     if coming > 0 and coming <= GROUP_READ_AT_MOST then

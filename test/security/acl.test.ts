@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { discoverQueues, serverNow } from '../../src/inspect/discover.js';
+import { discoverQueues } from '../../src/inspect/discover.js';
 import { Inspector } from '../../src/inspect/inspector.js';
 import { ack, type AckSettings } from '../../src/operations/ack.js';
 import { claim, type ClaimInput } from '../../src/operations/claim.js';

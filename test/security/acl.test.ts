@@ -356,5 +356,14 @@ describe('ACL rules of docs/SECURITY.md', () => {
     await refused(c.del(keys.waiting));
     await refused(c.hset(keys.records, 'soon', 'x'));
     expect(await producer.counts()).toMatchObject({ scheduled: 2, dead: 1 });
+
+    // Grouped jobs, which the counts walk group by group (ZRANGEBYLEX, ZLEXCOUNT): two due jobs
+    // of one group, whose one slot holds the second back. The producer and the dashboard count them.
+    await producer.add(10, { id: 'g1', group: 'customer' });
+    await producer.add(11, { id: 'g2', group: 'customer' });
+    const grouped = { scheduled: 4, due: 2, held: 1, dead: 1 };
+    expect(await producer.counts()).toMatchObject(grouped);
+    expect(await board.counts()).toMatchObject(grouped);
+    expect(await inspector.figures()).toMatchObject({ ...grouped, histogram: { overdue: 2 } });
   });
 });

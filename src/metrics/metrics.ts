@@ -2,7 +2,8 @@
  * Prometheus metrics for delayq (prom-client), read from Redis at scrape time so they are right
  * in any process, whether or not a worker runs in it: the counters of added, claimed, completed,
  * failed, retried, dead, cancelled and reaped jobs and the lateness and run-time histograms come
- * from the queue's counters (stats.lua; workers add their lateness and run times once a second);
+ * from the queue's counters (stats.lua, docs/ARCHITECTURE.md §7; workers add their lateness and
+ * run times once a second);
  * the gauges of scheduled, due, held, active and dead jobs, of the next due time and of whether
  * the queue is paused from its sets (counts.lua, the same read as queue.counts()).
  */

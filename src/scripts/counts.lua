@@ -1,7 +1,8 @@
 -- counts: how many jobs one partition holds in each state, how many of the waiting ones are due
 -- (and of those, held back by their group), the next due time and, when asked, how many fall due
 -- in each slice of the coming time: every figure a view shows, in one read by the server clock
--- (through src/queue/reads.ts: queue.counts(), src/inspect/inspector.ts, the metrics).
+-- (through src/queue/reads.ts: queue.counts(), src/inspect/inspector.ts, the metrics;
+-- docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] s  KEYS[2] p  KEYS[3] r  KEYS[4] gq  KEYS[5] gw  KEYS[6] gr  KEYS[7] gc  KEYS[8] a
 -- KEYS[9] d  KEYS[10] c  KEYS[11] x  KEYS[12] z

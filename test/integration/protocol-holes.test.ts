@@ -283,4 +283,23 @@ describe('hole 5: creating a queue', () => {
     expect(refused).toMatch(/DELAYQ_CONFIG_MISMATCH codec msgpack/);
     expect(await snapshot(taken)).toEqual(before);
   });
+
+  it('a config record holding a value of the wrong form is refused by name, nothing written', async () => {
+    for (const [field, value] of [
+      ['version', 'abc'],
+      ['partitions', '01'],
+      ['events', '1.5'],
+    ] as const) {
+      const name = uniqueQueue('badcfg');
+      await newQueue(name);
+      await raw.hset(`dq:{${name}}:config`, field, value);
+      const before = await snapshot(name);
+      const queue = new Queue(name, { connection: redis.url() });
+      cleanups.push(() => queue.close());
+      const error = (await queue.counts().catch((e: unknown) => e)) as Error & { code?: string };
+      expect(error.code).toBe('DELAYQ_BAD_CONFIG');
+      expect(error.message).toContain(`dq:{${name}}:config ${field} ${value} is not`);
+      expect(await snapshot(name)).toEqual(before);
+    }
+  });
 });

@@ -743,6 +743,11 @@ describe('duplicate object keys', () => {
     expect(payloadError('{"a":1,"\\u0061":2}')).toMatch(/repeats the key "a"/);
     expect(payloadError('{"~t":"number","~t":"BigInt","v":"1"}')).toMatch(/repeats the key "~t"/);
     expect(decodeError(withPayload('{"n":1,"n":2}')).message).toMatch(/repeats the key "n"/);
+    // Past 16 keys the lookup goes through a Set; a nested object's keys never count for its parent.
+    const many = Array.from({ length: 40 }, (_, i) => `"k${i}":{"k${i}":1}`).join(',');
+    expect(jsonCodec.decodePayload(Buffer.from(`{${many}}`))).toHaveProperty('k39', { k39: 1 });
+    expect(payloadError(`{${many},"k7":2}`)).toMatch(/repeats the key "k7"/);
+    expect(payloadError(`{"a":{"x":1,"y":2},"b":[1,{"a":1}],"a":3}`)).toMatch(/repeats the key "a"/);
   });
 
   it('are told apart from equal keys of different objects and from colons and quotes inside strings', () => {

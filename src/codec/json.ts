@@ -495,8 +495,14 @@ export function duplicateKey(text: string): string | undefined {
   // Two members need two colons; most small payloads stop here.
   const firstColon = text.indexOf(':');
   if (firstColon < 0 || text.indexOf(':', firstColon + 1) < 0) return undefined;
-  const outer: Array<Set<string> | null> = [];
-  let keys: Set<string> | null = null;
+  // The keys of every open object, one flat list: each open container has its start in it (-1:
+  // an array). A key is looked for among its object's keys by a linear search while they are
+  // few, through a Set past MANY_KEYS; no allocation per object in the usual case.
+  const keys: string[] = [];
+  const starts: number[] = [];
+  let from = -1;
+  let big: Set<string> | undefined;
+  const bigs: Array<Set<string> | undefined> = [];
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -508,27 +514,39 @@ export function duplicateKey(text: string): string | undefined {
         while (text.charCodeAt(back) === 0x5c) back--;
         if ((end - 1 - back) % 2 === 0) break;
       }
-      let next = end + 1;
-      while (next < n && text.charCodeAt(next) <= 0x20) next++;
-      if (keys !== null && text.charCodeAt(next) === 0x3a) {
-        const raw = text.slice(i + 1, end);
-        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-        if (keys.has(key)) return key;
-        keys.add(key);
+      if (from >= 0) {
+        let next = end + 1;
+        while (next < n && text.charCodeAt(next) <= 0x20) next++;
+        if (text.charCodeAt(next) === 0x3a) {
+          const raw = text.slice(i + 1, end);
+          const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+          if (big !== undefined) {
+            if (big.has(key)) return key;
+            big.add(key);
+          } else {
+            for (let k = from; k < keys.length; k++) if (keys[k] === key) return key;
+            if (keys.length - from >= MANY_KEYS) big = new Set(keys.slice(from));
+          }
+          keys.push(key);
+        }
       }
       i = end;
-    } else if (c === 0x7b) {
-      outer.push(keys);
-      keys = new Set();
-    } else if (c === 0x5b) {
-      outer.push(keys);
-      keys = null;
+    } else if (c === 0x7b || c === 0x5b) {
+      starts.push(from);
+      bigs.push(big);
+      from = c === 0x7b ? keys.length : -1;
+      big = undefined;
     } else if (c === 0x7d || c === 0x5d) {
-      keys = outer.pop() ?? null;
+      if (from >= 0) keys.length = from;
+      from = starts.pop() ?? -1;
+      big = bigs.pop();
     }
   }
   return undefined;
 }
+
+/** Past this many keys in one object, duplicateKey looks keys up in a Set rather than a list. */
+const MANY_KEYS = 16;
 
 const SIXTEEN_DIGITS = /\d{16}/;
 const NUMBER_TOKEN = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;

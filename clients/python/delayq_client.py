@@ -252,9 +252,18 @@ def _script_error(e):
     return DelayqError(message)
 
 
+def fnv1a32(data):
+    """FNV-1a, 32 bit: the partition of a job is fnv1a32(utf8(id)) mod P (docs/PROTOCOL.md, Keys)."""
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
 class Queue:
-    """One queue of the json codec, zset layout, one partition. `scripts`: a directory with the
-    expanded scripts (the npm package's dist/scripts)."""
+    """One queue of the json codec, zset layout. `scripts`: a directory with the expanded scripts
+    (the npm package's dist/scripts). A partitioned queue is served by the producer calls (each
+    job goes to its id's partition); the Worker serves unpartitioned queues only."""
 
     def __init__(self, client, name, scripts):
         if any(c in name for c in "{} \t\r\n") or name == "":
@@ -264,11 +273,18 @@ class Queue:
         self.events = self.config.get("events", DEFAULT_EVENTS)
         self.group_concurrency = self.config.get("groups.concurrency", "0")
 
-    def key(self, role):
-        return f"dq:{{{self.name}}}:{role}"
+    def key(self, role, partition=None):
+        tag = self.name if partition is None else f"{self.name}#{partition}"
+        return f"dq:{{{tag}}}:{role}"
 
-    def keys(self, *roles):
-        return [self.key(r) for r in roles]
+    def keys(self, *roles, partition=None):
+        return [self.key(r, partition) for r in roles]
+
+    def partition_of(self, job_id):
+        """None for an unpartitioned queue, else the partition index of `job_id`."""
+        if self.partitions == 1:
+            return None
+        return fnv1a32(job_id.encode("utf-8")) % self.partitions
 
     def call(self, script, keys, args):
         if script not in self._scripts:
@@ -287,8 +303,7 @@ class Queue:
         keys = [self.key("config")] + self.keys("layout", "partitions", "schedule", "active", "dead")
         reply = self.call("config", keys, ["write", "2", "", "1", "zset", "zset", "json", "json", "", DEFAULT_EVENTS, "", "", ""])
         record = {_text(reply[i]): _text(reply[i + 1]) for i in range(2, len(reply), 2)}
-        if record.get("partitions") != "1":
-            raise DelayqError(f"queue {self.name} has {record.get('partitions')} partitions; this client writes one")
+        self.partitions = int(record["partitions"])
         return record
 
     # -- producer ----------------------------------------------------------------------------
@@ -299,7 +314,18 @@ class Queue:
                                    priority=priority, backoff=backoff, timeout_ms=timeout_ms)])[0]
 
     def add_bulk(self, jobs):
-        """Add many jobs in one atomic call; a list of (code, time) in the same order."""
+        """Add many jobs, one atomic call per partition; a list of (code, time) in the same order."""
+        by_partition = {}
+        for index, job in enumerate(jobs):
+            by_partition.setdefault(self.partition_of(job["id"]), []).append(index)
+        out = [None] * len(jobs)
+        for partition, indexes in by_partition.items():
+            replies = self._add_call([jobs[i] for i in indexes], partition)
+            for i, reply in zip(indexes, replies):
+                out[i] = reply
+        return out
+
+    def _add_call(self, jobs, partition):
         args = [str(len(jobs)), "0", self.events, self.group_concurrency]
         for job in jobs:
             rec = make_record(encode_payload(job["payload"]), job.get("attempts", 3), job.get("priority", 0),
@@ -308,19 +334,19 @@ class Queue:
             mode, when = ("ak", at_ms) if at_ms is not None else ("dk", job.get("delay_ms", 0))
             prio = job.get("priority", 0)
             args += [job["id"], mode, str(int(when)), rec, f"p{prio}" if prio else ""]
-        keys = self.keys(*WAITING, "j", "c", "x", "d", "w", "n", "ev", "a")
+        keys = self.keys(*WAITING, "j", "c", "x", "d", "w", "n", "ev", "a", partition=partition)
         reply = self.call("add", keys, args)
         return [(_text(reply[2 * i]), reply[2 * i + 1]) for i in range(len(jobs))]
 
     def cancel(self, job_id):
         """'waiting' or 'running' when cancelled; None when there was nothing to cancel."""
-        keys = self.keys(*WAITING, "j", "a", "x", "e", "w", "n", "ev", "pg")
+        keys = self.keys(*WAITING, "j", "a", "x", "e", "w", "n", "ev", "pg", partition=self.partition_of(job_id))
         reply = self.call("cancel", keys, [job_id, self.group_concurrency, self.events])
         return None if reply == 0 else _text(reply)
 
     def get(self, job_id):
         """None, or a dict: state, score, payload (decoded), attempts, max, error, member."""
-        keys = self.keys("j", "s", "p", "r", "gq", "a", "c", "x", "d", "e", "wk", "pg")
+        keys = self.keys("j", "s", "p", "r", "gq", "a", "c", "x", "d", "e", "wk", "pg", partition=self.partition_of(job_id))
         reply = self.call("get", keys, [job_id])
         if reply is None:
             return None
@@ -365,6 +391,8 @@ class Job:
 class Worker:
     def __init__(self, queue, worker_id, lease_ms=30_000, backoff=("exponential", 1000, 3_600_000, True),
                  dead_max_count=100_000, dead_max_age_ms=30 * 86_400_000):
+        if queue.partitions != 1:
+            raise DelayqError(f"queue {queue.name} has {queue.partitions} partitions; this worker serves one")
         self.queue, self.lease_ms, self.backoff = queue, lease_ms, backoff
         self.dead = (str(dead_max_count), str(dead_max_age_ms))
         self.holder = int(queue.call("worker-register", [queue.key("wk")], ["register", worker_id]))

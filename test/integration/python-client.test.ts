@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { jsonCodec } from '../../src/codec/json.js';
 import { expandLua } from '../../src/redis/lua-source.js';
-import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { PYTHON_PATH } from '../support/prerequisites.js';
 
 const run = promisify(execFile);
@@ -266,4 +266,32 @@ it('Node producer, Python worker: every job once, none early, values intact; sta
     duplicates: 0,
     mismatches: 0,
   });
+});
+
+it('the Python producer writes each job into its partition of a partitioned queue (fnv1a32 of the id)', async () => {
+  const name = uniqueQueue('pypart');
+  const queue = new Queue(name, { connection: redis.url(), partitions: 4 });
+  const seen = new Map<string, number>();
+  const worker = new Worker(name, async (job) => void seen.set(job.id, (seen.get(job.id) ?? 0) + 1), {
+    connection: redis.url(),
+    partitions: 4,
+  });
+  cleanups.push(
+    () => worker.close(),
+    () => queue.close(),
+  );
+  await queue.counts(); // records partitions: 4
+  const JOBS = 24;
+  const adds = await python('produce', name, scriptsDir, String(JOBS));
+  expect(adds.slice(0, JOBS).every((a) => a['code'] === 'c')).toBe(true);
+  expect(adds[JOBS]).toMatchObject({ id: 'py-0', code: 'k' });
+  // The jobs are spread over the partitions, each where a Node client looks for it (get below).
+  const raw = inspector(redis.url());
+  cleanups.push(async () => void (await raw.quit()));
+  const sizes = await Promise.all([0, 1, 2, 3].map((p) => raw.hlen(`dq:{${name}#${p}}:j`)));
+  expect(sizes.reduce((a, b) => a + b, 0)).toBe(JOBS);
+  expect(sizes.filter((n) => n > 0).length).toBeGreaterThan(1);
+  await waitFor(() => seen.size === JOBS, { what: `${JOBS} jobs run from 4 partitions` });
+  expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  for (let i = 0; i < JOBS; i++) expect((await queue.get(`py-${i}`))?.state).toBe('completed');
 });

@@ -22,6 +22,10 @@
 --!include args.lua
 --!include schedule-common.lua
 
+local key_problem = check_key_count(12, true)
+if key_problem then return bad_arg(key_problem) end
+if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3],
   s = KEYS[4], p = KEYS[5], r = KEYS[6], gq = KEYS[7], gw = KEYS[8], gr = KEYS[9], gc = KEYS[10],

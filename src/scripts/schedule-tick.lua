@@ -49,6 +49,10 @@
 --!include args.lua
 --!include schedule-common.lua
 
+local key_problem = check_key_count(15, true)
+if key_problem then return bad_arg(key_problem) end
+if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], w = KEYS[9], n = KEYS[10], ev = KEYS[11], schedules = KEYS[12], last = KEYS[13],

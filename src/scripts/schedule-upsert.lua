@@ -30,6 +30,10 @@
 --!include args.lua
 --!include schedule-common.lua
 
+local key_problem = check_key_count(14, true)
+if key_problem then return bad_arg(key_problem) end
+if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule_wake = KEYS[4], config = KEYS[5],
   s = KEYS[6], p = KEYS[7], r = KEYS[8], gq = KEYS[9], gw = KEYS[10], gr = KEYS[11], gc = KEYS[12],

@@ -94,12 +94,15 @@ export class Queue<T = unknown> {
     );
   }
 
-  /** Everything known about job `id`, or null when there is no such job. */
-  async get(id: string): Promise<JobInfo<T> | null> {
+  /**
+   * Everything known about job `id`, or null when there is no such job. `R` types the kept result
+   * of a completed job (`get<Receipt>(id)`): what its worker's handler returned.
+   */
+  async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
     const { layout, codec } = await this.context.settle();
     const raw = await this.context.findById(id, (keys) => getJob(this.client, keys, id, layout));
-    return raw ? toInfo<T>(codec, raw) : null;
+    return raw ? toInfo<T, R>(codec, raw) : null;
   }
 
   /**

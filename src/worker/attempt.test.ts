@@ -123,7 +123,15 @@ describe('Attempt', () => {
     expect(store.calls).toEqual([
       [
         'ack',
-        { id: 'job-1', member: 'tok-1|job-1', knownDeadline: 16_010, hadError: false, progressed: false },
+        {
+          id: 'job-1',
+          member: 'tok-1|job-1',
+          knownDeadline: 16_010,
+          hadError: false,
+          progressed: false,
+          // The claimed header: the completed record keeps its claim block and max attempts.
+          header: claimed.header,
+        },
       ],
     ]);
     expect(seen).toEqual(['completed job-1 R']);

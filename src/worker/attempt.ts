@@ -258,6 +258,7 @@ export class Attempt<T> implements JobHost, AckListener {
       knownDeadline: this.lease.deadline,
       hadError: header.hasError,
       progressed: this.progressed,
+      header,
     };
     if (resultBytes !== undefined) ack.result = resultBytes;
     return ack;

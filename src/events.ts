@@ -7,7 +7,7 @@ import type { Capabilities } from './redis/capabilities.js';
 
 /**
  * The `events` option: keep about `maxLen` recent events (default 10,000), or false for none.
- * Failure events (failed, dead, lease-lost, cancelled) are written by default (`only:
+ * Failure events (failed, dead, lease-lost, cancelled) and snoozed are written by default (`only:
  * 'failures'`); `only: 'all'` adds the routine ones every job writes (added, claimed, completed,
  * released, rescheduled, retried), at about 3.4 µs per event: they were the largest single cost of
  * the hot path (docs/design/HOT-PATH.md §7). The counters (`dq:{q}:n`) count those without them.
@@ -29,7 +29,9 @@ export type JobEventType =
   | 'replaced'
   | 'released'
   | 'retried'
-  | 'lease-lost';
+  | 'lease-lost'
+  /** A handler threw a SnoozeError: the attempt did not count; fields attempt, runAt. */
+  | 'snoozed';
 
 /** One event as read from the stream. Times are epoch ms by the Redis clock. */
 export interface JobEvent {

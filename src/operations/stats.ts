@@ -28,6 +28,9 @@ export const COUNTER_NAMES = [
   ...LATENESS_BOUNDS_MS.map((le) => `lat:${le}` as const),
   'lat:+Inf',
   'lat:sum',
+  // Added after the lateness fields: a snapshot of the earlier list is skipped (decodeSnapshot),
+  // never read with its fields shifted.
+  'snoozed',
 ] as const;
 
 /** A counter's name: a total (`added`, ...), a cumulative lateness bucket `lat:<le>`, or `lat:sum` (ms). */

@@ -26,11 +26,15 @@ export interface AddResult {
    * that has already completed: when it completed, as `completedAt`).
    */
   runAt: Date;
-  /** False when a job with this id already existed or recently completed; nothing was written then. */
+  /**
+   * False when a job with this id already existed or recently completed; nothing was written then.
+   * With `onExists: 'replace'`, an id whose job completed (and is remembered) is added again: true.
+   */
   created: boolean;
   /**
    * Set when a job with this id completed recently (workers remember completed ids for
-   * `rememberCompleted`, default 5 min): the add was a repeat, so nothing was written.
+   * `rememberCompleted`, default 5 min, or `keepCompleted`) and `onExists` is 'keep': the add was
+   * a repeat, so nothing was written.
    */
   completedAt?: Date;
   /** With `onExists: 'replace'`: whether the waiting job was replaced (runAt is then its new due time). */

@@ -3,6 +3,7 @@
  * scripts that change job state, read back with `queue.events()`.
  */
 import { ValidationError, UnsupportedServerError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { Capabilities } from './redis/capabilities.js';
 
 /**
@@ -13,6 +14,8 @@ import type { Capabilities } from './redis/capabilities.js';
  * the hot path (docs/design/HOT-PATH.md §7). The counters (`dq:{q}:n`) count those without them.
  */
 export type EventsOption = { maxLen: number; only?: 'all' | 'failures' } | false;
+
+const EVENTS_OPTION_KEYS: ReadonlySet<string> = new Set(['maxLen', 'only']);
 
 /** Default number of events kept per queue. */
 export const DEFAULT_EVENTS_MAX_LEN = 10_000;
@@ -52,6 +55,9 @@ export interface JobEvent {
 export function validateEventsOption(option: EventsOption | undefined): number | undefined {
   if (option === undefined) return undefined;
   if (option === false) return 0;
+  if (typeof option === 'object' && option !== null) {
+    assertKnownOptions(option, EVENTS_OPTION_KEYS, 'events key', { path: 'events' });
+  }
   if (
     typeof option !== 'object' ||
     !Number.isInteger(option.maxLen) ||

@@ -10,6 +10,7 @@ import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { Job } from './job.js';
 import {
   DEFAULT_GROUP_CONCURRENCY,
@@ -52,6 +53,8 @@ import { WorkerStorage } from './worker/storage.js';
 
 export type { Handler } from './worker/run-attempt.js';
 export type { BatchHandler } from './worker/run-batch.js';
+
+const CLOSE_KEYS: ReadonlySet<string> = new Set(['timeoutMs']);
 
 /** Events a Worker emits. */
 export interface WorkerEvents<T, R = unknown> {
@@ -273,7 +276,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    * and hand their jobs back to the schedule without charging the attempt. Closes the connection
    * unless it was passed in.
    */
-  close({ timeoutMs = 10_000 }: { timeoutMs?: number } = {}): Promise<void> {
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    try {
+      assertKnownOptions(options, CLOSE_KEYS, 'close option');
+    } catch (err) {
+      // A ValidationError, as a rejection like every other failure of close().
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    const { timeoutMs = 10_000 } = options;
     this.closing ??= this.shutDown(timeoutMs);
     return this.closing;
   }

@@ -112,7 +112,9 @@ describe('Queue options', () => {
   it('an unknown option is refused rather than ignored (a misspelled connection would mean localhost)', async () => {
     const make = (options: object) => () => new Queue(uniqueQueue('opts'), options);
     const typo = await refusal(make({ conection: redis.url() }));
-    expect(typo.message).toMatch(/^unknown queue option 'conection'; known: schema, connection, /);
+    expect(typo.message).toMatch(
+      /^unknown queue option 'conection' \(did you mean 'connection'\?\); known: schema, connection, /,
+    );
     expect(typo.issues).toEqual([{ path: 'conection', message: typo.message }]);
     const workerOnly = await refusal(make({ connection: redis.url(), leaseMs: 1_000 }));
     expect(workerOnly.issues.map((i) => i.path)).toEqual(['leaseMs']);

@@ -17,7 +17,8 @@
 -- ARGV[1] lease member, ARGV[2] delay ms before it is due again, ARGV[3] group concurrency,
 -- ARGV[4] events cap (events.lua; `released` is a routine event, written only with events 'all';
 -- `snoozed` is written whatever the events option, like a failure), ARGV[5] why: 'r' a release,
--- 's' a snooze (counted in `snoozed`, event `snoozed`)
+-- 's' a snooze (counted in `snoozed`, event `snoozed`); absent: 'r' (the form of delayq 0.2,
+-- without KEYS[13], still works for the zset strategies)
 -- ARGV[6...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: 1 when released, 0 when the lease was no longer held (the reaper or a cancel owns the
 --          job then); error 'DELAYQ_BAD_ARG <reason>' for a malformed delay; wheel: error
@@ -43,10 +44,12 @@ local K = {
 K.events = K.ev
 local wheel_problem = wheel_keys(K, 14, 6)
 if wheel_problem then return bad_arg(wheel_problem) end
-local why = ARGV[5]
+-- Absent (a caller of delayq 0.2's form: 12 keys, 4 values): a release.
+local why = ARGV[5] or 'r'
 if why ~= 'r' and why ~= 's' then
   return bad_arg('why ' .. tostring(why) .. ' is not r (release) or s (snooze)')
 end
+if why == 's' and not K.n then return bad_arg('a snooze needs KEYS[13], the counters hash n') end
 if not whole_ms(ARGV[2]) then
   return bad_arg('delay ' .. tostring(ARGV[2]) .. ' is not a whole number of ms >= 0 (digits only)')
 end

@@ -1,8 +1,8 @@
 /**
- * The final records a job keeps in `j` after it ends (docs/PROTOCOL.md, "The record"): the header
- * of a completed or cancelled job keeps its claim block and max attempts (so `get()` shows the
- * attempts it used, its max attempts and the due time of its last run), plus the result when
- * results are kept. Nothing else of the job is kept.
+ * The final records a job keeps in `j` after it ends (docs/ARCHITECTURE.md §3.2, docs/PROTOCOL.md
+ * "The record"): the header of a completed or cancelled job keeps its claim block and max
+ * attempts (so `get()` shows the attempts it used, its max attempts and the due time of its last
+ * run), plus the result when results are kept. Nothing else of the job is kept.
  */
 import {
   CLAIM_BLOCK_BYTES,

@@ -5,7 +5,7 @@
 -- as planned (added, claimed, completed, released, rescheduled, retried): each XADD costs Redis
 -- about 3 µs, the largest single cost of a job. Failure events (failed, dead, lease-lost,
 -- cancelled) and snoozed (a handler deferred its job: not routine either) are always written
--- (docs/design/HOT-PATH.md §7).
+-- (docs/ARCHITECTURE.md §7).
 
 local ROUTINE_EVENTS = {
   added = true, claimed = true, completed = true, released = true, rescheduled = true, retried = true,

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, SnoozeError, ValidationError, Worker } from '../../src/index.js';
 import type { JobEvent } from '../../src/events.js';
+import { DelayqMetrics } from '../../src/metrics/metrics.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -70,6 +71,10 @@ describe('SnoozeError', () => {
     closers.push(async () => void (await c.quit()));
     expect(await c.hget(queueKeys(name).counters, 'snoozed')).toBe('2');
     expect(await c.hget(queueKeys(name).counters, 'failed')).toBeNull();
+    // The same total in /metrics, read from Redis by any process.
+    const metrics = new DelayqMetrics();
+    metrics.observeQueue(queue);
+    expect(await metrics.registry.metrics()).toContain(`delayq_snoozed_total{queue="${name}"} 2`);
     const events = await eventsOf(queue);
     const snoozes = events.filter((e) => e.type === 'snoozed');
     expect(snoozes.map((e) => [e.jobId, e.fields.attempt])).toEqual([

@@ -26,7 +26,7 @@ function hexOf(bullet: string, nth = 0): Buffer {
 const PAYLOAD = Buffer.from('{"to":"ada@example.com"}');
 
 it('every record example decodes to what its sentence says and is what the encoder writes', () => {
-  expect(bullets).toHaveLength(6);
+  expect(bullets).toHaveLength(7);
   const check = (bytes: Buffer, fields: Record<string, unknown>): void => {
     const record = Buffer.concat([bytes, PAYLOAD]);
     const { header, payload } = decodeRecord(record);
@@ -55,11 +55,34 @@ it('every record example decodes to what its sentence says and is what the encod
     backoff: { type: 'fixed', delay: 5000, jitter: true },
     timeoutMs: 30000,
   });
-  for (const [bytes, fields] of [
-    [hexOf(bullets[5]!, 0), { completed: true, hasResult: false }],
-    [hexOf(bullets[5]!, 1), { completed: true, hasResult: true }],
-    [hexOf(bullets[5]!, 2), { cancelled: true }],
-  ] as const) {
-    expect(decodeRecord(bytes).header).toMatchObject(fields);
-  }
+  // Final records keep the claim block and max attempts.
+  const spans = [...bullets[5]!.matchAll(/`((?:[0-9A-F]{2} ?)+)`/g)].map((m) =>
+    Buffer.from(m[1]!.replaceAll(' ', ''), 'hex'),
+  );
+  // `42` is the result as text; then 01 83 28, the claim block, 00 05, and the result bytes 34 32.
+  const completed = decodeRecord(Buffer.concat(spans.slice(1, 5)));
+  expect(completed.header).toMatchObject({
+    completed: true,
+    hasResult: true,
+    attempts: 3,
+    claims: 3,
+    claimedAt: 1767225600123,
+    runDue: 1767225600000,
+    holder: 7,
+    maxAttempts: 5,
+  });
+  expect(completed.payload.toString()).toBe('42');
+  expect(decodeRecord(Buffer.concat([spans[5]!, spans[2]!])).header).toMatchObject({
+    cancelled: true,
+    attempts: 3,
+  });
+  expect(decodeRecord(spans[6]!).header).toMatchObject({ cancelled: true, attempts: 0 });
+  // Records of delayq 0.2: no claim block.
+  const old = [...bullets[6]!.matchAll(/`((?:[0-9A-F]{2} ?)+)`/g)].map((m) =>
+    Buffer.from(m[1]!.replaceAll(' ', ''), 'hex'),
+  );
+  expect(old).toHaveLength(3);
+  expect(decodeRecord(old[0]!).header).toMatchObject({ completed: true, hasResult: false, attempts: 0 });
+  expect(decodeRecord(old[1]!).header).toMatchObject({ completed: true, hasResult: true, attempts: 0 });
+  expect(decodeRecord(old[2]!).header).toMatchObject({ cancelled: true, attempts: 0 });
 });

@@ -37,6 +37,8 @@ interface Spec {
   bad: Arg[][];
   /** ARGV values from this index on may be left out (variadic members): not truncated there. */
   optionalFrom?: number;
+  /** Other KEYS counts the script accepts (an older form): a key left out is not checked there. */
+  alsoValidKeyCounts?: number[];
 }
 
 const NOT_UTF8 = Buffer.from([0x61, 0xff]);
@@ -142,15 +144,19 @@ function specs(name: string, member: string): Spec[] {
     },
     {
       script: 'release',
-      keys: [...waiting, k.records, k.leases, k.wake, k.events, k.progress],
-      args: [member, '0', '0', '0'],
+      keys: [...waiting, k.records, k.leases, k.wake, k.events, k.progress, k.counters],
+      args: [member, '0', '0', '0', 'r'],
+      // The form of delayq 0.2 (12 keys, no counters; no why) is still accepted.
+      alsoValidKeyCounts: [12],
+      optionalFrom: 4,
       names: [
         /ARGV\[1\] lease member/,
         /ARGV\[2\] delay/,
         /ARGV\[3\] group concurrency/,
         /ARGV\[4\] events cap/,
+        /ARGV\[5\] why/,
       ],
-      bad: [memberBad, NUMBERS, NUMBERS, ['', 'x', '1.5', NOT_UTF8]],
+      bad: [memberBad, NUMBERS, NUMBERS, ['', 'x', '1.5', NOT_UTF8], ['', 'x', 'R', NOT_UTF8]],
     },
     {
       script: 'progress',
@@ -338,6 +344,7 @@ interface Case {
 function cases(spec: Spec): Case[] {
   const out: Case[] = [];
   spec.keys.forEach((_, i) => {
+    if (spec.alsoValidKeyCounts?.includes(spec.keys.length - 1)) return;
     out.push({
       what: `KEYS[${i + 1}] left out`,
       keys: spec.keys.filter((_, j) => j !== i),

@@ -71,7 +71,9 @@ def produce(queue, count):
     code, due = queue.add("py-0", {"ignored": True})
     out(id="py-0", code=code, due=due)
     got = queue.get("py-1")
-    out(get="py-1", state=got["state"], i=got["payload"]["i"], max=got["max"])
+    # A finished job's record keeps no payload (a worker may already have run it).
+    payload_i = got["payload"]["i"] if got["payload"] is not None else None
+    out(get="py-1", state=got["state"], i=payload_i, max=got["max"])
 
 
 def work(queue, r, to_complete, timeout_s):

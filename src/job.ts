@@ -3,7 +3,9 @@
  */
 
 /**
- * @internal What a Job asks of the attempt it belongs to. One object per job (the worker's Attempt),
+ * What a Job asks of the attempt it belongs to (not exported from the package: only the worker
+ * and delayq/testing make Jobs). Not @internal: worker/attempt.d.ts implements it, and a stripped
+ * name would leave that declaration file importing nothing. One object per job (the worker's Attempt),
  * rather than three closures per job: the worker makes one Job per claimed job.
  */
 export interface JobHost {

@@ -29,8 +29,11 @@ export interface MetricsOptions {
 
 const RUN_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-// isPaused is optional so a stand-in queue written before pause existed still works (no gauge then).
-type AnyQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+/**
+ * What observeQueue takes: a Queue of any payload type. isPaused is optional so a stand-in queue
+ * written before pause existed still works (no gauge then).
+ */
+export type AnyQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
 
 /** The counters read from Redis, with their help text. */
 const COUNTERS: ReadonlyArray<[CounterName, string]> = [

@@ -1,0 +1,53 @@
+/**
+ * The relative links of a Markdown text (links, images, and HTML `src`/`href`), and which of them
+ * a list of files does not hold: used to check that README.md's links resolve in the tarball.
+ */
+import { posix } from 'node:path';
+
+/** A link of the text that points into the package, with the line it is on. */
+export interface RelativeLink {
+  target: string;
+  /** The file it names, relative to the package root, without `#fragment` or `?query`. */
+  file: string;
+  line: number;
+}
+
+/** Every relative link (not a URL, not a bare `#anchor`) outside code blocks and code spans. */
+export function relativeLinks(markdown: string): RelativeLink[] {
+  const out: RelativeLink[] = [];
+  let inFence = false;
+  markdown.split('\n').forEach((text, i) => {
+    if (/^\s*```/.test(text)) inFence = !inFence;
+    if (inFence) return;
+    const prose = text.replace(/`[^`]*`/g, '');
+    const targets = [
+      ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!),
+      ...[...prose.matchAll(/\b(?:src|href)=["']([^"']+)["']/g)].map((m) => m[1]!),
+      // Reference definitions: [name]: target
+      ...[...prose.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/g)].map((m) => m[1]!),
+    ];
+    for (const target of targets) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#') || target.startsWith('//')) continue;
+      const file = posix.normalize(decodeURIComponent(target.replace(/[#?].*$/, '')));
+      out.push({ target, file: file.replace(/^\.\//, ''), line: i + 1 });
+    }
+  });
+  return out;
+}
+
+/** The links whose file is not in `files` (paths relative to the package root). */
+export function unresolved(links: readonly RelativeLink[], files: readonly string[]): RelativeLink[] {
+  const present = new Set(files);
+  const directories = new Set(
+    files.flatMap((f) =>
+      f
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
+  return links.filter((link) => {
+    const file = link.file.replace(/\/$/, '');
+    return file.startsWith('../') || (!present.has(file) && !directories.has(file));
+  });
+}

@@ -1,8 +1,8 @@
 /**
  * The package as npm would install it. The current sources are built in a staging copy (the repo's
- * own dist/ is left alone, other tests run it) and packed once with `npm pack` (its prepack script
- * builds); the tarball is installed into a fresh project (`npm init -y`: CommonJS by default) with
- * TypeScript, @types/node and the optional peers. Then, against that one install:
+ * own dist/ is left alone, other tests run it) and packed once with `npm pack`; the tarball is
+ * installed into a fresh project (`npm init -y`: CommonJS by default) with TypeScript, @types/node
+ * and the optional peers. Then, against that one install:
  * - every relative link and image of README.md names a file the tarball holds;
  * - a program using every entry point type-checks with skipLibCheck false, strict and
  *   exactOptionalPropertyTypes, as an ES module and as a CommonJS file, and every type the public
@@ -125,8 +125,9 @@ beforeAll(async () => {
     }
   }
   symlinkSync(join(ROOT, 'node_modules'), join(staging, 'node_modules'), 'dir');
-  // prepack builds dist/ first: a pack never ships a stale or missing build.
-  await mustRun('npm', ['pack', '--silent', '--pack-destination', work], staging);
+  // The build, then the pack without its prepack script (which would build a second time).
+  await mustRun('npm', ['run', '--silent', 'build'], staging);
+  await mustRun('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], staging);
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
   if (tarball === undefined) throw new Error('npm pack wrote no tarball');
   packed = (await mustRun('tar', ['-tzf', join(work, tarball)], work))

@@ -34,6 +34,8 @@ import { relativeLinks, unresolved } from './readme-links.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+/** A type check reads the .d.ts files of delayq and its dependencies: tens of seconds on a loaded host. */
+const TYPE_CHECK_MS = 120_000;
 /** The package's entry points, as package.json's exports map names them. */
 const ENTRIES = ['delayq', 'delayq/dashboard', 'delayq/metrics', 'delayq/testing', 'delayq/nestjs'];
 /** A name no entry point exports: each check must report it, or the check itself is broken. */
@@ -194,41 +196,49 @@ describe('types, in a fresh project with skipLibCheck false', () => {
     types: ['node'],
   };
 
-  it('a program using every entry point type-checks, as an ES module and as CommonJS', async () => {
-    for (const file of ['program.mts', 'program.cts']) {
-      cpSync(join(ROOT, 'test/package/consumer', file), join(consumer, file));
-    }
-    writeFileSync(
-      join(consumer, 'tsconfig.strict.json'),
-      JSON.stringify({ compilerOptions, files: ['program.mts', 'program.cts'] }),
-    );
-    const localTsc = join(consumer, 'node_modules/typescript/bin/tsc');
-    const r = await run(
-      process.execPath,
-      [localTsc, '-p', 'tsconfig.strict.json', '--pretty', 'false'],
-      consumer,
-    );
-    expect(r.stdout + r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    // Every entry point is used.
-    const used = ['program.mts', 'program.cts']
-      .map((f) => readFileSync(join(consumer, f), 'utf8'))
-      .join('\n');
-    for (const entry of ENTRIES) expect(used).toContain(`from '${entry}'`);
-  });
+  it(
+    'a program using every entry point type-checks, as an ES module and as CommonJS',
+    async () => {
+      for (const file of ['program.mts', 'program.cts']) {
+        cpSync(join(ROOT, 'test/package/consumer', file), join(consumer, file));
+      }
+      writeFileSync(
+        join(consumer, 'tsconfig.strict.json'),
+        JSON.stringify({ compilerOptions, files: ['program.mts', 'program.cts'] }),
+      );
+      const localTsc = join(consumer, 'node_modules/typescript/bin/tsc');
+      const r = await run(
+        process.execPath,
+        [localTsc, '-p', 'tsconfig.strict.json', '--pretty', 'false'],
+        consumer,
+      );
+      expect(r.stdout + r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      // Every entry point is used.
+      const used = ['program.mts', 'program.cts']
+        .map((f) => readFileSync(join(consumer, f), 'utf8'))
+        .join('\n');
+      for (const entry of ENTRIES) expect(used).toContain(`from '${entry}'`);
+    },
+    TYPE_CHECK_MS,
+  );
 
-  it('every type a public signature mentions is exported by an entry point', () => {
-    const program = ts.createProgram([join(consumer, 'program.mts')], {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      strict: true,
-      noEmit: true,
-      types: ['node'],
-      typeRoots: [join(consumer, 'node_modules/@types')],
-    });
-    const missing = unexportedTypes(program, ENTRIES, join(consumer, 'node_modules/delayq'));
-    expect(missing.map((t) => `${t.name} (${t.file}, reached from ${t.reachedFrom})`)).toEqual([]);
-  });
+  it(
+    'every type a public signature mentions is exported by an entry point',
+    () => {
+      const program = ts.createProgram([join(consumer, 'program.mts')], {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        strict: true,
+        noEmit: true,
+        types: ['node'],
+        typeRoots: [join(consumer, 'node_modules/@types')],
+      });
+      const missing = unexportedTypes(program, ENTRIES, join(consumer, 'node_modules/delayq'));
+      expect(missing.map((t) => `${t.name} (${t.file}, reached from ${t.reachedFrom})`)).toEqual([]);
+    },
+    TYPE_CHECK_MS,
+  );
 
   it('the unexported-type check reports what a package leaves out', () => {
     // A package whose export mentions a local type and a type of another file it does not re-export.

@@ -30,7 +30,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, type CommandResult } from '../support/run-command.js';
 import { unexportedTypes } from './public-types.js';
-import { relativeLinks, unresolved } from './readme-links.js';
+import { fragmentOf, headingAnchors, relativeLinks, unresolved } from './readme-links.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -121,7 +121,16 @@ beforeAll(async () => {
   // Everything package.json's `files` may pick, and what the build reads.
   const { files = [] } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files?: string[] };
   const tops = new Set(files.filter((f) => !f.startsWith('!')).map((f) => f.split('/')[0]!));
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'scripts', ...tops]) {
+  // README.md: npm packs it whatever `files` says.
+  for (const entry of [
+    'package.json',
+    'README.md',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src',
+    'scripts',
+    ...tops,
+  ]) {
     if (entry !== 'dist' && existsSync(join(ROOT, entry))) {
       cpSync(join(ROOT, entry), join(staging, entry), { recursive: true });
     }
@@ -168,7 +177,7 @@ describe('the tarball', () => {
   it("holds every file README.md's relative links and images name", () => {
     const links = relativeLinks(readme);
     expect(links.length).toBeGreaterThan(0);
-    expect(packed).toContain('dist/index.js');
+    expect(packed).toEqual(expect.arrayContaining(['dist/index.js', 'README.md', 'package.json']));
     expect(unresolved(links, packed).map((l) => `README.md:${l.line} ${l.target}`)).toEqual([]);
     // The same check reports a link to a file the tarball lacks.
     const canary = relativeLinks('See [it](docs/not-shipped.md#part) and ![x](./docs/images/none.png).');
@@ -176,6 +185,31 @@ describe('the tarball', () => {
       'docs/not-shipped.md',
       'docs/images/none.png',
     ]);
+  });
+
+  it("names a heading of the linked file in each README link's #fragment, its own ones too", () => {
+    const installed = join(consumer, 'node_modules/delayq');
+    const targets = [
+      ...relativeLinks(readme).filter((l) => l.file.endsWith('.md')),
+      // Links within the README: [Pause and resume](#pause-and-resume).
+      ...[...readme.matchAll(/\]\((#[^)\s]+)\)/g)].map((m) => ({
+        target: m[1]!,
+        file: 'README.md',
+        line: 0,
+      })),
+    ];
+    const broken = targets.filter((link) => {
+      const fragment = fragmentOf(link);
+      return (
+        fragment !== undefined &&
+        !headingAnchors(readFileSync(join(installed, link.file), 'utf8')).has(fragment)
+      );
+    });
+    expect(targets.filter((l) => fragmentOf(l) !== undefined).length).toBeGreaterThan(1);
+    expect(broken.map((l) => l.target)).toEqual([]);
+    expect(headingAnchors('# A\n## Upgrading from 0.1\n### `delayq/testing`: helpers\n## A')).toEqual(
+      new Set(['a', 'upgrading-from-01', 'delayqtesting-helpers', 'a-1']),
+    );
   });
 
   it('ships no source map and no test harness', () => {

@@ -51,3 +51,29 @@ export function unresolved(links: readonly RelativeLink[], files: readonly strin
     return file.startsWith('../') || (!present.has(file) && !directories.has(file));
   });
 }
+
+/** The anchors GitHub gives the headings of a Markdown text (`## Upgrading from 0.1` -> upgrading-from-01). */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let inFence = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) inFence = !inFence;
+    const m = inFence ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!m) continue;
+    const slug = m[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
+/** The fragment of a link (`docs/CLUSTER.md#partitions` -> partitions), if it has one. */
+export function fragmentOf(link: RelativeLink): string | undefined {
+  const i = link.target.indexOf('#');
+  return i < 0 ? undefined : decodeURIComponent(link.target.slice(i + 1));
+}

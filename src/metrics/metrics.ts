@@ -30,10 +30,10 @@ export interface MetricsOptions {
 const RUN_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /**
- * What observeQueue takes: a Queue of any payload type. isPaused is optional so a stand-in queue
- * written before pause existed still works (no gauge then).
+ * What the metrics read of a queue: a delayq Queue (or a stand-in with a name and counts(); its
+ * isPaused is optional so one written before pause existed still works, with no gauge then).
  */
-export type AnyQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+export type ObservedQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
 
 /** The counters read from Redis, with their help text. */
 const COUNTERS: ReadonlyArray<[CounterName, string]> = [
@@ -55,7 +55,7 @@ export class DelayqMetrics {
   /** The registry holding delayq's metrics; expose it with `registry.metrics()` or metricsHandler(). */
   readonly registry: Registry;
   private readonly runTime: Histogram<'queue'>;
-  private readonly queues = new Map<string, AnyQueue>();
+  private readonly queues = new Map<string, ObservedQueue>();
   private readonly countsInFlight = new Map<string, Promise<Counts>>();
   private readonly totalsInFlight = new Map<string, Promise<CounterValues | undefined>>();
 
@@ -96,7 +96,7 @@ export class DelayqMetrics {
     const perQueue = (
       name: string,
       help: string,
-      read: (queue: AnyQueue) => Promise<number | undefined>,
+      read: (queue: ObservedQueue) => Promise<number | undefined>,
     ): void => {
       new Gauge({
         name: `${p}${name}`,
@@ -135,7 +135,7 @@ export class DelayqMetrics {
    * Report this queue's counters, lateness histogram and gauges, all read from Redis at each
    * scrape (so they include every producer's and worker's work). Returns a function that stops.
    */
-  observeQueue(queue: AnyQueue): () => void {
+  observeQueue(queue: ObservedQueue): () => void {
     this.queues.set(queue.name, queue);
     return () => {
       if (this.queues.get(queue.name) === queue) this.queues.delete(queue.name);
@@ -163,7 +163,7 @@ export class DelayqMetrics {
     return this.registry.metrics();
   }
 
-  private countsOf(queue: AnyQueue): Promise<Counts> {
+  private countsOf(queue: ObservedQueue): Promise<Counts> {
     // The gauges of one scrape collect together and share the one read in flight; the next scrape reads afresh.
     const pending = this.countsInFlight.get(queue.name);
     if (pending) return pending;
@@ -189,7 +189,7 @@ export class DelayqMetrics {
 }
 
 /** A queue's totals; undefined for a stand-in that is not a delayq Queue, or during a Redis outage. */
-async function readQueueTotals(queue: AnyQueue): Promise<CounterValues | undefined> {
+async function readQueueTotals(queue: ObservedQueue): Promise<CounterValues | undefined> {
   let context;
   try {
     context = producerOf(queue).context;

@@ -26,7 +26,7 @@ import {
   type WorkerOptions,
 } from 'delayq';
 import { createDashboard, startDashboard, type DashboardOptions } from 'delayq/dashboard';
-import { DelayqMetrics, metricsHandler, type AnyQueue } from 'delayq/metrics';
+import { DelayqMetrics, metricsHandler, type ObservedQueue } from 'delayq/metrics';
 import { drain, runHandler, startRedis, type DrainResult } from 'delayq/testing';
 import { DelayqModule, getQueueToken, type DelayqProcessor } from 'delayq/nestjs';
 
@@ -83,7 +83,7 @@ const scheduler = new Scheduler(queue);
 await scheduler.start();
 
 const metrics = new DelayqMetrics();
-const observed: AnyQueue = queue;
+const observed: ObservedQueue = queue;
 metrics.observeQueue(observed);
 const dashboardOptions: DashboardOptions = { connection: redis.url, basePath: '/delayq', metrics };
 const dashboard = createDashboard(dashboardOptions);

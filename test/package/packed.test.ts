@@ -180,9 +180,9 @@ describe('the tarball', () => {
     expect(packed).toEqual(expect.arrayContaining(['dist/index.js', 'README.md', 'package.json']));
     expect(unresolved(links, packed).map((l) => `README.md:${l.line} ${l.target}`)).toEqual([]);
     // The same check reports a link to a file the tarball lacks.
-    const canary = relativeLinks('See [it](docs/not-shipped.md#part) and ![x](./docs/images/none.png).');
+    const canary = relativeLinks('See [it](manual/not-shipped.md#part) and ![x](./docs/images/none.png).');
     expect(unresolved(canary, packed).map((l) => l.file)).toEqual([
-      'docs/not-shipped.md',
+      'manual/not-shipped.md',
       'docs/images/none.png',
     ]);
   });

@@ -3,22 +3,25 @@ export { Queue, DeadLetters } from './queue.js';
 export type { QueueOptions, AddResult, BulkJob, JobInfo } from './queue.js';
 export { Worker } from './worker.js';
 export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
-export type { WorkerOptions, BatchWorkerOptions, Logger } from './worker/options.js';
+export type { WorkerOptions, BatchWorkerOptions, Logger, Migrations } from './worker/options.js';
 export type { BatchOptions } from './worker/batch-options.js';
 export type { BatchJob } from './worker/batch-job.js';
 export type { Job } from './job.js';
-export type { AddOptions } from './job-options.js';
+export type { AddOptions, OnExists } from './job-options.js';
 export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';
 export type { Duration } from './duration.js';
-export type { Codec, Envelope } from './codec/codec.js';
+export type { Codec, Envelope, EnvelopeCodec } from './codec/codec.js';
 export type { CodecOption } from './codec/payload.js';
 export { jsonCodec } from './codec/json.js';
 export { msgpackCodec } from './codec/msgpack.js';
 export { protobufCodec } from './codec/protobuf.js';
 export type { ProtobufCodec } from './codec/protobuf.js';
-export type { ConnectionOption } from './redis/connection.js';
+export type { ConnectionOption, ClusterConnectionOptions, RedisClient } from './redis/connection.js';
 export type { Strategy, StrategyOption } from './redis/capabilities.js';
-export type { Counts, JobState } from './operations/inspect.js';
+export type { Counts, JobState, ListState } from './operations/inspect.js';
+export type { EventsReadOptions } from './queue/events-reader.js';
+export type { GroupsOption } from './definition/definition.js';
+export type { StandardSchemaV1 } from './schema.js';
 export type { RecordedError } from './operations/fail.js';
 export {
   DelayqError,
@@ -51,6 +54,7 @@ export type {
   SchedulerEvents,
   SchedulerStats,
   ScheduleResult,
+  UpsertStatus,
   ScheduleInfo,
   ScheduleOptions,
   MissedPolicy,

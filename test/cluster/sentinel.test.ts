@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { startRedisSentinel, type RedisSentinelSetup } from '../../src/testing/redis-sentinel.js';
+import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
 
 let setup: RedisSentinelSetup | undefined;

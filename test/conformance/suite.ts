@@ -1132,13 +1132,14 @@ export function conformanceSuite(
       const kept = await queue.add('rev 1 again', { id: 'edit:7' });
       expect(kept).toMatchObject({ created: false, state: 'completed' });
       // Replace: the edit is a new job of that id, delivered.
-      const again = await queue.add('rev 2', { id: 'edit:7', onExists: 'replace' });
+      // Due a second ahead, so the worker cannot have claimed it before get() reads it as waiting.
+      const again = await queue.add('rev 2', { id: 'edit:7', onExists: 'replace', delay: 1_000 });
       expect(again).toMatchObject({ id: 'edit:7', created: true });
       expect(again.state).toBeUndefined();
       expect(await queue.get('edit:7')).toMatchObject({ state: 'scheduled', payload: 'rev 2', attempts: 0 });
       await waitFor(async () => (await queue.get('edit:7'))?.state === 'completed' && runs.length === 2, {
         what: 'the second run completed',
-        timeoutMs: 3_000 + precisionMs,
+        timeoutMs: 4_000 + precisionMs,
       });
       expect(runs).toEqual(['rev 1', 'rev 2']);
       expect((await queue.get('edit:7'))?.result).toBe('sent rev 2');

@@ -21,11 +21,12 @@ import type { ScheduleOptions } from './schedule/definition.js';
 import type { ScheduleSpec } from './schedule/spec.js';
 import { loadTracing } from './tracing.js';
 import { DeadLetters } from './queue/dead-letters.js';
+import { QueueGroups } from './queue/groups.js';
 import { readEvents, type EventsReadOptions } from './queue/events-reader.js';
 import { toInfo, type JobInfo } from './queue/info.js';
 import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } from './queue/options.js';
 import { registerProducer, type Producer } from './queue/producer.js';
-import { checkPage, countAll, listAll } from './queue/reads.js';
+import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import type { Counts, ListState } from './operations/inspect.js';
 
@@ -33,6 +34,7 @@ export type { QueueOptions } from './queue/options.js';
 export type { AddResult, BulkJob } from './queue/write.js';
 export type { JobInfo } from './queue/info.js';
 export { DeadLetters } from './queue/dead-letters.js';
+export { QueueGroups, type GroupInfo } from './queue/groups.js';
 
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
@@ -43,6 +45,8 @@ export class Queue<T = unknown> {
   readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
+  /** The queue's groups: list them by backlog, pause, resume, cancel their waiting jobs. */
+  readonly groups: QueueGroups;
   private readonly connection: Connection;
   private readonly context: QueueContext;
   private readonly producer: Producer<T>;
@@ -64,6 +68,7 @@ export class Queue<T = unknown> {
     this.producer = { ...settings, context: this.context, assertOpen: () => this.assertOpen() };
     registerProducer(this, this.producer);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
+    this.groups = new QueueGroups(this.producer);
   }
 
   /** @internal The ioredis client this queue uses (shared with helpers such as the dashboard). */
@@ -190,13 +195,20 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
-   * time; active by lease deadline; dead, completed and cancelled most recent first.
+   * time; active by lease deadline; dead, completed and cancelled most recent first. With `group`,
+   * only that group's scheduled jobs (by due time) or active ones (by lease deadline).
    */
-  async list(state: ListState, page: { offset?: number; limit?: number } = {}): Promise<Array<JobInfo<T>>> {
+  async list(
+    state: ListState,
+    page: { group?: string; offset?: number; limit?: number } = {},
+  ): Promise<Array<JobInfo<T>>> {
     this.assertOpen();
     const checked = checkPage(page);
     const { layout, codec } = await this.context.settle();
-    const raws = await listAll(this.context, layout, state, checked);
+    const raws =
+      page.group === undefined
+        ? await listAll(this.context, layout, state, checked)
+        : await listGroup(this.context, state, page.group, checked);
     return raws.map((raw) => toInfo<T>(codec, raw));
   }
 

@@ -3,15 +3,16 @@
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)
--- KEYS[8] j   HASH id -> record; a cancelled job keeps the cancelled record (01 80 10)
--- KEYS[9] a   ZSET lease member -> deadline ms
--- KEYS[10] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
--- KEYS[11] e  HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
--- KEYS[12] w  channel: wake messages (`C <member>` tells a running job's holder)
--- KEYS[13] n  HASH of counters (`cancelled`)
--- KEYS[14] ev STREAM of job events (`cancelled`: always written)
--- KEYS[15] pg HASH id -> the running attempt's progress (deleted when a running job is cancelled)
--- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record; a cancelled job keeps the cancelled record (01 80 10)
+-- KEYS[10] a   ZSET lease member -> deadline ms
+-- KEYS[11] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
+-- KEYS[12] e  HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
+-- KEYS[13] w  channel: wake messages (`C <member>` tells a running job's holder)
+-- KEYS[14] n  HASH of counters (`cancelled`)
+-- KEYS[15] ev STREAM of job events (`cancelled`: always written)
+-- KEYS[16] pg HASH id -> the running attempt's progress (deleted when a running job is cancelled)
+-- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
 -- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: 'waiting' or 'running' when cancelled; 0 when there is nothing to cancel (unknown,
@@ -33,12 +34,12 @@
 --!include args.lua
 
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], x = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]) or 0,
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], x = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
+  pg = KEYS[16], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]) or 0,
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 16, 4)
+local wheel_problem = wheel_keys(K, 17, 4)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end

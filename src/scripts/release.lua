@@ -6,12 +6,13 @@
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): the job waits in gq again
 --             and its group's running slot is freed
--- KEYS[8] j   HASH id -> record
--- KEYS[9] a   ZSET lease member -> deadline ms
--- KEYS[10] w  channel: wake messages
--- KEYS[11] ev STREAM of job events
--- KEYS[12] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
--- KEYS[13...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record
+-- KEYS[10] a   ZSET lease member -> deadline ms
+-- KEYS[11] w  channel: wake messages
+-- KEYS[12] ev STREAM of job events
+-- KEYS[13] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[14...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] lease member, ARGV[2] delay ms before it is due again, ARGV[3] group concurrency,
 -- ARGV[4] events cap (events.lua; `released` is a routine event, written only with events 'all')
 -- ARGV[5...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
@@ -32,12 +33,12 @@
 --!include args.lua
 
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], w = KEYS[10], ev = KEYS[11], pg = KEYS[12], events_cap = tonumber(ARGV[4]),
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], w = KEYS[11], ev = KEYS[12], pg = KEYS[13], events_cap = tonumber(ARGV[4]),
   gmax = tonumber(ARGV[3]) or 0,
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 13, 5)
+local wheel_problem = wheel_keys(K, 14, 5)
 if wheel_problem then return bad_arg(wheel_problem) end
 if not whole_ms(ARGV[2]) then
   return bad_arg('delay ' .. tostring(ARGV[2]) .. ' is not a whole number of ms >= 0 (digits only)')

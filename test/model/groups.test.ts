@@ -5,6 +5,7 @@
  * cancels, reaps and clock moves. The model keeps each job's state from the replies (waiting,
  * active with its member, final) and checks, after every step:
  *
+ * - gn: each group's waiting count equals its members in gq (none for a group with no waiting job).
  * - gc: the running count of every group equals the members of `a` carrying that group, no zero
  *   field is left, and no count exceeds the group concurrency;
  * - group states (re-activation): a group with waiting jobs and a free slot is in gw (scored by its
@@ -105,6 +106,10 @@ async function checkInvariants(world: World, real: Real): Promise<void> {
   // Jobs where the model says they are.
   const gqRaw = await r.zrangeBuffer(keys.groupJobs, 0, -1);
   const gq = gqRaw.map((b) => parseGq(b.toString('latin1')));
+  // gn: each group's count of its jobs in gq, and no group with none.
+  const perGroup = new Map<string, number>();
+  for (const [g] of gq) perGroup.set(g, (perGroup.get(g) ?? 0) + 1);
+  expect(await zset(real, keys.groupBacklog), 'gn counts each group’s jobs in gq').toEqual(perGroup);
   const s = await zset(real, keys.waiting);
   const heads = new Map<string, number>();
   for (const [g, due] of gq) if (!heads.has(g)) heads.set(g, due);
@@ -486,8 +491,8 @@ describe('model-based: groups on the shipped scripts (gc, group states, placemen
     {
       what: 're-activation putting a full group back in turn (groups.lua, in every script)',
       script: '*',
-      from: 'if running >= gmax then head = nil end',
-      to: 'if running > gmax then head = nil end',
+      from: '(gmax > 0 and running >= gmax) then head = nil end',
+      to: '(gmax > 0 and running > gmax) then head = nil end',
     },
   ])(
     'the group model test catches a mutant: $what',

@@ -12,6 +12,8 @@ import { ClosedError, ValidationError } from './errors.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
+import { readLiveSettings, writeLiveSettings } from './operations/config.js';
+import { resolveConfigure, SETTINGS_MESSAGE, type ConfigureOptions } from './definition/settings.js';
 import { cancel, reschedule } from './operations/manage.js';
 import { isPaused, pause, resume } from './operations/pause.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
@@ -31,6 +33,7 @@ import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import type { Counts, ListState } from './operations/inspect.js';
 
 export type { QueueOptions } from './queue/options.js';
+export type { ConfigureOptions } from './definition/settings.js';
 export type { AddResult, BulkJob } from './queue/write.js';
 export type { JobInfo } from './queue/info.js';
 export { DeadLetters } from './queue/dead-letters.js';
@@ -179,6 +182,22 @@ export class Queue<T = unknown> {
     this.assertOpen();
     await this.context.settle();
     await resume(this.client, this.partitions);
+  }
+
+  /**
+   * Change the queue's live settings, the group bounds, on the running queue: `groups.concurrency`
+   * (running jobs per group across all workers) and `groups.limit` (`{ max, per }`, or null for
+   * none). Recorded in the queue's config record in one step; every worker follows within about a
+   * second, without a restart (a `G` wake message makes it read the record again). Throws
+   * ValidationError, naming the key or value and what to write, before anything is written.
+   */
+  async configure(options: ConfigureOptions): Promise<void> {
+    this.assertOpen();
+    const fields = resolveConfigure(options);
+    await this.context.settle();
+    await writeLiveSettings(this.client, this.name, fields);
+    await this.context.adoptLive(await readLiveSettings(this.client, this.name));
+    await Promise.all(this.partitions.map((keys) => this.client.publish(keys.wake, SETTINGS_MESSAGE)));
   }
 
   /** Whether the queue is paused (with partitions: whether any of them is). */

@@ -22,6 +22,7 @@ import { partitionKeys, type QueueKeys } from '../redis/keys.js';
 import { ServerTimeBound } from '../server-time-bound.js';
 import { builtinCodec } from './codecs.js';
 import { groupsRecordValues, type QueueDefinition } from './definition.js';
+import { describeLive, LIVE_FIELDS } from './settings.js';
 import { whenReachable } from './reach.js';
 
 /** What a settled queue is, for this client. */
@@ -46,6 +47,10 @@ export class QueueContext {
   private settling: Promise<Settled> | undefined;
   /** 'read' for views (the CLI's and dashboard's Inspector): never write the config record. */
   private mode: 'read' | 'write' = 'write';
+  /** Where warnings go (a Worker sets its logger's warn); by default process warnings. */
+  warn: (message: string) => void = (message) => process.emitWarning(message, 'DelayqWarning');
+  /** The warnings given once already (a re-settle after a failure does not repeat them). */
+  private readonly warned = new Set<string>();
 
   constructor(
     readonly client: RedisClient,
@@ -86,6 +91,21 @@ export class QueueContext {
       this.partitions.map((keys, p) => (p === home ? Promise.resolve(null) : op(keys))),
     );
     return others.find((answer) => answer !== null) ?? null;
+  }
+
+  /**
+   * Take the live settings now recorded (after queue.configure, or a `G` wake message) into this
+   * client's settled view; the fixed fields cannot have changed. Returns the record as it is now.
+   */
+  async adoptLive(live: Pick<ConfigRecord, 'groups' | 'settingsVersion'>): Promise<ConfigRecord> {
+    const settled = await this.settle();
+    const record: ConfigRecord = {
+      ...settled.record,
+      groups: live.groups,
+      settingsVersion: live.settingsVersion,
+    };
+    this.settling = Promise.resolve({ ...settled, record });
+    return record;
   }
 
   /** @internal Make this a view's context: settle() reads the record and never writes it. */
@@ -142,7 +162,9 @@ export class QueueContext {
       events: Number(initial.events),
       version: null,
       groups: d.groups,
+      settingsVersion: 0,
     };
+    if (settled) this.warnIfAdopted(settled.record);
     if (settled) this.clock.observe(settled.now);
     const wheel = /^wheel:(\d+)$/.exec(record.layout);
     const layout: Layout = wheel
@@ -150,6 +172,29 @@ export class QueueContext {
       : ZSET_LAYOUT;
     const strategy = wheel ? chooseStrategy('wheel', caps) : probed;
     return { record, layout, strategy, eventsCap: record.events, codec: this.codecFor(record), caps };
+  }
+
+  /**
+   * A live setting this client set differently from the record: the record wins (one bound for
+   * every worker), and the client is told once how to change it.
+   */
+  private warnIfAdopted(record: ConfigRecord): void {
+    const own = groupsRecordValues(this.definition.groups);
+    const recorded = groupsRecordValues(record.groups);
+    for (const field of LIVE_FIELDS) {
+      const key = field === 'groups.concurrency' ? 'concurrency' : 'limit';
+      const mine = own[key];
+      const theirs = recorded[key];
+      // An option left out adopts silently; a limit left out while one is recorded too.
+      if (mine === '' || theirs === '' || mine === theirs) continue;
+      if (key === 'limit' && this.definition.groups?.limit === null) continue;
+      const warning = `${field}: ${describeLive(field, mine)}`;
+      if (this.warned.has(warning)) continue;
+      this.warned.add(warning);
+      this.warn(
+        `queue '${this.name}' records ${field}: ${describeLive(field, theirs)}, which this client uses instead of its own ${warning}; the recorded bound holds across all workers. To change it on the running queue call queue.configure({ groups: { ${key}: ... } }) (workers follow within about a second)`,
+      );
+    }
   }
 
   /** This client's codec, or the recorded one when this client left it out and it is built in. */

@@ -14,6 +14,8 @@ import {
   type GroupInfo,
 } from '../operations/groups.js';
 import { partitionOf } from '../partition/index.js';
+import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
+import { readLiveSettings } from '../operations/config.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { Producer } from './producer.js';
 import { checkPage } from './reads.js';
@@ -95,6 +97,19 @@ export class QueueGroups {
       if (left === 0) break;
     }
     return total;
+  }
+
+  /**
+   * The queue's group bounds as recorded now (queue.configure changes them): running jobs per
+   * group across all workers, and the rate limit per group (null: none). Before any worker or
+   * configure() recorded them, concurrency is the default, 1.
+   */
+  async bounds(): Promise<{ concurrency: number; limit: { max: number; perMs: number } | null }> {
+    this.producer.assertOpen();
+    const ctx = this.producer.context;
+    await ctx.settle();
+    const { groups } = await readLiveSettings(ctx.client, ctx.name);
+    return { concurrency: groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY, limit: groups?.limit ?? null };
   }
 
   private async open(

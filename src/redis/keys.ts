@@ -53,7 +53,7 @@ export type QueueKeys = {
   readonly counters: string;
   /** HASH holder number -> "<worker id>|<started ms>"; field "#" = the last number issued. */
   readonly holders: string;
-  /** Pub/sub channel: wake messages ("<due>", "P", "R <head>", "C <member>"). */
+  /** Pub/sub channel: wake messages ("<due>", "P", "R <head>", "C <member>", "G": settings changed). */
   readonly wake: string;
   /** STREAM of job events: failures always, every event with `events: 'all'`; capped. */
   readonly events: string;

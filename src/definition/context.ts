@@ -8,7 +8,7 @@ import { ServerClock } from '../clock.js';
 import type { Codec } from '../codec/codec.js';
 import { ConfigMismatchError } from '../errors.js';
 import { eventsCapFor } from '../events.js';
-import { CONFIG_FORMAT, settleConfig, type ConfigRecord } from '../operations/config.js';
+import { CONFIG_FORMAT, readLiveSettings, settleConfig, type ConfigRecord } from '../operations/config.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { partitionOf } from '../partition/index.js';
 import {
@@ -24,6 +24,9 @@ import { builtinCodec } from './codecs.js';
 import { groupsRecordValues, type QueueDefinition } from './definition.js';
 import { describeLive, LIVE_FIELDS } from './settings.js';
 import { whenReachable } from './reach.js';
+
+/** How often a producer reads the live settings again while it adds grouped jobs. */
+const LIVE_REFRESH_MS = 1_000;
 
 /** What a settled queue is, for this client. */
 export interface Settled {
@@ -51,6 +54,9 @@ export class QueueContext {
   warn: (message: string) => void = (message) => process.emitWarning(message, 'DelayqWarning');
   /** The warnings given once already (a re-settle after a failure does not repeat them). */
   private readonly warned = new Set<string>();
+  /** When refreshLiveSoon() last read the live settings (Date.now()), and whether it is reading. */
+  private liveReadAt = Date.now();
+  private liveReading = false;
 
   constructor(
     readonly client: RedisClient,
@@ -106,6 +112,27 @@ export class QueueContext {
     };
     this.settling = Promise.resolve({ ...settled, record });
     return record;
+  }
+
+  /**
+   * @internal While a producer writes grouped jobs: read the live settings again in the background,
+   * at most once a second, so the group bound its adds pass follows queue.configure() (a Queue
+   * hears no wake messages). The claim enforces the bound whatever a producer passes; a stale one
+   * can only keep a raised group's new slots idle until one of its jobs ends.
+   */
+  refreshLiveSoon(): void {
+    const now = Date.now();
+    if (this.liveReading || now - this.liveReadAt < LIVE_REFRESH_MS) return;
+    this.liveReading = true;
+    this.liveReadAt = now;
+    readLiveSettings(this.client, this.name)
+      .then((live) => this.adoptLive(live))
+      .catch(() => {
+        // A failed read is tried again a second later; the bound in hand stays.
+      })
+      .finally(() => {
+        this.liveReading = false;
+      });
   }
 
   /** @internal Make this a view's context: settle() reads the record and never writes it. */

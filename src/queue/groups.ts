@@ -118,11 +118,12 @@ export class QueueGroups {
     this.producer.assertOpen();
     const name = validateGroup(group);
     const ctx = this.producer.context;
-    const { eventsCap, record } = await ctx.settle();
+    const { eventsCap } = await ctx.settle();
     return {
       keys: ctx.partitions[partitionOf(name, ctx.partitions.length)]!,
       eventsCap,
-      concurrency: record.groups?.concurrency,
+      // Read now, not settled: it is live (queue.configure), and resume puts the group in turn by it.
+      concurrency: (await readLiveSettings(ctx.client, ctx.name)).groups?.concurrency,
     };
   }
 }

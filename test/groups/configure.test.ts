@@ -136,6 +136,46 @@ describe('queue.configure', () => {
     expect((await record(name))['groups.concurrency']).toBe('3');
   });
 
+  it('a producer opened before the change follows the raised bound too (its adds read it again)', async () => {
+    const name = uniqueQueue('cfg');
+    const stale = open<number>(name);
+    const running = new Set<number>();
+    let most = 0;
+    let release = (): void => {};
+    const held = new Promise<void>((r) => (release = r));
+    const worker = new Worker<number>(
+      name,
+      async (job) => {
+        running.add(job.payload);
+        most = Math.max(most, running.size);
+        await held;
+        running.delete(job.payload);
+      },
+      { connection: redis.url(), concurrency: 5, groups: { concurrency: 1 } },
+    );
+    closers.push(async () => {
+      release();
+      await worker.close();
+    });
+    await worker.waitUntilReady();
+    // The producer settles with concurrency 1 recorded, then another client raises it.
+    await stale.add(0, { group: 'g' });
+    await waitFor(() => running.size === 1, { what: 'job 0 running' });
+    await open<number>(name).configure({ groups: { concurrency: 3 } });
+    // The stale producer keeps adding: within about a second its adds pass the new bound, and
+    // two more of the group run beside job 0 (which holds its slot throughout).
+    let next = 1;
+    await waitFor(
+      async () => {
+        await stale.add(next++, { group: 'g' });
+        return running.size === 3;
+      },
+      { what: 'three of the group running', timeoutMs: 10_000, intervalMs: 200 },
+    );
+    expect(most).toBe(3);
+    expect(running.has(0)).toBe(true);
+  });
+
   it('refuses unknown keys and values out of range by name, writing nothing', async () => {
     const name = uniqueQueue('cfg');
     const queue = open<number>(name);

@@ -538,8 +538,8 @@ describe('model-based: groups on the shipped scripts (gc, group states, placemen
     {
       what: 're-activation putting a full group back in turn (groups.lua, in every script)',
       script: '*',
-      from: '(gmax > 0 and running >= gmax) then head = nil end',
-      to: '(gmax > 0 and running > gmax) then head = nil end',
+      from: 'elseif gmax > 0 and running >= gmax then',
+      to: 'elseif gmax > 0 and running > gmax then',
     },
   ])(
     'the group model test catches a mutant: $what',

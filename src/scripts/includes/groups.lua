@@ -64,7 +64,7 @@ local function group_next_turn(K)
 end
 
 -- Re-activation (§3.1): put group g in the state its waiting jobs and running count say. No
--- waiting job, no free slot, or paused: in neither gw nor gr. A free slot and a head not due: gw at the
+-- waiting job, or paused: in neither gw nor gr; no free slot: left as it is (see below). A free slot and a head not due: gw at the
 -- head's due. A free slot and a due head: gr, keeping its turn when it has one (so a group that
 -- keeps adding jobs does not lose its place). `running` may be passed when the caller knows it.
 -- Returns the head's due time when the group can run (so the caller can wake workers), else nil.
@@ -74,7 +74,15 @@ local function group_refresh(K, g, now, running)
     -- Read even when the bound is unknown: a paused group stays out of turn whatever the caller knows.
     running = running or tonumber(redis.call('HGET', K.gc, g)) or 0
     local gmax = K.gmax or 0
-    if running >= GROUP_PAUSED or (gmax > 0 and running >= gmax) then head = nil end
+    if running >= GROUP_PAUSED then
+      head = nil
+    elseif gmax > 0 and running >= gmax then
+      -- Full by the caller's bound: left where it is. A full group is in neither gw nor gr
+      -- already, unless the bound was raised (queue.configure) and this caller's is older (a
+      -- Queue opened before): then it is in turn rightly, and only the claim, which always has
+      -- the live bound, takes a full group out.
+      return nil
+    end
   end
   if not head then
     redis.call('ZREM', K.gw, g)

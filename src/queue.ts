@@ -151,16 +151,14 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * How many jobs wait (`due`: of those, how many are due now), run, lie dead, and are kept as
-   * completed or cancelled.
+   * How many jobs wait (`due`: of those, how many are due now, of every class: default,
+   * prioritized and grouped; `held`: of the due ones, how many their group keeps from starting
+   * now), run, lie dead, and are kept as completed or cancelled.
    */
   async counts(): Promise<Counts> {
     this.assertOpen();
-    const { scheduled, due, active, dead, completed, cancelled } = await countAll(
-      this.context,
-      (await this.context.settle()).layout,
-    );
-    return { scheduled, due, active, dead, completed, cancelled };
+    const { scheduled, due, held, active, dead, completed, cancelled } = await countAll(this.context);
+    return { scheduled, due, held, active, dead, completed, cancelled };
   }
 
   /**

@@ -177,12 +177,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.retry = new RetryPolicy(options.backoff === undefined ? undefined : o.backoff, o.logger, name);
     this.hooks = {
       completed: (job, result) => {
-        this.counters.count('completed', 1, placementOf(job.id, job.group, this.partitions.length));
+        const partition = placementOf(job.id, job.group, this.partitions.length);
+        this.counters.count('completed', 1, partition);
+        this.countRunTime(job, partition);
         this.reaper.finished();
         this.emit('completed', job, result);
       },
-      failed: (job, error, retryAt) => this.emit('failed', job, error, retryAt),
+      failed: (job, error, retryAt) => {
+        this.countRunTime(job);
+        this.emit('failed', job, error, retryAt);
+      },
       dead: (job, error, id) => {
+        if (job) this.countRunTime(job);
         this.reaper.finished();
         this.emit('dead', job, error, id);
       },
@@ -371,6 +377,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     await this.counters.close().catch((err: unknown) => this.report(err));
     await this.storage.close().catch((err: unknown) => this.report(err));
     await closeConnection(this.connection);
+  }
+
+  /**
+   * Count a finished attempt's run time, from its claim to now, both on the server's clock (as
+   * this worker estimates it), in the partition it ran from: the run-time histogram every
+   * process's /metrics reads from the counters.
+   */
+  private countRunTime(
+    job: Job<T>,
+    partition = placementOf(job.id, job.group, this.partitions.length),
+  ): void {
+    this.counters.runTime(this.clock.now() - job.claimedAt.getTime(), partition);
   }
 
   /**

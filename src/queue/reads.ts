@@ -10,11 +10,13 @@ import {
   listJobs,
   NEWEST_FIRST,
   type Counts,
+  type HistogramRequest,
+  type PartitionCounts,
   type ListState,
   type RawJob,
 } from '../operations/inspect.js';
 import {
-  COUNTER_NAMES,
+  TOTAL_NAMES,
   readSnapshots,
   readTotals,
   zeroCounters,
@@ -25,6 +27,7 @@ import type { Layout } from '../operations/wheel.js';
 import { groupJobs } from '../operations/groups.js';
 import { validateGroup } from '../job-options.js';
 import { partitionOf } from '../partition/index.js';
+import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
 
 /**
  * Counts summed over the partitions, whether any partition is paused, the server's now, and the
@@ -36,12 +39,74 @@ export interface QueueCounts extends Counts {
   nextDue: number | null;
 }
 
-/** What every partition of `ctx` holds, by `layout`. */
-export async function countAll(ctx: QueueContext, layout: Layout): Promise<QueueCounts> {
-  const all = await Promise.all(ctx.partitions.map((keys) => counts(ctx.client, keys, layout)));
+/** Jobs due in each of `counts.length` slices of `bucketMs` after `start`, plus those already due. */
+export interface DueHistogram {
+  /** The server's now the slices start at. */
+  start: number;
+  bucketMs: number;
+  /** Waiting jobs whose due time is at or before `start` (the counts' `due`). */
+  overdue: number;
+  counts: number[];
+}
+
+/**
+ * The counts of every partition of `ctx`, each read at one server instant by counts.lua, every
+ * class of waiting job (default, prioritized, grouped, wheel) included: the one computation behind
+ * queue.counts(), the Inspector (CLI, dashboard) and the metrics.
+ */
+export async function countAll(ctx: QueueContext): Promise<QueueCounts> {
+  return sumCounts(await readAll(ctx));
+}
+
+/** The most slices a due histogram has (counts.lua's MAX_SLICES): a day of minutes. */
+export const MAX_HISTOGRAM_BUCKETS = 1440;
+
+/** countAll with the due histogram of `buckets` slices of `bucketMs`, read by the same calls. */
+export async function figuresAll(
+  ctx: QueueContext,
+  { bucketMs, buckets }: { bucketMs: number; buckets: number },
+): Promise<QueueCounts & { histogram: DueHistogram }> {
+  if (!Number.isInteger(bucketMs) || bucketMs < 1) {
+    throw new ValidationError(
+      `bucketMs must be a whole number of ms >= 1, got ${String(bucketMs)}`,
+      'bucketMs',
+    );
+  }
+  if (!Number.isInteger(buckets) || buckets < 1 || buckets > MAX_HISTOGRAM_BUCKETS) {
+    throw new ValidationError(
+      `buckets must be a whole number from 1 to ${MAX_HISTOGRAM_BUCKETS}, got ${String(buckets)}`,
+      'buckets',
+    );
+  }
+  const all = await readAll(ctx, { sliceMs: bucketMs, slices: buckets });
+  const sum = sumCounts(all);
+  // Each partition (its own slot) is read at its own instant; their slices are summed as if they
+  // started together, at the latest of those nows: apart by a round trip at most.
+  const histogram: DueHistogram = {
+    start: sum.now,
+    bucketMs,
+    overdue: all.reduce((n, c) => n + (c.histogram?.overdue ?? 0), 0),
+    counts: Array.from({ length: buckets }, (_, i) =>
+      all.reduce((n, c) => n + (c.histogram?.counts[i] ?? 0), 0),
+    ),
+  };
+  return { ...sum, histogram };
+}
+
+/** counts.lua on every partition, with the queue's recorded group bound. */
+async function readAll(ctx: QueueContext, histogram?: HistogramRequest): Promise<PartitionCounts[]> {
+  const { layout, record } = await ctx.settle();
+  const groupConcurrency = record.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY;
+  return Promise.all(
+    ctx.partitions.map((keys) => counts(ctx.client, keys, layout, { groupConcurrency, histogram })),
+  );
+}
+
+function sumCounts(all: readonly PartitionCounts[]): QueueCounts {
   const sum: QueueCounts = {
     scheduled: 0,
     due: 0,
+    held: 0,
     active: 0,
     dead: 0,
     completed: 0,
@@ -53,6 +118,7 @@ export async function countAll(ctx: QueueContext, layout: Layout): Promise<Queue
   for (const c of all) {
     sum.scheduled += c.scheduled;
     sum.due += c.due;
+    sum.held += c.held;
     sum.active += c.active;
     sum.dead += c.dead;
     sum.completed += c.completed;
@@ -129,7 +195,7 @@ export async function totalsAll(ctx: QueueContext): Promise<CounterValues> {
   const all = await Promise.all(ctx.partitions.map((keys) => readTotals(ctx.client, keys)));
   const sum = zeroCounters();
   for (const totals of all) {
-    for (const name of COUNTER_NAMES) sum[name] += totals[name];
+    for (const name of TOTAL_NAMES) sum[name] += totals[name];
   }
   return sum;
 }

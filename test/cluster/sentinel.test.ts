@@ -65,6 +65,7 @@ describe('sentinel: master failover', () => {
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: n + 1,

@@ -220,8 +220,9 @@ export function conformanceSuite(
     hadError: job.header.hasError,
     progressed: false,
   });
-  /** Counts with nothing completed or cancelled, plus `rest`. */
+  /** Counts with nothing held (no groups here), any completed or cancelled, plus `rest`. */
   const countsOf = (rest: { scheduled: number; due: number; active: number; dead: number }) => ({
+    held: 0,
     ...rest,
     completed: expect.any(Number) as number,
     cancelled: expect.any(Number) as number,
@@ -528,6 +529,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,
@@ -572,6 +574,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 1,
         dead: 0,
         completed: 2,
@@ -839,6 +842,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 0,
@@ -988,6 +992,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,
@@ -1096,6 +1101,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 1,
         completed: 1,

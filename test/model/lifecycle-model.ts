@@ -621,6 +621,7 @@ export class LifecycleModel {
   counts(): {
     scheduled: number;
     due: number;
+    held: number;
     active: number;
     dead: number;
     completed: number;
@@ -628,6 +629,7 @@ export class LifecycleModel {
     paused: boolean;
     now: number;
     nextDue: number;
+    histogram: null;
   } {
     const s = this.waitingSet();
     const p = this.prioWaitingSet();
@@ -639,6 +641,8 @@ export class LifecycleModel {
         s.filter(([, due]) => due <= this.now).length +
         p.filter(([, due]) => due <= this.now).length +
         r.length,
+      // No grouped jobs in this model: none held.
+      held: 0,
       active: this.leaseSet().length,
       dead: this.finishedSet('dead').length,
       completed: this.finishedSet('completed').length,
@@ -646,6 +650,7 @@ export class LifecycleModel {
       paused: this.pausedAt !== null,
       now: this.now,
       nextDue: heads.length > 0 ? Math.min(...heads) : -1,
+      histogram: null,
     };
   }
 

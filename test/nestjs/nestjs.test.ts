@@ -103,6 +103,7 @@ describe('delayq/nestjs', () => {
     expect(await signup.queue.counts()).toEqual({
       scheduled: 0,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 3,

@@ -250,7 +250,9 @@
     const minutes = o.due.counts.map((_, i) => i + 1);
     charts.due.setData([minutes, o.due.counts]);
     const total = o.due.counts.reduce((a, b) => a + b, 0);
-    $('#due-total').textContent = `${fmtInt(total)} jobs`;
+    $('#due-total').textContent = o.due.overdue
+      ? `${fmtInt(total)} jobs, ${fmtInt(o.due.overdue)} due now`
+      : `${fmtInt(total)} jobs`;
     // From the queue's counters in Redis: every worker's activity, wherever it runs.
     const a = o.activity;
     charts.throughput.setData(rebucket(a.t, [a.completed, a.failed, a.dead], 5, ['rate', 'rate', 'rate']));
@@ -486,7 +488,11 @@
       $('#c-completed').textContent = fmtInt(o.counts.completed);
       $('#c-cancelled').textContent = fmtInt(o.counts.cancelled);
       $('#c-next').textContent = o.nextDue === null ? 'nothing waiting' : `next ${fmtRel(o.nextDue)}`;
-      $('#c-overdue').textContent = o.counts.due ? `oldest ${fmtRel(o.nextDue)}` : 'none waiting past due';
+      // Held: due grouped jobs their group keeps from starting now (its bound, rate or pause).
+      const held = o.counts.held ? `, ${fmtInt(o.counts.held)} held by their group` : '';
+      $('#c-overdue').textContent = o.counts.due
+        ? `oldest ${fmtRel(o.nextDue)}${held}`
+        : 'none waiting past due';
       showPaused(o.paused);
       drawCharts(o);
       await Promise.all([...STATES.map(refreshTable), refreshGroups()]);

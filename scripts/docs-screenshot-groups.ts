@@ -96,7 +96,7 @@ try {
   });
   closers.push(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1440, height: 1200 } });
-  await page.goto(`${dashboard.url}queues/${name}?token=${TOKEN}`);
+  await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);
   await page.locator('#table-groups tbody tr').nth(5).waitFor({ timeout: 15_000 });
   // Pause a customer from its button, as an operator would when their endpoint is down.
   const initech = page.locator('#table-groups tbody tr', { hasText: 'cust-initech' });
@@ -116,6 +116,8 @@ try {
     throw new Error(`docs:screenshot: the inspector shows "null": ${inspector}`);
   // The pause's toast goes after 3.5 s; the picture is of the page, not of it.
   await page.locator('#toast.show').waitFor({ state: 'detached', timeout: 10_000 });
+  // ... and its fade-out transition ends.
+  await page.waitForTimeout(600);
   await mkdir(OUT_DIR, { recursive: true });
   await page.screenshot({ path: OUT, fullPage: true });
   console.log(`wrote ${OUT}`);

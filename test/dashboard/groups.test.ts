@@ -84,7 +84,12 @@ describe('dashboard groups panel', () => {
     const pause = `${d.url}api/queues/${name}/groups/a/pause`;
     // No session: refused. Without a token at all the dashboard has no actions (tested elsewhere).
     expect((await fetch(pause, { method: 'POST', body: '{}' })).status).toBe(401);
-    const login = await fetch(`${d.url}queues/${name}?token=${TOKEN}`, { redirect: 'manual' });
+    const login = await fetch(`${d.url}session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: TOKEN, next: `/queues/${name}` }).toString(),
+      redirect: 'manual',
+    });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const html = await (await fetch(`${d.url}queues/${name}`, { headers: { cookie } })).text();
     const csrf = /"csrf":"([^"]+)"/.exec(html)![1]!;

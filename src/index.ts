@@ -43,6 +43,7 @@ export {
   CancelledError,
   ProgressTooLargeError,
 } from './errors.js';
+export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
 export { Scheduler } from './schedule/index.js';
 export type {

@@ -9,6 +9,7 @@ import { QueueContext } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
 import { parseDuration, type Duration } from './duration.js';
 import { ClosedError, ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
@@ -34,6 +35,8 @@ import type { Counts, ListState } from './operations/inspect.js';
 
 export type { QueueOptions } from './queue/options.js';
 export type { ConfigureOptions } from './definition/settings.js';
+
+const RESCHEDULE_KEYS: ReadonlySet<string> = new Set(['delay', 'runAt']);
 export type { AddResult, BulkJob } from './queue/write.js';
 export type { JobInfo } from './queue/info.js';
 export { DeadLetters } from './queue/dead-letters.js';
@@ -102,12 +105,15 @@ export class Queue<T = unknown> {
     );
   }
 
-  /** Everything known about job `id`, or null when there is no such job. */
-  async get(id: string): Promise<JobInfo<T> | null> {
+  /**
+   * Everything known about job `id`, or null when there is no such job. `R` types the kept result
+   * of a completed job (`get<Receipt>(id)`): what its worker's handler returned.
+   */
+  async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
     const { layout, codec } = await this.context.settle();
     const raw = await this.context.findById(id, (keys) => getJob(this.client, keys, id, layout));
-    return raw ? toInfo<T>(codec, raw) : null;
+    return raw ? toInfo<T, R>(codec, raw) : null;
   }
 
   /**
@@ -129,6 +135,10 @@ export class Queue<T = unknown> {
   /** Move a waiting job to a new time. False when it is not waiting. */
   async reschedule(id: string, opts: { delay?: Duration; runAt?: Date | number }): Promise<boolean> {
     this.assertOpen();
+    if (typeof opts !== 'object' || opts === null) {
+      throw new ValidationError('reschedule needs { delay } or { runAt }', 'opts');
+    }
+    assertKnownOptions(opts, RESCHEDULE_KEYS, 'reschedule option');
     if ((opts.delay === undefined) === (opts.runAt === undefined)) {
       throw new ValidationError('reschedule needs exactly one of delay or runAt', 'delay');
     }
@@ -220,12 +230,14 @@ export class Queue<T = unknown> {
     page: { group?: string; offset?: number; limit?: number } = {},
   ): Promise<Array<JobInfo<T>>> {
     this.assertOpen();
-    const checked = checkPage(page);
+    // `group` is list's own key; checkPage refuses any key a page does not have.
+    const { group, ...rest } = typeof page === 'object' && page !== null ? page : ({} as { group?: string });
+    const checked = checkPage(typeof page === 'object' && page !== null ? rest : page);
     const { layout, codec } = await this.context.settle();
     const raws =
-      page.group === undefined
+      group === undefined
         ? await listAll(this.context, layout, state, checked)
-        : await listGroup(this.context, state, page.group, checked);
+        : await listGroup(this.context, state, group, checked);
     return raws.map((raw) => toInfo<T>(codec, raw));
   }
 

@@ -10,6 +10,7 @@ import { ServerClock, Sleeper } from './clock.js';
 import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { Job } from './job.js';
 import {
   DEFAULT_GROUP_CONCURRENCY,
@@ -55,20 +56,34 @@ import { WorkerStorage } from './worker/storage.js';
 export type { Handler } from './worker/run-attempt.js';
 export type { BatchHandler } from './worker/run-batch.js';
 
+const CLOSE_KEYS: ReadonlySet<string> = new Set(['timeoutMs']);
+
 /** Events a Worker emits. */
-export interface WorkerEvents<T> {
+export interface WorkerEvents<T, R = unknown> {
   /** The handler resolved and the ack was applied. */
-  completed: [job: Job<T>, result: unknown];
+  completed: [job: Job<T>, result: R];
   /** The handler failed; the job runs again at `retryAt`. */
   failed: [job: Job<T>, error: Error, retryAt: Date];
   /** The job is in the dead set. `job` is null when its payload could not be decoded. */
   dead: [job: Job<T> | null, error: Error, id: string];
+  /**
+   * The handler threw a SnoozeError: the job is due again at about `runAt` (`delayMs` after the
+   * attempt ended, by the Redis clock), and the attempt did not count.
+   */
+  snoozed: [job: Job<T>, runAt: Date, delayMs: number];
+  /**
+   * This worker handed a job back to the queue, uncharged and due at once for another worker:
+   * 'shutdown' when `close()` stopped it (a running job whose handler did not finish within the
+   * timeout, or a claimed job not started yet), 'newer-version' when its payload version is newer
+   * than this worker reads (due again after `newerVersionDelayMs`).
+   */
+  released: [id: string, reason: 'shutdown' | 'newer-version'];
   /** Something went wrong outside a handler (Redis errors, a lost lease, a refused late result). */
   error: [error: Error];
 }
 
 /** Runs a handler for each due job of one queue. */
-export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
+export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
   readonly name: string;
   /** This worker's id, as recorded in its leases. */
   readonly id: string;
@@ -122,8 +137,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** A batch worker: the handler takes up to `batch.size` due jobs at once (README, "Batches"). */
   constructor(name: string, handler: BatchHandler<T>, options: BatchWorkerOptions<T>);
   /** Runs `handler` for each due job. */
-  constructor(name: string, handler: Handler<T>, options?: WorkerOptions<T>);
-  constructor(name: string, handler: Handler<T> | BatchHandler<T>, options: AnyWorkerOptions<T> = {}) {
+  constructor(name: string, handler: Handler<T, R>, options?: WorkerOptions<T>);
+  constructor(name: string, handler: Handler<T, R> | BatchHandler<T>, options: AnyWorkerOptions<T> = {}) {
     super();
     this.name = name;
     this.options = resolveWorkerOptions(options);
@@ -181,7 +196,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.counters.count('completed', 1, partition);
         this.countRunTime(job, partition);
         this.reaper.finished();
-        this.emit('completed', job, result);
+        // The handler's own value (R), or a batch's entry for this job.
+        this.emit('completed', job, result as R);
       },
       failed: (job, error, retryAt) => {
         this.countRunTime(job);
@@ -191,6 +207,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         if (job) this.countRunTime(job);
         this.reaper.finished();
         this.emit('dead', job, error, id);
+      },
+      released: (id, reason, job, delayMs) => {
+        if (reason === 'snooze') {
+          // By the server clock (observed by the claim that took the job), else the local one.
+          const now = this.clock.observed ? this.clock.now() : Date.now();
+          if (job) this.emit('snoozed', job, new Date(Math.round(now) + delayMs), delayMs);
+        } else {
+          this.emit('released', id, reason);
+        }
       },
       error: (err) => this.report(err),
       // Stop renewing first: a renewal racing the ack or fail would find the lease gone and cry wolf.
@@ -263,7 +288,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * and hand their jobs back to the schedule without charging the attempt. Closes the connection
    * unless it was passed in.
    */
-  close({ timeoutMs = 10_000 }: { timeoutMs?: number } = {}): Promise<void> {
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    try {
+      assertKnownOptions(options, CLOSE_KEYS, 'close option');
+    } catch (err) {
+      // A ValidationError, as a rejection like every other failure of close().
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    const { timeoutMs = 10_000 } = options;
     this.closing ??= this.shutDown(timeoutMs);
     return this.closing;
   }

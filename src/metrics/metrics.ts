@@ -71,6 +71,7 @@ const COUNTERS: ReadonlyArray<[CounterName, string]> = [
   ['dead', 'Jobs moved to the dead set (attempts spent, unrecoverable, or unreadable).'],
   ['cancelled', 'Jobs cancelled while waiting or running.'],
   ['reaped', 'Leases that expired and were taken back from their worker.'],
+  ['snoozed', 'Attempts a handler ended with a SnoozeError: due again after its delay, not counted.'],
 ];
 
 /** The metrics of one process's queues and workers. */

@@ -28,6 +28,9 @@ export const COUNTER_NAMES = [
   ...LATENESS_BOUNDS_MS.map((le) => `lat:${le}` as const),
   'lat:+Inf',
   'lat:sum',
+  // Added after the lateness fields: a snapshot of the earlier list is skipped (decodeSnapshot),
+  // never read with its fields shifted.
+  'snoozed',
 ] as const;
 
 /** Upper bounds (ms) of the run-time histogram's finite buckets; `run:+Inf` counts every attempt timed. */

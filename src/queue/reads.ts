@@ -5,6 +5,7 @@
  */
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
+import { assertKnownOptions } from '../option-names.js';
 import {
   counts,
   listJobs,
@@ -130,8 +131,15 @@ function sumCounts(all: readonly PartitionCounts[]): QueueCounts {
   return sum;
 }
 
+/** The keys of a listing page. */
+const PAGE_KEYS: ReadonlySet<string> = new Set(['offset', 'limit']);
+
 /** A listing page: offset and limit, checked. */
 export function checkPage(page: { offset?: number; limit?: number }): { offset: number; limit: number } {
+  if (typeof page !== 'object' || page === null) {
+    throw new ValidationError('a page must be { offset?, limit? }', 'page');
+  }
+  assertKnownOptions(page, PAGE_KEYS, 'page key');
   const offset = page.offset ?? 0;
   const limit = page.limit ?? 50;
   if (!Number.isInteger(offset) || offset < 0)

@@ -9,10 +9,13 @@ import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from '../clock.js';
 import { parseMs } from '../duration.js';
 import { ValidationError } from '../errors.js';
+import { assertKnownOptions } from '../option-names.js';
 import type { Queue } from '../queue.js';
 import { WakeSubscriber } from '../redis/wake-subscriber.js';
 import { readSchedules } from './read.js';
 import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './tick.js';
+
+const SCHEDULER_OPTIONS: ReadonlySet<string> = new Set(['maxSleepMs', 'batch']);
 
 /** Options of a Scheduler. */
 export interface SchedulerOptions {
@@ -63,11 +66,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   ) {
     super();
     queue.assertUnpartitioned('repeating schedules (a Scheduler)');
-    for (const key of Object.keys(options)) {
-      if (key !== 'maxSleepMs' && key !== 'batch') {
-        throw new ValidationError(`unknown scheduler option '${key}'; known: maxSleepMs, batch`, key);
-      }
-    }
+    assertKnownOptions(options, SCHEDULER_OPTIONS, 'scheduler option');
     this.maxSleepMs = parseMs(options.maxSleepMs ?? 5_000, 'maxSleepMs');
     if (this.maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
     this.batch = options.batch ?? 100;

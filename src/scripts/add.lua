@@ -24,7 +24,8 @@
 --         events.lua), ARGV[4] group concurrency (the queue's recorded one; 0: unknown, so a
 --         group with waiting jobs is put in turn and the claim checks its slots), then 5 per job:
 --         id; mode: 'd' (when = delay ms from the add() call) or 'a' (when = epoch ms), followed by
---         'k' (keep an existing job), 'r' (replace a waiting one) or 'n' (a generated id: an
+--         'k' (keep an existing job), 'r' (replace a waiting one, or add again over a completed
+--         one) or 'n' (a generated id: an
 --         existing one is a collision); when; record (header + payload, src/record/); class: ''
 --         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (must repeat the
 --         header's group; the script writes the G block's due time). Wheel strategy only, after them: granularity ms and the start of
@@ -40,7 +41,8 @@
 --          Packed form: { codes, time_1, ..., time_N, now µs }, codes being the N code letters in
 --          one string.
 --          c created (time = due), k exists and kept (its due time, -1 when not waiting), R
---          replaced (new due), A running (lease deadline), C completed (completed at), X cancelled
+--          replaced (new due), A running (lease deadline), C completed (completed at; a replace
+--          of a completed job creates it again instead: c), X cancelled
 --          (cancelled at), D dead (died at), T the generated id is taken (-1: nothing written; the
 --          client draws a new id and adds that job again).
 --          Error 'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written) when an argument is
@@ -217,6 +219,12 @@ local function state_of(id, rec, h)
   return 'k', nil
 end
 
+-- Whether `rec` is a completed record (a replace adds its id again as a new job).
+local function is_completed(rec)
+  local h = rec_parse(rec)
+  return h ~= nil and h.completed
+end
+
 -- The due time of waiting job `id` (header h), read where its class puts it; -1 when not found.
 local function waiting_due(id, h)
   if K.wi then return wheel_due(K, id) or -1 end
@@ -303,7 +311,12 @@ for i = 1, n do
     else
       codes[i], times[i] = 'k', dues[earlier]
     end
-  elseif not old then
+  elseif not old or (mode == 'r' and is_completed(old)) then
+    if old then
+      -- A replace of a job that completed (its record remembered while kept): the edit is a new
+      -- job, as if the id were free; a keep still answers 'C'.
+      redis.call('ZREM', K.c, id)
+    end
     if h.group then
       -- The G block holds the due time the job waits under in gq (its member there).
       rec = rec_with_group_due(rec, h, due)

@@ -4,8 +4,9 @@
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)
 -- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
--- KEYS[9] j   HASH id -> record; a cancelled job keeps the cancelled record (01 80 10)
--- KEYS[10] a   ZSET lease member -> deadline ms
+-- KEYS[9] j   HASH id -> record; a cancelled job keeps the cancelled record (01 8x 10, with the
+--             claim block and max attempts it had: record.lua rec_final)
+-- KEYS[10] a  ZSET lease member -> deadline ms
 -- KEYS[11] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
 -- KEYS[12] e  HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
 -- KEYS[13] w  channel: wake messages (`C <member>` tells a running job's holder)
@@ -69,7 +70,8 @@ else
   if not unplace_waiting(K, id, h) then return 0 end
   how = 'waiting'
 end
-redis.call('HSET', K.j, id, REC_CANCELLED)
+-- The claim block and max attempts stay: get() shows the attempts used and the last run's due.
+redis.call('HSET', K.j, id, rec_final(rec, h, REC_B_CANCELLED))
 redis.call('ZADD', K.x, now, id)
 redis.call('HDEL', K.e, id)
 redis.call('HINCRBY', K.n, 'cancelled', 1)

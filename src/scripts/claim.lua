@@ -35,8 +35,11 @@
 -- ARGV[12] events cap (events.lua),
 -- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
 -- (a resent ack is recognised by it); flags: 'e' the job had a last error, 'p' it reported
--- progress, 'u' a result follows; the result bytes (the codec's, with 'u'). Wheel strategy only,
--- after the acks: granularity ms and the start of each bucket list in KEYS.
+-- progress, 'f' the job's final record follows (what to store: a completed record with the claim
+-- block and max attempts of the claim, and the result with U; record.lua rec_final_problem says
+-- what is accepted), or, from workers of delayq 0.2, 'u' a result follows; the final record
+-- ('f'), the result bytes (the codec's, with 'u') or nothing. Wheel strategy only, after the
+-- acks: granularity ms and the start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), the M ack outcomes as one string of a letter each (O: OK,
 --          A: already applied, C: lost, cancelled, E: lost, expired, N: lost, not held), n, then 3
 --          per job: lease member, record (with its new claim block), due }, and with the wheel
@@ -104,6 +107,15 @@ end
 local ACK_FIRST = 14
 local wheel_problem = wheel_keys(K, 21, ACK_FIRST + 4 * m)
 if wheel_problem then return bad_arg(wheel_problem) end
+-- The final records workers sent (flag 'f') are checked before anything is written
+-- (docs/DESIGN.md invariant 11): three bytes each, no parse.
+for i = 1, m do
+  local ack_flags = ARGV[ACK_FIRST + 4 * (i - 1) + 2]
+  if ack_flags == 'f' or (ack_flags ~= '' and string.find(ack_flags, 'f', 1, true)) then
+    local problem = rec_final_problem(ARGV[ACK_FIRST + 4 * (i - 1) + 3])
+    if problem then return bad_arg('ack ' .. i .. ' of ' .. m .. ': ' .. problem) end
+  end
+end
 
 local now, now_us = now_ms_us()
 -- Jobs due by `cutoff` are taken: now, or a little after it when the worker claims ahead. The
@@ -201,7 +213,13 @@ if m > 0 then
       end
       done_c[done_c_n + 1], done_c[done_c_n + 2] = now_text, id
       done_c_n = done_c_n + 2
-      -- Most acks have no flag: three searches saved per job.
+      -- Most acks have no flag but 'f' (the final record follows): the searches saved per job.
+      local final = nil
+      if ack_flags == 'f' then
+        final, ack_flags = ARGV[base + 3], ''
+      elseif ack_flags ~= '' and string.find(ack_flags, 'f', 1, true) then
+        final = ARGV[base + 3]
+      end
       local has_flags = ack_flags ~= ''
       if has_flags and string.find(ack_flags, 'e', 1, true) then
         error_ids = error_ids or {}
@@ -218,7 +236,9 @@ if m > 0 then
         freed[g] = (freed[g] or 0) + 1
       end
       hset[hset_n + 1] = id
-      if has_flags and string.find(ack_flags, 'u', 1, true) then
+      if final then
+        hset[hset_n + 2] = final
+      elseif has_flags and string.find(ack_flags, 'u', 1, true) then
         hset[hset_n + 2] = rec_completed_with_result(ARGV[base + 3])
       else
         hset[hset_n + 2] = REC_COMPLETED

@@ -5,14 +5,14 @@
 -- KEYS[1] gq  ZSET, scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs
 -- KEYS[2] gw, KEYS[3] gr, KEYS[4] gc   group states and running counts (groups.lua)
 -- KEYS[5] gn  ZSET group -> its waiting jobs
--- KEYS[6] j   HASH id -> record; each cancelled job keeps the cancelled record
+-- KEYS[6] j   HASH id -> record; each cancelled job keeps its cancelled record (record.lua rec_final)
 -- KEYS[7] x   ZSET id -> cancelled at ms
 -- KEYS[8] e   HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
 -- KEYS[9] n   HASH of counters (`cancelled`)
 -- KEYS[10] ev STREAM of job events (`cancelled`, with was = waiting: always written)
 -- ARGV[1] group, ARGV[2] max jobs this call (1..1000), ARGV[3] events cap (events.lua)
 -- Returns: { cancelled by this call, the group's waiting jobs left }
--- Cost: O(max * log n).
+-- Cost: O(max * log n); max is at most 1000, so one HMGET of the chunk's records fits Lua's stack.
 -- Guarantee (docs/DESIGN.md invariant 8): each job cancelled here was waiting, leaves gq in this
 --          step and is final: no claim can take it afterwards. Running jobs of the group are not
 --          touched (queue.cancel(id) cancels one of those).
@@ -41,11 +41,16 @@ local now = now_ms()
 local members = group_heads(K, g, 0, max)
 if #members == 0 then return { 0, 0 } end
 local ids, hset, zadd = {}, {}, {}
-for i, member in ipairs(members) do
-  local id = group_member_id(g, member)
-  ids[i] = id
+for i, member in ipairs(members) do ids[i] = group_member_id(g, member) end
+local records = redis.call('HMGET', K.j, unpack(ids))
+for i, id in ipairs(ids) do
+  -- The cancelled record keeps the attempts used and max attempts, as cancel.lua's (rec_final);
+  -- a record that cannot be read still ends cancelled: the user asked for the group's jobs to go.
+  local rec = records[i]
+  local h = rec and rec_parse(rec)
   hset[#hset + 1] = id
-  hset[#hset + 1] = REC_CANCELLED
+  hset[#hset + 1] = h and rec_final(rec, h, REC_B_CANCELLED)
+    or string.char(REC_FORMAT, REC_A_MORE, REC_B_CANCELLED)
   zadd[#zadd + 1] = ms_text(now)
   zadd[#zadd + 1] = id
 end

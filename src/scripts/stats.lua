@@ -19,7 +19,7 @@
 local COUNTERS = {
   'added', 'claimed', 'completed', 'failed', 'retried', 'dead', 'cancelled', 'reaped',
   'lat:1', 'lat:2', 'lat:5', 'lat:10', 'lat:20', 'lat:50', 'lat:100', 'lat:250', 'lat:500',
-  'lat:1000', 'lat:5000', 'lat:+Inf', 'lat:sum',
+  'lat:1000', 'lat:5000', 'lat:+Inf', 'lat:sum', 'snoozed',
 }
 -- The run-time histogram (RUN_TIME_NAMES in src/operations/stats.ts): totals only, never in a
 -- snapshot, so the ring's slots keep their size and format.

@@ -7,14 +7,18 @@ import type { Codec } from '../codec/codec.js';
 import { encodeJobPayload } from '../codec/payload.js';
 import { isUnrecoverable, JobTimeoutError, UnsupportedVersionError } from '../errors.js';
 import { Job } from '../job.js';
+import { snoozeDelay } from '../snooze.js';
 import type { Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { handlerPayload, isPromiseLike } from './handler-payload.js';
 
-/** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
-export type Handler<T> = (job: Job<T>) => Promise<unknown>;
+/**
+ * The function that runs a job. Resolve to complete it (the value is its result, `R`); throw to
+ * fail the attempt (an UnrecoverableError: dead at once; a SnoozeError: due again later, uncounted).
+ */
+export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R>;
 
 /** What running an attempt needs from the worker. */
 export interface RunDeps<T> {
@@ -177,8 +181,16 @@ function observed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>): Promis
   );
 }
 
-/** The handler threw: fail the attempt, or bury it for good (UnrecoverableError, attempts left unused). */
+/**
+ * The handler threw: snooze (SnoozeError: due again after its delay, the attempt uncounted), bury
+ * for good (UnrecoverableError, attempts left unused), or fail the attempt.
+ */
 async function failed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>, err: unknown): Promise<void> {
+  const snoozeMs = snoozeDelay(err);
+  if (snoozeMs !== undefined) {
+    await attempt.snooze(job, snoozeMs);
+    return;
+  }
   const error = toError(err);
   if (isUnrecoverable(error)) await attempt.bury(job, error);
   else await attempt.fail(job, error, deps.retry.delayMs(job.id, attempt.claimed.header, error));

@@ -6,7 +6,8 @@
  * - resolve: every job not failed alone completes. The acks queue in the exchange within one turn
  *   of the event loop, so they leave in one claim call (the combined ack);
  * - throw: every job not failed alone fails, each by its own attempts and backoff (an
- *   UnrecoverableError sends them all to the dead set);
+ *   UnrecoverableError sends them all to the dead set; a SnoozeError makes them all due again
+ *   after its delay, no attempt counted);
  * - `job.fail(error)` during the call: that job fails alone, at once;
  * - a job whose lease was lost or that was cancelled while the batch ran: its signal alone aborted,
  *   and its late result is refused and reported by its attempt; the others complete.
@@ -23,6 +24,7 @@ import {
   UnsupportedVersionError,
   ValidationError,
 } from '../errors.js';
+import { snoozeDelay } from '../snooze.js';
 import type { ProcessSpanInfo, Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import { BatchJob } from './batch-job.js';
@@ -184,9 +186,14 @@ function spanInfo<T>({ attempt, job }: Entry<T>): Omit<ProcessSpanInfo, 'queue'>
   };
 }
 
-/** Fail one job of the batch: buried at once for an UnrecoverableError, else retried by its own backoff. */
+/**
+ * Fail one job of the batch: snoozed for a SnoozeError (due again after its delay, the attempt
+ * uncounted), buried at once for an UnrecoverableError, else retried by its own backoff.
+ */
 function failJob<T>(entry: Entry<T>, error: Error, deps: BatchRunDeps<T>): Promise<unknown> {
   const { attempt, job } = entry;
+  const snoozeMs = snoozeDelay(error);
+  if (snoozeMs !== undefined) return attempt.snooze(job, snoozeMs);
   if (isUnrecoverable(error)) return attempt.bury(job, error);
   return attempt.fail(job, error, deps.retry.delayMs(job.id, attempt.claimed.header, error));
 }

@@ -193,6 +193,7 @@ export class WorkerStorage implements AttemptStore {
     return release(this.client, this.keysOf(input.member), {
       member: input.member,
       delayMs: input.delayMs,
+      ...(input.snooze === true && { snooze: true }),
       eventsCap: this.eventsCap,
       layout: this.layout,
       groupConcurrency: this.groupConcurrency,

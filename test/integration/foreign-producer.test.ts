@@ -259,8 +259,21 @@ describe('refused by add.lua, nothing written', () => {
     await expect(
       raw.eval(RELEASE_LUA, releaseKeys.length, ...releaseKeys, '1.1|j', '-1', '0', '100'),
     ).rejects.toThrow(/DELAYQ_BAD_ARG delay -1 is not a whole number of ms >= 0/);
+    // The current form: the counters hash and why ('r' release, 's' snooze), checked too.
+    const releaseKeys13 = [...releaseKeys, key(q, 'n')];
+    await expect(
+      raw.eval(RELEASE_LUA, releaseKeys13.length, ...releaseKeys13, '1.1|j', '100', '0', '100', 'x'),
+    ).rejects.toThrow(/DELAYQ_BAD_ARG why x is not r \(release\) or s \(snooze\)/);
+    await expect(
+      raw.eval(RELEASE_LUA, releaseKeys.length, ...releaseKeys, '1.1|j', '100', '0', '100', 's'),
+    ).rejects.toThrow(/DELAYQ_BAD_ARG a snooze needs KEYS\[14\]/);
+    // Valid: the lease check answers (this member holds no lease: 0, nothing written).
+    expect(
+      await raw.eval(RELEASE_LUA, releaseKeys13.length, ...releaseKeys13, '1.1|j', '100', '0', '100', 's'),
+    ).toBe(0);
     expect(await raw.zscore(key(q, 's'), 'j')).not.toBeNull();
     expect(await raw.hlen(key(q, 'e'))).toBe(0);
+    expect(await raw.hget(key(q, 'n'), 'snoozed')).toBeNull();
   });
 
   it('reaches a TypeScript caller as a ValidationError naming the script', async () => {

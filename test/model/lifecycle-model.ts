@@ -291,7 +291,8 @@ export class LifecycleModel {
         ...(input.backoff && { backoff: input.backoff }),
       };
       const existing = this.jobs.get(input.id);
-      if (!existing) {
+      // A replace of a completed job adds it again, as if its id were free.
+      if (!existing || (existing.state === 'completed' && input.replace && !writtenHere.has(input.id))) {
         const job: ModelJob = { state: 'waiting', header, payload: input.payload, at: input.at };
         this.jobs.set(input.id, job);
         this.place(input.id, job, input.at);

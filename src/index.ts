@@ -1,6 +1,6 @@
 // Public exports only.
-export { Queue, DeadLetters } from './queue.js';
-export type { QueueOptions, AddResult, BulkJob, JobInfo } from './queue.js';
+export { Queue, DeadLetters, QueueGroups } from './queue.js';
+export type { QueueOptions, AddResult, BulkJob, JobInfo, GroupInfo, ConfigureOptions } from './queue.js';
 export { Worker } from './worker.js';
 export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
 export type { WorkerOptions, BatchWorkerOptions, Logger, Migrations } from './worker/options.js';

@@ -13,6 +13,8 @@ import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
+import { readLiveSettings, writeLiveSettings } from './operations/config.js';
+import { resolveConfigure, SETTINGS_MESSAGE, type ConfigureOptions } from './definition/settings.js';
 import { cancel, reschedule } from './operations/manage.js';
 import { isPaused, pause, resume } from './operations/pause.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
@@ -22,20 +24,23 @@ import type { ScheduleOptions } from './schedule/definition.js';
 import type { ScheduleSpec } from './schedule/spec.js';
 import { loadTracing } from './tracing.js';
 import { DeadLetters } from './queue/dead-letters.js';
+import { QueueGroups } from './queue/groups.js';
 import { readEvents, type EventsReadOptions } from './queue/events-reader.js';
 import { toInfo, type JobInfo } from './queue/info.js';
 import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } from './queue/options.js';
 import { registerProducer, type Producer } from './queue/producer.js';
-import { checkPage, countAll, listAll } from './queue/reads.js';
+import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import type { Counts, ListState } from './operations/inspect.js';
 
 export type { QueueOptions } from './queue/options.js';
+export type { ConfigureOptions } from './definition/settings.js';
 
 const RESCHEDULE_KEYS: ReadonlySet<string> = new Set(['delay', 'runAt']);
 export type { AddResult, BulkJob } from './queue/write.js';
 export type { JobInfo } from './queue/info.js';
 export { DeadLetters } from './queue/dead-letters.js';
+export { QueueGroups, type GroupInfo } from './queue/groups.js';
 
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
@@ -46,6 +51,8 @@ export class Queue<T = unknown> {
   readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
+  /** The queue's groups: list them by backlog, pause, resume, cancel their waiting jobs. */
+  readonly groups: QueueGroups;
   private readonly connection: Connection;
   private readonly context: QueueContext;
   private readonly producer: Producer<T>;
@@ -67,6 +74,7 @@ export class Queue<T = unknown> {
     this.producer = { ...settings, context: this.context, assertOpen: () => this.assertOpen() };
     registerProducer(this, this.producer);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
+    this.groups = new QueueGroups(this.producer);
   }
 
   /** @internal The ioredis client this queue uses (shared with helpers such as the dashboard). */
@@ -184,6 +192,22 @@ export class Queue<T = unknown> {
     await resume(this.client, this.partitions);
   }
 
+  /**
+   * Change the queue's live settings, the group bounds, on the running queue: `groups.concurrency`
+   * (running jobs per group across all workers) and `groups.limit` (`{ max, per }`, or null for
+   * none). Recorded in the queue's config record in one step; every worker follows within about a
+   * second, without a restart (a `G` wake message makes it read the record again). Throws
+   * ValidationError, naming the key or value and what to write, before anything is written.
+   */
+  async configure(options: ConfigureOptions): Promise<void> {
+    this.assertOpen();
+    const fields = resolveConfigure(options);
+    await this.context.settle();
+    await writeLiveSettings(this.client, this.name, fields);
+    await this.context.adoptLive(await readLiveSettings(this.client, this.name));
+    await Promise.all(this.partitions.map((keys) => this.client.publish(keys.wake, SETTINGS_MESSAGE)));
+  }
+
   /** Whether the queue is paused (with partitions: whether any of them is). */
   async isPaused(): Promise<boolean> {
     this.assertOpen();
@@ -198,13 +222,22 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
-   * time; active by lease deadline; dead, completed and cancelled most recent first.
+   * time; active by lease deadline; dead, completed and cancelled most recent first. With `group`,
+   * only that group's scheduled jobs (by due time) or active ones (by lease deadline).
    */
-  async list(state: ListState, page: { offset?: number; limit?: number } = {}): Promise<Array<JobInfo<T>>> {
+  async list(
+    state: ListState,
+    page: { group?: string; offset?: number; limit?: number } = {},
+  ): Promise<Array<JobInfo<T>>> {
     this.assertOpen();
-    const checked = checkPage(page);
+    // `group` is list's own key; checkPage refuses any key a page does not have.
+    const { group, ...rest } = typeof page === 'object' && page !== null ? page : ({} as { group?: string });
+    const checked = checkPage(typeof page === 'object' && page !== null ? rest : page);
     const { layout, codec } = await this.context.settle();
-    const raws = await listAll(this.context, layout, state, checked);
+    const raws =
+      group === undefined
+        ? await listAll(this.context, layout, state, checked)
+        : await listGroup(this.context, state, group, checked);
     return raws.map((raw) => toInfo<T>(codec, raw));
   }
 

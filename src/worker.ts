@@ -25,6 +25,8 @@ import { blockingMove, hasZmscore, type Strategy } from './redis/capabilities.js
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import type { QueueKeys } from './redis/keys.js';
 import { QueueContext } from './definition/context.js';
+import { readLiveSettings } from './operations/config.js';
+import { refreshGroups } from './operations/groups.js';
 import { defineQueue } from './definition/definition.js';
 import { warnIfEvicting } from './redis/eviction.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
@@ -92,6 +94,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private codec: Codec;
   /** The queue's definition, settled with its config record at start-up (src/definition/). */
   private readonly context: QueueContext;
+  /** The live settings being read after a `G` message (followSettings), if any. */
+  private following: Promise<void> = Promise.resolve();
   private readonly connection: Connection;
   private readonly clock = new ServerClock();
   private readonly sleeper = new Sleeper(APPROACH_SPIN_MS);
@@ -146,6 +150,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.connection = openConnection(options.connection, true);
     // false: a worker started before its Redis waits for it rather than failing.
     this.context = new QueueContext(this.connection.client, definition, this.clock, false);
+    this.context.warn = (message) => this.options.logger.warn(message);
     this.partitions = this.context.partitions;
     if (this.connection.owned) this.connection.client.on('error', (err: Error) => this.report(err));
     const client = this.connection.client;
@@ -249,6 +254,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       },
       (err) => this.report(err),
       (token, id) => this.onCancelled(token, id),
+      () => this.followSettings(),
     );
     if (o.autorun) {
       this.run().catch(() => {
@@ -593,6 +599,35 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     if (!running) return;
     this.reaper.finished();
     running.attempt.cancel();
+  }
+
+  /**
+   * A `G` wake message (queue.configure) or a reconnect: read the live settings and, when they
+   * changed, claim with the new group bounds from the next call on, and put the groups the old
+   * bound held out of turn back in it. One reading at a time; a message during one reads again.
+   */
+  private followSettings(): void {
+    if (!this.ready || this.closing) return;
+    const previous = this.following;
+    this.following = (async () => {
+      await previous;
+      const { record } = await this.context.settle();
+      const live = await readLiveSettings(this.connection.client, this.name);
+      if (live.settingsVersion === record.settingsVersion) return;
+      const now = await this.context.adoptLive(live);
+      const groups = {
+        concurrency: now.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
+        ...(now.groups?.limit && { limit: now.groups.limit }),
+      };
+      this.storage.setGroups(groups);
+      this.options.logger.info?.(
+        `worker ${this.id} on queue '${this.name}': group bounds now concurrency ${groups.concurrency}${groups.limit ? `, limit ${groups.limit.max} per ${groups.limit.perMs} ms` : ''} (queue.configure)`,
+      );
+      await Promise.all(
+        this.partitions.map((keys) => refreshGroups(this.connection.client, keys, groups.concurrency)),
+      );
+      this.sleeper.wakeNow();
+    })().catch((err: unknown) => this.report(err));
   }
 
   private async extendLease(lease: HeldLease, ms: number): Promise<void> {

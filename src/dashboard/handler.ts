@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import type { DelayqMetrics } from '../metrics/metrics.js';
 import { exposition } from '../metrics/metrics.js';
 import type { Codec } from '../codec/codec.js';
-import { UnknownQueueError } from '../errors.js';
+import { UnknownQueueError, ValidationError } from '../errors.js';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector } from '../inspect/inspector.js';
 import type { ListState } from '../operations/inspect.js';
@@ -221,6 +221,8 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     if (m) return json(200, await overview(decode(m[1]!)));
     m = /^\/api\/queues\/([^/]+)\/jobs$/.exec(path);
     if (m) return json(200, await jobs(decode(m[1]!), url.searchParams));
+    m = /^\/api\/queues\/([^/]+)\/groups$/.exec(path);
+    if (m) return json(200, await groups(decode(m[1]!), url.searchParams));
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);
     if (m) {
       const info = await (await queueOf(decode(m[1]!))).queue.get(decode(m[2]!));
@@ -288,8 +290,33 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     return { state, offset, limit, total: counts[state as ListState], items: items.map(summary) };
   }
 
+  /** The groups panel: the top groups by backlog, and the recorded bounds (running / limit). */
+  async function groups(name: string, params: URLSearchParams): Promise<unknown> {
+    const offset = Number(params.get('offset') ?? 0);
+    const limit = Number(params.get('limit') ?? 10);
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new HttpError(400, 'offset must be a whole number >= 0');
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+      throw new HttpError(400, `limit must be 1..${MAX_PAGE}`);
+    const { queue } = await queueOf(name);
+    const [list, bounds] = await Promise.all([queue.groups.list({ offset, limit }), queue.groups.bounds()]);
+    return { offset, limit, groups: list, bounds };
+  }
+
   async function action(req: DashboardRequest, path: string): Promise<Reply> {
     await req.body(MAX_BODY_BYTES);
+    const g = /^\/api\/queues\/([^/]+)\/groups\/([^/]+)\/(pause|resume)$/.exec(path);
+    if (g) {
+      const { queue } = await queueOf(decode(g[1]!));
+      const group = decode(g[2]!);
+      try {
+        const changed = g[3] === 'pause' ? await queue.groups.pause(group) : await queue.groups.resume(group);
+        return json(200, { ok: true, group, paused: g[3] === 'pause', changed });
+      } catch (err) {
+        if (err instanceof ValidationError) throw new HttpError(400, err.message);
+        throw err;
+      }
+    }
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
       const moved = await (await queueOf(decode(m[1]!))).queue.dead.retryAll();
@@ -405,6 +432,7 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
     attempts: info.attempts,
     maxAttempts: info.maxAttempts,
     priority: info.priority,
+    group: info.group ?? null,
     preview,
     lastError: info.lastError ? { name: info.lastError.name, message: info.lastError.message } : null,
     lease: info.lease

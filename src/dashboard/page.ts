@@ -92,10 +92,14 @@ export function queuePage(boot: PageBoot): string {
     <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div></div>
     <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div></div>
   </section>
+  <section class="panel groups" id="groups-panel" hidden>
+    <div class="panel-head"><h2>Groups <span class="muted" id="groups-bound"></span></h2><span class="muted">top by backlog</span></div>
+    <table class="grid" id="table-groups"><thead><tr><th>group</th><th class="n">waiting</th><th class="n">due</th><th class="n">running / limit</th><th></th></tr></thead><tbody></tbody></table>
+  </section>
   <div class="tables">
     <div class="col">
-      ${table('scheduled', 'Scheduled', ['id', 'due', 'priority', 'attempts', 'payload'])}
-      ${table('active', 'Active', ['id', 'worker', 'lease until', 'attempt'])}
+      ${table('scheduled', 'Scheduled', ['id', 'due', 'group / priority', 'attempts', 'payload'])}
+      ${table('active', 'Active', ['id', 'group', 'worker', 'lease until', 'attempt'])}
       ${table('dead', 'Dead', ['id', 'died', 'attempts', 'reason'])}
       ${table('completed', 'Completed', ['id', 'completed', 'result'])}
       ${table('cancelled', 'Cancelled', ['id', 'cancelled'])}

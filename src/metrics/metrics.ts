@@ -20,6 +20,7 @@ import {
 import type { Queue } from '../queue.js';
 import { producerOf } from '../queue/producer.js';
 import { countAll, totalsAll } from '../queue/reads.js';
+import { groupTotals } from '../operations/groups.js';
 import type { Worker } from '../worker.js';
 
 /** Options of DelayqMetrics. */
@@ -34,7 +35,19 @@ export interface MetricsOptions {
    * them). (Lateness buckets are the counters' own, fixed in Redis.)
    */
   runTimeBuckets?: number[];
+  /**
+   * Per-group gauges for the top N groups of each queue by backlog (waiting jobs); every other
+   * group is summed under the label group="(other)", so a queue of a million groups adds at most
+   * N + 1 series per gauge. 0 turns the per-group gauges off. Default 10.
+   */
+  groupsTopN?: number;
 }
+
+/** The default of MetricsOptions.groupsTopN. */
+export const DEFAULT_GROUPS_TOP_N = 10;
+/** The group label of the groups outside the top N, summed. */
+export const OTHER_GROUPS_LABEL = '(other)';
+const MAX_GROUPS_TOP_N = 1000;
 
 /**
  * What the metrics read of a queue: a delayq Queue (or a stand-in with a name and counts(); its
@@ -70,6 +83,7 @@ export class DelayqMetrics {
   private foundInFlight: Promise<ObservedQueue[]> | undefined;
   private readonly countsInFlight = new Map<string, Promise<Counts & { nextDue?: number | null }>>();
   private readonly totalsInFlight = new Map<string, Promise<CounterValues | undefined>>();
+  private readonly groupsInFlight = new Map<string, Promise<GroupRow[] | undefined>>();
 
   constructor(options: MetricsOptions = {}) {
     if ('latenessBuckets' in options) {
@@ -146,6 +160,56 @@ export class DelayqMetrics {
     };
     const counted = (state: 'scheduled' | 'due' | 'held' | 'active' | 'dead', help: string): void =>
       perQueue(`${state}_jobs`, help, async (queue) => (await metrics.countsOf(queue))[state]);
+    const topN = options.groupsTopN ?? DEFAULT_GROUPS_TOP_N;
+    if (!Number.isInteger(topN) || topN < 0 || topN > MAX_GROUPS_TOP_N) {
+      throw new ValidationError(
+        `groupsTopN must be a whole number from 0 (no per-group gauges) to ${MAX_GROUPS_TOP_N}, got ${String(topN)}`,
+        'groupsTopN',
+      );
+    }
+    /** A per-group gauge: the top N groups by backlog of each queue, the rest under (other). */
+    const perGroup = (name: string, help: string, pick: (row: GroupRow) => number | undefined): void => {
+      new Gauge({
+        name: `${p}${name}`,
+        help,
+        labelNames: ['queue', 'group'] as const,
+        registers,
+        async collect() {
+          this.reset();
+          await Promise.all(
+            (await metrics.observed()).map(async (queue) => {
+              const rows = await metrics.groupsOf(queue, topN);
+              for (const row of rows ?? []) {
+                const value = pick(row);
+                if (value !== undefined) this.set({ queue: queue.name, group: row.group }, value);
+              }
+            }),
+          );
+        },
+      });
+    };
+    if (topN > 0) {
+      perGroup(
+        'group_waiting_jobs',
+        `Jobs waiting in a group (its backlog): the top groups by backlog, the rest summed as group="${OTHER_GROUPS_LABEL}".`,
+        (row) => row.waiting,
+      );
+      perGroup(
+        'group_due_jobs',
+        "Of a group's waiting jobs, those due now (top groups by backlog only; the queue's due_jobs holds the total).",
+        (row) => row.due,
+      );
+      perGroup(
+        'group_running_jobs',
+        `Jobs of a group running now: the top groups by backlog, the rest summed as group="${OTHER_GROUPS_LABEL}".`,
+        (row) => row.running,
+      );
+      perGroup(
+        'group_paused',
+        '1 while a group is paused (queue.groups.pause), 0 otherwise; top groups by backlog only.',
+        (row) => row.paused,
+      );
+    }
     counted('scheduled', 'Jobs waiting in the schedule (due or not), of every class.');
     counted(
       'due',
@@ -208,6 +272,15 @@ export class DelayqMetrics {
   /** The exposition text of the registry. */
   metrics(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** The per-group rows of one scrape of `queue` (shared by its gauges); undefined: leave it out. */
+  private groupsOf(queue: ObservedQueue, topN: number): Promise<GroupRow[] | undefined> {
+    const pending = this.groupsInFlight.get(queue.name);
+    if (pending) return pending;
+    const rows = readGroupRows(queue, topN).finally(() => this.groupsInFlight.delete(queue.name));
+    this.groupsInFlight.set(queue.name, rows);
+    return rows;
   }
 
   /** The queues of this scrape: those observed, and those the finders answer with now. */
@@ -277,6 +350,58 @@ function runTimeBounds(seconds: readonly number[] | undefined): readonly number[
     );
   }
   return [...new Set(ms)].sort((a, b) => a - b);
+}
+
+/** One label of the per-group gauges: a group, or the rest summed; due undefined for the rest. */
+interface GroupRow {
+  group: string;
+  waiting: number;
+  due: number | undefined;
+  running: number;
+  paused: number | undefined;
+}
+
+/**
+ * The top `topN` groups of a queue by backlog, and the rest summed as one row (waiting and
+ * running from the totals, so no group outside the top is read); undefined for a stand-in that is
+ * not a delayq Queue, or during a Redis outage. Cost per scrape: O(log G + N) per partition plus
+ * O(running groups), never O(groups).
+ */
+async function readGroupRows(queue: ObservedQueue, topN: number): Promise<GroupRow[] | undefined> {
+  let context;
+  try {
+    context = producerOf(queue).context;
+  } catch {
+    return undefined;
+  }
+  try {
+    const ctx = context;
+    const [top, totals] = await Promise.all([
+      (queue as unknown as Queue<never>).groups.list({ limit: topN + 1 }),
+      Promise.all(ctx.partitions.map((keys) => groupTotals(ctx.client, keys))),
+    ]);
+    const shown = top.slice(0, topN);
+    const rows: GroupRow[] = shown.map((g) => ({ ...g, paused: g.paused ? 1 : 0 }));
+    const waiting = totals.reduce((n, t) => n + t.waiting, 0);
+    const running = totals.reduce((n, t) => n + t.running, 0);
+    const groups = totals.reduce((n, t) => n + t.groups, 0);
+    const restWaiting = waiting - shown.reduce((n, g) => n + g.waiting, 0);
+    const restRunning = running - shown.reduce((n, g) => n + g.running, 0);
+    if (top.length > topN || groups > shown.length || restRunning > 0) {
+      // Due and paused of the rest would mean reading every group: left out.
+      rows.push({
+        group: OTHER_GROUPS_LABEL,
+        waiting: restWaiting,
+        due: undefined,
+        running: restRunning,
+        paused: undefined,
+      });
+    }
+    return rows;
+  } catch {
+    // A scrape during a Redis outage leaves this queue out rather than failing the scrape.
+    return undefined;
+  }
 }
 
 /** A queue's totals; undefined for a stand-in that is not a delayq Queue, or during a Redis outage. */

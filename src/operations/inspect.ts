@@ -103,8 +103,8 @@ export async function getJob(
   return rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
 }
 
-/** One job from a reply: record, score, error, holder, progress, member from position `at`. */
-function rawJob(id: string, state: string, reply: Reply[], at: number, name: string): RawJob {
+/** One job from a reply (get.lua, list.lua, group-jobs.lua): record, score, error, holder, progress, member from `at`. */
+export function rawJob(id: string, state: string, reply: Reply[], at: number, name: string): RawJob {
   return {
     id,
     state: stateOf(state),

@@ -25,6 +25,9 @@ import {
   type CounterValues,
 } from '../operations/stats.js';
 import type { Layout } from '../operations/wheel.js';
+import { groupJobs } from '../operations/groups.js';
+import { validateGroup } from '../job-options.js';
+import { partitionOf } from '../partition/index.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
 
 /**
@@ -172,6 +175,27 @@ export async function listAll(
   );
   const merged = pages.flat().sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
   return merged.slice(offset, offset + limit);
+}
+
+/**
+ * A page of one group's scheduled jobs (by due time) or active ones (by lease deadline), from the
+ * group's partition. Finished jobs are not kept by group: other states are refused.
+ */
+export async function listGroup(
+  ctx: QueueContext,
+  state: ListState,
+  group: unknown,
+  page: { offset: number; limit: number },
+): Promise<RawJob[]> {
+  const name = validateGroup(group);
+  if (state !== 'scheduled' && state !== 'active') {
+    throw new ValidationError(
+      `list by group takes 'scheduled' or 'active', got ${JSON.stringify(state)}: finished jobs are not kept by group; leave group out to list ${String(state)} jobs`,
+      'group',
+    );
+  }
+  const keys = ctx.partitions[partitionOf(name, ctx.partitions.length)]!;
+  return groupJobs(ctx.client, keys, { state, group: name, ...page });
 }
 
 /** The queue's counter totals, summed over the partitions (the same from any process). */

@@ -169,6 +169,8 @@ export async function writeJobs<T>(
   const partitions = context.partitions.length;
   // Unknown (0) until a worker recorded it: the script then puts a group in turn and the claim checks.
   const groupConcurrency = record.groups?.concurrency ?? UNKNOWN_GROUP_CONCURRENCY;
+  // The bound is live (queue.configure): the next adds use what is recorded a second from now.
+  if (grouped >= 0) context.refreshLiveSoon();
   const moving = inputs.findIndex(
     (input) =>
       input.group !== undefined &&

@@ -15,7 +15,8 @@
 -- KEYS[13] n  HASH of counters (`added`)
 -- KEYS[14] ev STREAM of events
 -- KEYS[15] a  ZSET lease member -> deadline: to answer "active" for an id that is running
--- KEYS[16...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
+-- KEYS[16] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[17...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N (1..999999), ARGV[2] elapsed: whole ms from the add() call to the send (client's
 --         monotonic clock, rounded down), optionally followed by ':' and the most the server's
 --         clock read at the call (epoch ms, rounded down; the client bounds it from earlier
@@ -49,7 +50,7 @@
 --          record that cannot be read, is not a new job's or holds a field no worker can run (max
 --          attempts 0, backoff kind not 1 or 2, timeout 0, version 0 or 1), a class that disagrees
 --          with the header or a group that is not UTF-8. 'DELAYQ_BAD_ARG <reason>' for N, elapsed,
---          events cap, group concurrency (0..1000000) or a KEYS count other than 15 (18+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
+--          events cap, group concurrency (0..1000000) or a KEYS count other than 16 (19+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
 --          it needs was not passed (nothing written).
 -- Cost: per batch TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n: no per-job command for
 --          new jobs of the default class; O(log n) per job.
@@ -92,15 +93,15 @@ local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end
 local gmax_problem = check_group_concurrency(ARGV[4], 'group concurrency')
 if gmax_problem then return bad_arg(gmax_problem) end
-local key_problem = check_key_count(15, true)
+local key_problem = check_key_count(16, true)
 if key_problem then return bad_arg(key_problem) end
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], c = KEYS[9], x = KEYS[10], d = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]),
+  a = KEYS[15], gn = KEYS[16], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]),
 }
-local wheel_problem = wheel_keys(K, 16, FIRST + job_args)
+local wheel_problem = wheel_keys(K, 17, FIRST + job_args)
 if wheel_problem then return bad_arg(wheel_problem) end
 local now, now_us = now_ms_us()
 -- The add() call, by the server's clock: TIME less the time from the call to the send, or the
@@ -265,7 +266,7 @@ end
 
 -- Per job, the reply's code and time (the reply's shape depends on the form: at the end).
 local codes, times, hset, zs, hset_n, zs_n = {}, {}, {}, {}, 0, 0
--- New grouped jobs' gq entries, and the groups they join (in order), deferred like zs.
+-- New grouped jobs' gq entries, and the groups they join (in order, with how many), deferred like zs.
 local zg, touched, touched_order = {}, {}, {}
 -- id -> the index of the job this call wrote for it (its due time and record are in dues and
 -- recs), for an id that comes twice in one batch.
@@ -300,8 +301,9 @@ local function flush()
   call_chunked('ZADD', K.s, zs, 2)
   call_chunked('ZADD', K.gq, zg, 2)
   hset, zs, zg, hset_n, zs_n = {}, {}, {}, 0, 0
-  -- Each group new jobs joined goes where its head says (one re-activation per group).
+  -- Each group new jobs joined counts them and goes where its head says (once per group).
   for _, g in ipairs(touched_order) do
+    group_count(K, g, touched[g])
     local due = group_refresh(K, g, now)
     if due then wake(math.max(due, now)) end
   end
@@ -348,8 +350,10 @@ for i = 1, n do
       zg[#zg + 1] = 0
       zg[#zg + 1] = group_member(h.group, due, id)
       if not touched[h.group] then
-        touched[h.group] = true
+        touched[h.group] = 1
         touched_order[#touched_order + 1] = h.group
+      else
+        touched[h.group] = touched[h.group] + 1
       end
     else
       redis.call('HSET', K.j, id, rec)

@@ -18,7 +18,10 @@
 -- ARGV[12] the group concurrency this client sets ('' = adopt the recorded one), ARGV[13] its
 --         group rate limit ('<max>/<per ms>', 'none', or '' = adopt): recorded as
 --         `groups.concurrency` and `groups.limit` by the first worker that sets them, so every
---         worker enforces one bound (the claim counts a group's running jobs against it)
+--         worker enforces one bound (the claim counts a group's running jobs against it). These
+--         are live settings (src/definition/settings.ts): once recorded, only configure.lua
+--         changes them, and a client with another value adopts the recorded one (the reply
+--         carries it; the client warns), never a mismatch.
 -- Returns: { found (1 or 0: read mode and nothing recorded nor used), now, field, value, ... }
 --          or error 'DELAYQ_MIGRATING <since ms>|<who>' while `delayq migrate` converts the queue,
 --          or error 'DELAYQ_CONFIG_MISMATCH <field> <recorded value>' when a value the client
@@ -120,15 +123,11 @@ for i, field in ipairs(fields) do
     if wanted ~= '' then record[field] = wanted else record[field] = default end
   end
 end
--- Group bounds: no default is recorded; a client that sets none adopts what a worker recorded.
+-- Group bounds (live): no default is recorded; a client adopts what is recorded, whatever it set.
 for i, field in ipairs({ 'groups.concurrency', 'groups.limit' }) do
   local wanted = ARGV[11 + i] or ''
   local stored = record[field]
-  if stored then
-    if wanted ~= '' and wanted ~= stored then
-      return redis.error_reply('DELAYQ_CONFIG_MISMATCH ' .. field .. ' ' .. stored)
-    end
-  elseif wanted ~= '' then
+  if not stored and wanted ~= '' then
     missing = true
     record[field] = wanted
   end

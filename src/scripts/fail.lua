@@ -6,16 +6,17 @@
 -- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): a grouped job's retry
 --             waits in gq, and its group's running slot is freed
--- KEYS[8] j   HASH id -> record (header + payload)
--- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
--- KEYS[10] d  ZSET id -> died at ms
--- KEYS[11] e  HASH id -> JSON of the last error
--- KEYS[12] w  channel: wake messages (the head moved earlier)
--- KEYS[13] n  HASH of counters: `failed` (an attempt failed and runs again) or `dead`
--- KEYS[14] ev STREAM of job events
--- KEYS[15] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
--- KEYS[16] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
--- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record (header + payload)
+-- KEYS[10] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
+-- KEYS[11] d  ZSET id -> died at ms
+-- KEYS[12] e  HASH id -> JSON of the last error
+-- KEYS[13] w  channel: wake messages (the head moved earlier)
+-- KEYS[14] n  HASH of counters: `failed` (an attempt failed and runs again) or `dead`
+-- KEYS[15] ev STREAM of job events
+-- KEYS[16] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[17] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
+-- KEYS[18...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] lease member, ARGV[2] retry delay ms (-1: no retry), ARGV[3] error JSON
 -- ({name, message, stack?}; the script adds at, attempt and token), ARGV[4] unrecoverable (0/1:
 -- 1 buries at once, whatever attempts are left), ARGV[5] dead max count, ARGV[6] dead max age ms,
@@ -24,7 +25,7 @@
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; { 'ALREADY', -1 } when this fail was
 --          already applied (a resent command: the last error carries this member's token); error
 --          'DELAYQ_LEASE_LOST <why>' (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG
---          <reason>' for a KEYS count other than 16 (19 or more with the wheel) or a malformed
+--          <reason>' for a KEYS count other than 17 (20 or more with the wheel) or a malformed
 --          argument, named (ARGV[2] retry delay ...); error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
 --          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
 --          retry's bucket was not passed. Any error means nothing was written.
@@ -43,7 +44,7 @@
 --!include args.lua
 
 -- Every check before the first write (docs/DESIGN.md invariant 10).
-local key_problem = check_key_count(16, true)
+local key_problem = check_key_count(17, true)
 if key_problem then return bad_arg(key_problem) end
 local member_problem = check_member(ARGV[1], 'ARGV[1] lease member')
 if member_problem then return bad_arg(member_problem) end
@@ -67,12 +68,12 @@ if gmax_problem then return bad_arg(gmax_problem) end
 if type(ARGV[8]) ~= 'string' then return bad_arg('ARGV[8] reason is missing') end
 
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]),
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], d = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
+  pg = KEYS[16], x = KEYS[17], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 17, 10)
+local wheel_problem = wheel_keys(K, 18, 10)
 if wheel_problem then return bad_arg(wheel_problem) end
 local member = ARGV[1]
 local cap_problem = check_events_cap(ARGV[9])

@@ -7,21 +7,22 @@
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): the job waits in gq again
 --             and its group's running slot is freed
--- KEYS[8] j   HASH id -> record
--- KEYS[9] a   ZSET lease member -> deadline ms
--- KEYS[10] w  channel: wake messages
--- KEYS[11] ev STREAM of job events
--- KEYS[12] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
--- KEYS[13] n  HASH of counters (`snoozed`, for a snooze)
--- KEYS[14...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record
+-- KEYS[10] a  ZSET lease member -> deadline ms
+-- KEYS[11] w  channel: wake messages
+-- KEYS[12] ev STREAM of job events
+-- KEYS[13] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[14] n  HASH of counters (`snoozed`, for a snooze)
+-- KEYS[15...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] lease member, ARGV[2] delay ms before it is due again, ARGV[3] group concurrency,
 -- ARGV[4] events cap (events.lua; `released` is a routine event, written only with events 'all';
 -- `snoozed` is written whatever the events option, like a failure), ARGV[5] why: 'r' a release,
--- 's' a snooze (counted in `snoozed`, event `snoozed`); absent: 'r' (the form of delayq 0.2,
--- without KEYS[13], still works for the zset strategies)
+-- 's' a snooze (counted in `snoozed`, event `snoozed`); absent: 'r' (a caller without KEYS[14],
+-- the counters, still works for the zset strategies)
 -- ARGV[6...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
 -- Returns: 1 when released, 0 when the lease was no longer held (the reaper or a cancel owns the
---          job then); error 'DELAYQ_BAD_ARG <reason>' for a KEYS count other than 13 or 12 (16
+--          job then); error 'DELAYQ_BAD_ARG <reason>' for a KEYS count other than 14 or 13 (17
 --          or more with the wheel), or an argument that is malformed (member, delay, group
 --          concurrency, events cap, why); wheel: error
 --          'DELAYQ_WRONG_BUCKET <start>' when the new due time's bucket was not passed. Any error
@@ -40,8 +41,8 @@
 
 -- Every check before the first write (docs/DESIGN.md invariant 10).
 local nkeys = #KEYS
-if nkeys ~= 12 and nkeys ~= 13 and nkeys < 16 then
-  return bad_arg('KEYS has ' .. nkeys .. ' keys; release takes 13 (12 without n, the form of delayq 0.2; 16 or more with the wheel: wr, wi, wc, then bucket lists)')
+if nkeys ~= 13 and nkeys ~= 14 and nkeys < 17 then
+  return bad_arg('KEYS has ' .. nkeys .. ' keys; release takes 14 (13 without n: no snooze; 17 or more with the wheel: wr, wi, wc, then bucket lists)')
 end
 local member_problem = check_member(ARGV[1], 'ARGV[1] lease member')
 if member_problem then return bad_arg(member_problem) end
@@ -52,21 +53,21 @@ local gmax_problem = check_group_concurrency(ARGV[3], 'ARGV[3] group concurrency
 if gmax_problem then return bad_arg(gmax_problem) end
 
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], w = KEYS[10], ev = KEYS[11], pg = KEYS[12], n = KEYS[13],
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], w = KEYS[11], ev = KEYS[12], pg = KEYS[13], n = KEYS[14],
   events_cap = tonumber(ARGV[4]), gmax = tonumber(ARGV[3]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 14, 6)
+local wheel_problem = wheel_keys(K, 15, 6)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[4])
 if cap_problem then return bad_arg('ARGV[4] ' .. cap_problem) end
--- Absent (a caller of delayq 0.2's form: 12 keys, 4 values): a release.
+-- Absent (a caller without the counters key: 13 keys, 4 values): a release.
 local why = ARGV[5] or 'r'
 if why ~= 'r' and why ~= 's' then
   return bad_arg('ARGV[5] why ' .. tostring(why) .. ' is not r (release) or s (snooze)')
 end
-if why == 's' and not K.n then return bad_arg('a snooze needs KEYS[13], the counters hash n') end
+if why == 's' and not K.n then return bad_arg('a snooze needs KEYS[14], the counters hash n') end
 local member = ARGV[1]
 local id = member_id(member)
 local now = now_ms()

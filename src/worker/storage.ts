@@ -11,6 +11,7 @@ import {
   type AckItem,
   type ClaimInput,
   type ClaimOutput,
+  type PreparedClaim,
 } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
@@ -65,6 +66,8 @@ export class WorkerStorage implements AttemptStore {
   private holders: number[] = [];
   private exchanges: Exchange[] = [];
   private settings: ClaimSettings | undefined;
+  /** Each partition's claim KEYS and settings ARGV, encoded once (again when the settings change). */
+  private prepared: Array<{ now: PreparedClaim; ahead: PreparedClaim }> = [];
   /** The wheel's bucket starts to pass with the next call of each partition (its source sets them). */
   private readonly buckets: Array<readonly number[]> = [];
 
@@ -81,15 +84,14 @@ export class WorkerStorage implements AttemptStore {
     this.holders = await Promise.all(
       this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
     );
+    this.prepared = this.partitions.map((keys) => this.prepare(keys, settings));
     this.exchanges = this.partitions.map((keys, p) => {
-      const prepared = prepareClaim(keys, settings);
-      const preparedAhead = prepareClaim(keys, { ...settings, aheadMs: CLAIM_AHEAD_MS });
       return new Exchange(
         async (limit, acks, ahead) => {
           const sentAt = performance.now();
           const out = await claimPrepared(
             this.client,
-            ahead ? preparedAhead : prepared,
+            ahead ? this.prepared[p]!.ahead : this.prepared[p]!.now,
             limit,
             this.holders[p]!,
             acks,
@@ -109,6 +111,25 @@ export class WorkerStorage implements AttemptStore {
         this.options,
       );
     });
+  }
+
+  /**
+   * Claim with group bounds `groups` from the next call on (queue.configure changed them), and
+   * give them to fail, release and reap too.
+   */
+  setGroups(groups: NonNullable<ClaimSettings['groups']>): void {
+    this.groupConcurrency = groups.concurrency;
+    if (!this.settings) return;
+    this.settings = { ...this.settings, groups };
+    this.prepared = this.partitions.map((keys) => this.prepare(keys, this.settings!));
+  }
+
+  /** The prepared claims of `keys` with `settings`: as they are, and claiming ahead. */
+  private prepare(keys: QueueKeys, settings: ClaimSettings): { now: PreparedClaim; ahead: PreparedClaim } {
+    return {
+      now: prepareClaim(keys, settings),
+      ahead: prepareClaim(keys, { ...settings, aheadMs: CLAIM_AHEAD_MS }),
+    };
   }
 
   /** Drop this worker's holder numbers (at close; trim forgets those of crashed workers). */

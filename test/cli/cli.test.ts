@@ -134,8 +134,21 @@ describe('delayq add / show / ls / stats', () => {
     const page = await cli(['--json', 'ls', q, '--limit', '2', '--offset', '2']);
     expect(json(page.stdout)).toMatchObject({ total: 5, offset: 2, jobs: [{ id: 'j2' }, { id: 'j3' }] });
     const text = await cli(['ls', q, '--limit', '2']);
-    expect(text.stdout.split('\n')[0]).toMatch(/^id +due +priority +attempts +payload$/);
+    expect(text.stdout.split('\n')[0]).toMatch(/^id +due +group\/priority +attempts +payload$/);
     expect(text.stdout).toContain('1-2 of 5 scheduled');
+  });
+
+  it('shows a grouped job’s group where others show their priority, in ls and show', async () => {
+    const q = uniqueQueue('cli');
+    const queue = newQueue(q);
+    await queue.add({ n: 1 }, { id: 'g1', group: 'tenant-42', delay: '1h' });
+    await queue.add({ n: 2 }, { id: 'p1', priority: 3, delay: '2h' });
+    const list = await cli(['ls', q]);
+    expect(list.stdout).toMatch(/^g1 +in .+ +tenant-42 +0\/\d+ /m);
+    expect(list.stdout).toMatch(/^p1 +in .+ +3 +0\/\d+ /m);
+    const show = await cli(['show', q, 'g1']);
+    expect(show.stdout).toMatch(/^group +tenant-42$/m);
+    expect(show.stdout).not.toMatch(/^priority/m);
   });
 });
 

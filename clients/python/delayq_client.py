@@ -334,13 +334,13 @@ class Queue:
             mode, when = ("ak", at_ms) if at_ms is not None else ("dk", job.get("delay_ms", 0))
             prio = job.get("priority", 0)
             args += [job["id"], mode, str(int(when)), rec, f"p{prio}" if prio else ""]
-        keys = self.keys(*WAITING, "j", "c", "x", "d", "w", "n", "ev", "a", partition=partition)
+        keys = self.keys(*WAITING, "j", "c", "x", "d", "w", "n", "ev", "a", "gn", partition=partition)
         reply = self.call("add", keys, args)
         return [(_text(reply[2 * i]), reply[2 * i + 1]) for i in range(len(jobs))]
 
     def cancel(self, job_id):
         """'waiting' or 'running' when cancelled; None when there was nothing to cancel."""
-        keys = self.keys(*WAITING, "j", "a", "x", "e", "w", "n", "ev", "pg", partition=self.partition_of(job_id))
+        keys = self.keys(*WAITING, "gn", "j", "a", "x", "e", "w", "n", "ev", "pg", partition=self.partition_of(job_id))
         reply = self.call("cancel", keys, [job_id, self.group_concurrency, self.events])
         return None if reply == 0 else _text(reply)
 
@@ -416,7 +416,7 @@ class Worker:
         """Send the pending acks and lease up to `limit` due jobs; returns the jobs."""
         acks, self._acks = self._acks, []
         q = self.queue
-        keys = q.keys(*WAITING, "j", "a", "c", "x", "e", "d", "z", "lim", "ev", "w", "n", "pg")
+        keys = q.keys(*WAITING, "j", "a", "c", "x", "e", "d", "z", "lim", "ev", "w", "n", "pg", "gn")
         gmax = q.group_concurrency if q.group_concurrency != "0" else "1"
         args = [str(limit), str(self.lease_ms), str(self.holder), gmax, "0", "0", "0", "0",
                 self.dead[0], self.dead[1], "", q.events, str(len(acks))]
@@ -461,7 +461,7 @@ class Worker:
         backoff = job.header["backoff"] or self.backoff
         delay = backoff_delay(backoff, job.attempt)
         error = json.dumps({"name": name, "message": message})
-        keys = q.keys(*WAITING, "j", "a", "d", "e", "w", "n", "ev", "pg", "x")
+        keys = q.keys(*WAITING, "gn", "j", "a", "d", "e", "w", "n", "ev", "pg", "x")
         args = [job.member, str(delay), error, "1" if unrecoverable else "0", self.dead[0], self.dead[1],
                 q.group_concurrency, message[:200], q.events]
         outcome, at = q.call("fail", keys, args)
@@ -469,7 +469,7 @@ class Worker:
 
     def release(self, job, delay_ms=0):
         q = self.queue
-        keys = q.keys(*WAITING, "j", "a", "w", "ev", "pg")
+        keys = q.keys(*WAITING, "gn", "j", "a", "w", "ev", "pg", "n")
         return q.call("release", keys, [job.member, str(delay_ms), q.group_concurrency, q.events])
 
     def close(self):

@@ -67,6 +67,7 @@ function addKeys(name: string): string[] {
     k.counters,
     k.events,
     k.leases,
+    k.groupBacklog,
   ];
 }
 
@@ -142,7 +143,7 @@ describe('hole 2: cancel with a key left out', () => {
     ];
     const before = await snapshot(name);
     await expect(evalScript('cancel', fourteen, ['running-1', '0', '0'])).rejects.toThrow(
-      /DELAYQ_BAD_ARG KEYS has 14 keys; this script takes 15/,
+      /DELAYQ_BAD_ARG KEYS has 14 keys; this script takes 16/,
     );
     expect(await snapshot(name)).toEqual(before);
     expect((await queue.get('running-1'))?.state).toBe('active');

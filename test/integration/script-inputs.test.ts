@@ -74,6 +74,7 @@ function specs(name: string, member: string): Spec[] {
     k.groupsWaiting,
     k.groupsReady,
     k.groupCounts,
+    k.groupBacklog,
   ];
   const old = legacyKeys(name);
   const memberBad = ['', 'r1', '1|r1', 'x.1|r1', '1.1|', NOT_UTF8];
@@ -146,8 +147,8 @@ function specs(name: string, member: string): Spec[] {
       script: 'release',
       keys: [...waiting, k.records, k.leases, k.wake, k.events, k.progress, k.counters],
       args: [member, '0', '0', '0', 'r'],
-      // The form of delayq 0.2 (12 keys, no counters; no why) is still accepted.
-      alsoValidKeyCounts: [12],
+      // Without the counters (13 keys) a release still works; only a snooze needs them.
+      alsoValidKeyCounts: [13],
       optionalFrom: 4,
       names: [
         /ARGV\[1\] lease member/,
@@ -197,7 +198,18 @@ function specs(name: string, member: string): Spec[] {
     },
     {
       script: 'add',
-      keys: [...waiting, k.records, k.completed, k.cancelled, k.dead, k.wake, k.counters, k.events, k.leases],
+      keys: [
+        ...waiting.slice(0, 7),
+        k.records,
+        k.completed,
+        k.cancelled,
+        k.dead,
+        k.wake,
+        k.counters,
+        k.events,
+        k.leases,
+        k.groupBacklog,
+      ],
       args: ['1', '0', '0', '0', 'n1', 'dk', '0', Buffer.from('\x01\x00{}'), ''],
       names: [
         /N |ARGV has/,
@@ -444,12 +456,12 @@ describe('every producer and worker script refuses bad input before it writes', 
     const spec = specs(name, member).find((s) => s.script === 'cancel')!;
     const source = expandLua(SCRIPTS, 'cancel.lua');
     const write = "redis.call('HINCRBY', K.n, 'cancelled', 1)";
-    const firstCheck = 'local key_problem = check_key_count(15, true)';
+    const firstCheck = 'local key_problem = check_key_count(16, true)';
     expect(source).toContain(write);
     expect(source).toContain(firstCheck);
     const mutant = source
       .replace(write, '')
-      .replace(firstCheck, `redis.call('HINCRBY', KEYS[13] or KEYS[1], 'cancelled', 1)\n${firstCheck}`);
+      .replace(firstCheck, `redis.call('HINCRBY', KEYS[14] or KEYS[1], 'cancelled', 1)\n${firstCheck}`);
     const found = await violations(name, spec, mutant);
     expect(found.length).toBeGreaterThan(0);
     expect(found.join('\n')).toMatch(/cancel ARGV\[1\] = "": changed dq:\{mutant-[0-9a-f]+\}:n/);

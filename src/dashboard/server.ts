@@ -44,7 +44,9 @@ export async function startDashboard(options: DashboardServerOptions = {}): Prom
     );
   }
   if (options.token !== undefined && options.token.length < 16) {
-    throw new DashboardConfigError('the dashboard token must be at least 16 characters');
+    throw new DashboardConfigError(
+      `the dashboard token must be at least 16 characters, got ${options.token.length}: make one with \`openssl rand -hex 16\``,
+    );
   }
   const dashboard = createDashboard(options);
   const server = createServer((req, res) => dashboard.handler(req, res));

@@ -62,14 +62,14 @@ async function withFastify(queue: Queue<Email>): Promise<string> {
     token: DASHBOARD_TOKEN,
   });
   const app = Fastify();
+  const registry = new Registry();
+  registerMetrics(registry).observeQueue(queue);
   // onRequest runs before Fastify reads the body, so the dashboard gets the raw request.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.url.startsWith('/admin/queues')) return done();
     reply.hijack();
     dashboard.handler(request.raw, reply.raw);
   });
-  const registry = new Registry();
-  registerMetrics(registry).observeQueue(queue);
   const serveMetrics = metricsHandler(registry);
   app.get('/metrics', (request, reply) => {
     reply.hijack(); // the node:http handler writes the response itself

@@ -245,6 +245,8 @@ describe('held grouped jobs', () => {
     // A job of another group is due too, and runs: not held.
     await queue.add('z', { id: 'other', group: 'customer-2' });
     await waitFor(() => started.includes('other'), { what: 'the other group’s job to run' });
+    // Its ack may still be on the way: wait until only the first job holds a lease.
+    await waitFor(async () => (await queue.counts()).active === 1, { what: 'the other job’s ack' });
 
     expect(await queue.counts()).toMatchObject({ scheduled: 1, due: 1, held: 1, active: 1 });
     client = inspector(redis.url());

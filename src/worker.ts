@@ -11,12 +11,8 @@ import type { Codec } from './codec/codec.js';
 import { resolveCodec } from './codec/payload.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import type { Job } from './job.js';
-import {
-  DEFAULT_GROUP_CONCURRENCY,
-  memberGroup,
-  type ClaimedJob,
-  type UnreadableJob,
-} from './operations/claim.js';
+import { groupOfLease, tokenOfLease } from './members/lease.js';
+import { DEFAULT_GROUP_CONCURRENCY, type ClaimedJob, type UnreadableJob } from './operations/claim.js';
 import { flushCounts } from './operations/stats.js';
 import { partitionOfMember, placementOf } from './partition/index.js';
 import { NEW_JOB_HEADER } from './record/index.js';
@@ -163,7 +159,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       nextClaimWithin: () => this.sleeper.dueEndWithin(),
       // A grouped job's ack frees its group's slot (its member names the group): the group's next
       // job may be due, and the claim loop, asleep with free slots, claims it with the ack.
-      freesClaim: (item) => memberGroup(item.member) !== undefined,
+      freesClaim: (item) => groupOfLease(item.member) !== undefined,
       wakeClaim: () => this.sleeper.interrupt(),
       onLateLost: (id) =>
         this.report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),
@@ -217,7 +213,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         }
       },
       (err) => this.report(err),
-      (token, id) => this.onCancelled(token, id),
+      (member) => this.onCancelled(member),
     );
     if (o.autorun) {
       this.run().catch(() => {
@@ -503,7 +499,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const claimed: ClaimedJob = {
       id: job.id,
       member: job.member,
-      token: job.member.slice(0, job.member.indexOf('|')),
+      token: tokenOfLease(job.member),
       header: UNREADABLE_HEADER,
       payload: Buffer.alloc(0),
       runAt: 0,
@@ -535,11 +531,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   /**
-   * A `C <token>|<id>` wake message: queue.cancel() took a running job. A message for another
+   * A `C <lease member>` wake message: queue.cancel() took a running job. A message for another
    * worker's job matches nothing here.
    */
-  private onCancelled(token: string, id: string): void {
-    const running = this.inFlight.get(member(token, id));
+  private onCancelled(member: string): void {
+    const running = this.inFlight.get(member);
     if (!running) return;
     this.reaper.finished();
     running.attempt.cancel();
@@ -617,11 +613,6 @@ class Flight<T> implements AttemptFlight {
     this.handlerDone();
     this.endWaiter?.resolve();
   }
-}
-
-/** The key of a running attempt: its lease member, as the `C` wake message names it. */
-function member(token: string, id: string): string {
-  return `${token}|${id}`;
 }
 
 /** What an attempt of an unreadable record knows of its header: nothing but defaults. */

@@ -22,7 +22,8 @@ import { ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { dropHolder, registerHolder } from '../operations/worker-register.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { mapByPartition, partitionOfMember, placementKeyOfMember } from '../partition/index.js';
+import { placementKeyOfLease } from '../members/lease.js';
+import { mapByPartition, partitionOfMember } from '../partition/index.js';
 import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
 import { Exchange, type AckListener } from './exchange.js';
 import { confirmLateClaim, isLateReply } from './late-claim.js';
@@ -193,7 +194,7 @@ export class WorkerStorage implements AttemptStore {
     const deadlines = await mapByPartition(
       held,
       this.partitions.length,
-      (lease) => placementKeyOfMember(lease.member),
+      (lease) => placementKeyOfLease(lease.member),
       async (p, batch) => {
         const out = await extend(
           this.client,

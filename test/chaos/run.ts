@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
-import { memberId } from '../../src/operations/claim.js';
+import { idOfLease as memberId } from '../../src/members/lease.js';
 import { COMPLETED_RECORD } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';

@@ -32,6 +32,7 @@ import { ScriptLeaseLost } from '../redis/script-errors.js';
 import type { AckListener } from './exchange.js';
 import type { HeldLease } from './lease-keeper.js';
 import { ProgressReporter } from './progress.js';
+import { toError } from './to-error.js';
 
 /** Where an attempt is: running, settling (its fate's operation in flight), or its fate. */
 export type AttemptState =
@@ -125,8 +126,11 @@ export interface AttemptEnd {
   ended(): void;
 }
 
-/** Why a release happens; a shutdown also aborts the handler's signal. */
-export type ReleaseReason = 'shutdown' | 'newer-version';
+/**
+ * Why a release happens; a shutdown also aborts the handler's signal. A snooze is the handler's
+ * own wish (fate.ts): the attempt ends without counting.
+ */
+export type ReleaseReason = 'shutdown' | 'newer-version' | 'snooze';
 
 /** One attempt of one claimed job, and the host of its Job (signal, extendLease, progress). */
 export class Attempt<T> implements JobHost, AckListener {
@@ -276,8 +280,11 @@ export class Attempt<T> implements JobHost, AckListener {
     return this.current;
   }
 
-  /** The handler threw: retry after `retryDelayMs`, or bury when the script finds the attempts spent. */
-  fail(job: Job<T>, error: Error, retryDelayMs: number): Promise<AttemptState> {
+  /**
+   * The handler threw: retry after `retryDelayMs`, or bury when the script finds the attempts spent
+   * (fate.ts chooses). `job` is null only when the payload never became one.
+   */
+  fail(job: Job<T> | null, error: Error, retryDelayMs: number): Promise<AttemptState> {
     if (!this.begin('fail', 'failing')) return Promise.resolve(this.current);
     return this.sendFail(job, error, retryDelayMs);
   }
@@ -293,7 +300,8 @@ export class Attempt<T> implements JobHost, AckListener {
 
   /**
    * Hand the job back without charging the attempt, due after `delayMs`: at shutdown (the handler's
-   * signal aborts, and whatever it returns later is dropped) or for a newer payload version.
+   * signal aborts, and whatever it returns later is dropped), for a newer payload version, or for
+   * a snooze.
    */
   async release(reason: ReleaseReason, delayMs: number): Promise<AttemptState> {
     if (!this.begin('release', 'releasing')) return this.current;
@@ -438,9 +446,4 @@ export class Attempt<T> implements JobHost, AckListener {
       this.hooks.error(toError(err));
     }
   }
-}
-
-function toError(err: unknown): Error {
-  if (err instanceof Error) return err;
-  return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
 }

@@ -44,11 +44,9 @@ export {
   ProgressTooLargeError,
 } from './errors.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
-export { Scheduler } from './schedule/index.js';
+export { Scheduler } from './scheduler.js';
+export type { SchedulerOptions, SchedulerEvents, SchedulerStats } from './scheduler.js';
 export type {
-  SchedulerOptions,
-  SchedulerEvents,
-  SchedulerStats,
   ScheduleResult,
   ScheduleInfo,
   ScheduleOptions,

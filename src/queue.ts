@@ -24,7 +24,7 @@ import { DeadLetters } from './queue/dead-letters.js';
 import { readEvents, type EventsReadOptions } from './queue/events-reader.js';
 import { toInfo, type JobInfo } from './queue/info.js';
 import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } from './queue/options.js';
-import { registerProducer, type Producer } from './queue/producer.js';
+import { registerProducer, type Producer } from './definition/producer.js';
 import { checkPage, countAll, listAll } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import type { Counts, ListState } from './operations/inspect.js';
@@ -37,13 +37,10 @@ export { DeadLetters } from './queue/dead-letters.js';
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
   readonly name: string;
-  /** @internal The keys this queue uses: those of its first partition (with one partition, all of them). */
-  readonly keys: QueueKeys;
-  /** @internal The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
-  readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
   private readonly connection: Connection;
+  /** Keys, partitions and client; with the producer settings, what producerOf(queue) gives. */
   private readonly context: QueueContext;
   private readonly producer: Producer<T>;
   private closed = false;
@@ -59,16 +56,24 @@ export class Queue<T = unknown> {
     if (this.connection.owned) this.connection.client.on('error', () => {});
     // The wheel guesses the bucket of a delay from the server clock as seen in script replies.
     this.context = new QueueContext(this.connection.client, definition, new ServerClock());
-    this.partitions = this.context.partitions;
-    this.keys = this.context.keys;
-    this.producer = { ...settings, context: this.context, assertOpen: () => this.assertOpen() };
+    this.producer = {
+      ...settings,
+      context: this.context,
+      assertOpen: () => this.assertOpen(),
+      assertUnpartitioned: (what) => this.assertUnpartitioned(what),
+    };
     registerProducer(this, this.producer);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
   }
 
-  /** @internal The ioredis client this queue uses (shared with helpers such as the dashboard). */
-  get client(): Connection['client'] {
+  /** The ioredis client this queue uses. */
+  private get client(): Connection['client'] {
     return this.connection.client;
+  }
+
+  /** The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
+  private get partitions(): readonly QueueKeys[] {
+    return this.context.partitions;
   }
 
   /** Schedule one job. Throws ValidationError, EncodeError or PayloadTooLargeError, writing nothing. */
@@ -183,11 +188,6 @@ export class Queue<T = unknown> {
     return isPaused(this.client, this.partitions);
   }
 
-  /** @internal The keys of the partition job `id` lives in. */
-  keysOf(id: string): QueueKeys {
-    return this.context.keysOf(id);
-  }
-
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
    * time; active by lease deadline; dead, completed and cancelled most recent first.
@@ -242,11 +242,8 @@ export class Queue<T = unknown> {
     await closeConnection(this.connection);
   }
 
-  /**
-   * @internal Throws ValidationError for a feature that needs the queue in one slot: the schedule
-   * tick script writes its occurrence jobs into the slot of the schedule definitions.
-   */
-  assertUnpartitioned(what: string): void {
+  /** Throws ValidationError for a feature that needs the queue in one slot (Producer). */
+  private assertUnpartitioned(what: string): void {
     if (this.partitions.length > 1) {
       throw new ValidationError(
         `${what} need an unpartitioned queue; queue '${this.name}' has partitions: ${this.partitions.length}`,
@@ -254,8 +251,8 @@ export class Queue<T = unknown> {
     }
   }
 
-  /** @internal */
-  assertOpen(): void {
+  /** Throws ClosedError once closed. */
+  private assertOpen(): void {
     if (this.closed) throw new ClosedError(`queue '${this.name}'`);
   }
 }

@@ -12,7 +12,7 @@ import { ValidationError } from '../errors.js';
 import type { Counts } from '../operations/inspect.js';
 import { LATENESS_BOUNDS_MS, type CounterName, type CounterValues } from '../operations/stats.js';
 import type { Queue } from '../queue.js';
-import { producerOf } from '../queue/producer.js';
+import { producerOf } from '../definition/producer.js';
 import { totalsAll } from '../queue/reads.js';
 import type { Worker } from '../worker.js';
 import type { Job } from '../job.js';

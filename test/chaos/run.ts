@@ -19,6 +19,7 @@ import { checkChaos, type ChaosReport, type FaultKind, type FaultRecord, type Jo
 import { readChaosLedger, type ChaosEntry, type ChaosPayload } from './ledger.js';
 import { FaultProxy } from './proxy.js';
 import { killAllChaosWorkers, spawnChaosWorker, type ChaosWorker } from './worker-handle.js';
+import { internals } from '../support/internals.js';
 
 /** What to run. */
 export interface ChaosOptions {
@@ -114,7 +115,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const queue = new Queue<ChaosPayload>(name, {
     connection: { host: '127.0.0.1', port: server.port, maxRetriesPerRequest: null },
   });
-  queue.client.on('error', () => {});
+  internals(queue).client.on('error', () => {});
   const slots: Slot[] = [];
   const faults: FaultRecord[] = [];
   const exits = new Map<number, number>();

@@ -6,13 +6,14 @@
  * each occurrence is added once however many schedulers race.
  */
 import { EventEmitter } from 'node:events';
-import { ServerClock, Sleeper } from '../clock.js';
-import { parseMs } from '../duration.js';
-import { ValidationError } from '../errors.js';
-import type { Queue } from '../queue.js';
-import { WakeSubscriber } from '../redis/wake-subscriber.js';
-import { readSchedules } from './read.js';
-import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './tick.js';
+import { ServerClock, Sleeper } from './clock.js';
+import { producerOf } from './definition/producer.js';
+import { parseMs } from './duration.js';
+import { ValidationError } from './errors.js';
+import type { Queue } from './queue.js';
+import { WakeSubscriber } from './redis/wake-subscriber.js';
+import { readSchedules } from './schedule/read.js';
+import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './schedule/tick.js';
 
 /** Options of a Scheduler. */
 export interface SchedulerOptions {
@@ -62,7 +63,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     options: SchedulerOptions = {},
   ) {
     super();
-    queue.assertUnpartitioned('repeating schedules (a Scheduler)');
+    const producer = producerOf(queue);
+    producer.assertUnpartitioned('repeating schedules (a Scheduler)');
     for (const key of Object.keys(options)) {
       if (key !== 'maxSleepMs' && key !== 'batch') {
         throw new ValidationError(`unknown scheduler option '${key}'; known: maxSleepMs, batch`, key);
@@ -79,8 +81,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     this.context = tickContextOf(queue);
     this.subscriber = new WakeSubscriber(
-      queue.client,
-      queue.keys.scheduleWake,
+      producer.context.client,
+      producer.context.keys.scheduleWake,
       (due) => {
         if (due === null) this.sleeper.wakeNow();
         else this.sleeper.wakeWithin(due - this.clock.now());

@@ -13,7 +13,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { configKey, legacyKeys } from '../redis/keys.js';
 import { ScriptConfigMismatch, ScriptLayoutMismatch, ScriptMigrating } from '../redis/script-errors.js';
 import { runScript, script } from '../redis/scripts.js';
-import { describeEvents, type GroupBounds } from '../definition/definition.js';
+import { describeEvents } from '../events.js';
 import { asArray, num, str } from './reply.js';
 import { layoutName, type Layout } from './wheel.js';
 
@@ -25,6 +25,15 @@ export const CONFIG_FORMAT = 2;
 
 /** The layout delayq 0.1 wrote, which this version refuses until `delayq migrate` converts it. */
 export const LEGACY_FORMAT = 1;
+
+/**
+ * The `groups` option after validation (src/definition/): what config.lua records and the claim
+ * enforces.
+ */
+export interface GroupBounds {
+  readonly concurrency: number;
+  readonly limit: { readonly max: number; readonly perMs: number } | null;
+}
 
 /** A queue's config record, as stored in `dq:{q}:config` (docs/PROTOCOL.md). */
 export interface ConfigRecord {

@@ -39,7 +39,7 @@ interface Run {
 
 /** Start WORKERS worker processes and resolve once all print "ready". */
 async function startWorkers(seeds: Seeds, queue: string): Promise<ChildProcess[]> {
-  const script = fileURLToPath(new URL('./cluster-throughput-worker.ts', import.meta.url));
+  const script = fileURLToPath(new URL('./processes/cluster-throughput-worker.ts', import.meta.url));
   const children = Array.from({ length: WORKERS }, () =>
     spawn(
       process.execPath,

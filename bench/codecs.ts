@@ -2,7 +2,7 @@
  * The built-in codecs side by side: encoded bytes, and encode, decode and encode+decode operations per
  * second, for job payloads of about 100 B, 1 KiB and 10 KiB (sizes as the json codec writes them). Codecs
  * are payload-only (layout 2): these bytes are what a job's record holds after its header
- * (docs/design/HOT-PATH.md §3.2), with no envelope around them. Every
+ * (docs/ARCHITECTURE.md §3.2), with no envelope around them. Every
  * codec carries the same data: an email job with a Date, a 64-bit id, strings, lists, a map and bytes; the
  * protobuf codec carries it as a message of the test type (test/fixtures/proto/email.proto).
  *

@@ -5,7 +5,7 @@
  * load. Both run claim.lua's includes and return TIME, with claim's 19 keys and 13 ARGV, on a
  * private redis-server; µs per call from INFO commandstats. A probe for a design choice, not a
  * workload: delayq runs its scripts as such a library where the server has functions
- * (src/redis/function-library.ts, docs/design/HOT-PATH.md §4.12); bench/claim-cost.ts measures
+ * (src/redis/function-library.ts, docs/ARCHITECTURE.md §4.12); bench/claim-cost.ts measures
  * the real claim both ways.
  *
  * Run: node --import tsx bench/function-vs-eval.ts

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const ticks = Math.round((SECONDS * 1000) / TICK_MS);
   const queue = new Queue<{ due: number }>('breakdown', { connection: redis.url });
   const child = fork(
-    fileURLToPath(new URL('./lateness-breakdown-worker.ts', import.meta.url)),
+    fileURLToPath(new URL('./processes/lateness-breakdown-worker.ts', import.meta.url)),
     [redis.url, 'breakdown', String(perTick * ticks)],
     { execArgv: ['--import', 'tsx'] },
   );

@@ -1,7 +1,7 @@
 /**
  * Issue 15's priority figure: what a claim costs with 100,000 due jobs spread over 100 priorities,
  * against the same 100,000 due jobs in the default class (flat). Claim cost must stay O(log N) per
- * job: no scan over priority levels (docs/design/HOT-PATH.md §4.2 step 3).
+ * job: no scan over priority levels (docs/ARCHITECTURE.md §4.2 step 3).
  *
  * Per case, a fresh queue on its own redis-server: 100,000 jobs (priorities -50..49 round-robin,
  * or none) added already due, so prioritized ones go straight to the due set r; or, in the

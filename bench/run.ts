@@ -1,7 +1,7 @@
 /**
  * The benchmark runner: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench:quick`
  * (small counts, one repetition; writes bench/results/last-run.tmp.json and prints the tables).
- * Either ends with issue 14's goals table (bench/goals.ts), also written to
+ * Either ends with issue 14's goals table (bench/lib/goals.ts), also written to
  * bench/results/<date>-<commit>.md (a quick or partial run: <date>-<commit>-quick.tmp.md or
  * -partial.tmp.md, ignored by git).
  *
@@ -25,8 +25,9 @@ import { describeEnvironment } from './lib/machine.js';
 import { FULL, QUICK, type Profile } from './lib/profile.js';
 import { Recorder } from './lib/recorder.js';
 import { startBenchRedis } from './lib/redis.js';
-import { goalsTable } from './goals.js';
-import { latenessChart, markdownReport, type RunResults } from './report.js';
+import { goalsTable } from './lib/goals.js';
+import { latenessChart, markdownReport } from './lib/report.js';
+import type { RunResults } from './lib/results.js';
 import { runCeiling } from './workloads/ceiling.js';
 import { runW1 } from './workloads/w1-throughput.js';
 import { runW2, runW3 } from './workloads/w2-w3-lateness.js';

@@ -32,7 +32,7 @@ import {
   type SoakWorkerMessage,
 } from './lib/soak-ledger.js';
 
-const ENTRY = fileURLToPath(new URL('./soak-worker.ts', import.meta.url));
+const ENTRY = fileURLToPath(new URL('./processes/soak-worker.ts', import.meta.url));
 const TICK_MS = 100;
 /** Due times spread over this long after each add. */
 const DELAY_MS = { min: 100, max: 2_000 };

@@ -198,7 +198,7 @@ async function cliWorker(runtime: Runtime, url: string): Promise<string> {
     const data = (await api.json()) as { counts?: Record<string, number> };
     if (api.status !== 200 || data.counts?.['scheduled'] !== 0)
       throw new Error(`api: ${JSON.stringify(data)}`);
-    // Workers flush their completed count to Redis once a second (HOT-PATH §7): read /metrics
+    // Workers flush their completed count to Redis once a second (docs/ARCHITECTURE.md §7): read /metrics
     // until the flush has landed, for up to 5 s.
     const expected = `delayq_completed_total{queue="${queue}"} 1`;
     let metrics = '';

@@ -1,7 +1,7 @@
 /**
  * Time as a worker sees it: the server's clock estimated between readings, and a sleep that a
  * wake-up can cut short. Only durations from the local monotonic clock are used, so a worker whose
- * wall clock is wrong still sleeps the right amount (DESIGN invariant 7).
+ * wall clock is wrong still sleeps the right amount (docs/DESIGN.md invariant 7).
  */
 import { performance } from 'node:perf_hooks';
 

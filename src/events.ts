@@ -10,7 +10,7 @@ import type { Capabilities } from './redis/capabilities.js';
  * Failure events (failed, dead, lease-lost, cancelled) are written by default (`only:
  * 'failures'`); `only: 'all'` adds the routine ones every job writes (added, claimed, completed,
  * released, rescheduled, retried), at about 3.4 µs per event: they were the largest single cost of
- * the hot path (docs/design/HOT-PATH.md §7). The counters (`dq:{q}:n`) count those without them.
+ * the hot path (docs/ARCHITECTURE.md §7). The counters (`dq:{q}:n`) count those without them.
  */
 export type EventsOption = { maxLen: number; only?: 'all' | 'failures' } | false;
 

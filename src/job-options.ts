@@ -20,7 +20,7 @@ let poolAt = pool.length;
 /**
  * A generated job id: 14 letters and digits, 83 random bits. Redis keeps a string of up to 14
  * bytes in a 16-byte allocation, and the id is stored twice per waiting job (record field, waiting
- * member): 32 B per job less than 22 characters (docs/design/HOT-PATH.md §3.3). A collision with a
+ * member): 32 B per job less than 22 characters (docs/ARCHITECTURE.md §3.3). A collision with a
  * live job is not trusted to chance: the add sends a generated id with mode `new`, the script
  * answers `taken` and the id is drawn again. Letters and digits only, so an id never reads as a
  * CLI option.
@@ -268,7 +268,7 @@ export function validateGroup(group: unknown): string {
       'group',
     );
   }
-  // A group's jobs are found by the range "<group>\0" to "<group>\1" (HOT-PATH §3.5): no name may
+  // A group's jobs are found by the range "<group>\0" to "<group>\1" (docs/ARCHITECTURE.md §3.5): no name may
   // hold those bytes, nor any other control character that breaks a line-based view.
   if (/\p{Cc}/u.test(group)) {
     throw new ValidationError(`group ${JSON.stringify(group)} may not contain control characters`, 'group');

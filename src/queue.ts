@@ -88,7 +88,7 @@ export class Queue<T = unknown> {
    * anything is written, so a bad one fails the call with nothing written.
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<AddResult[]> {
-    // Delays count from here (DESIGN invariant 7): what follows until the send, connecting and
+    // Delays count from here (docs/DESIGN.md invariant 7): what follows until the send, connecting and
     // settling the queue included, is taken off them.
     const calledAt = performance.now();
     this.assertOpen();

@@ -1,6 +1,6 @@
 /**
  * An upper bound of the server's clock at a moment of the local monotonic clock, learnt from the
- * TIME that add replies carry. A delay counts from the add() call (DESIGN invariant 7): add.lua
+ * TIME that add replies carry. A delay counts from the add() call (docs/DESIGN.md invariant 7): add.lua
  * takes the call as its own TIME less the time from the call to the send (`elapsed`), which leaves
  * out the time the call then spends before the script runs (queued in Redis behind other calls,
  * or waiting for a core): 3 ms at the median and 7 ms at p99 at 6,000 jobs/s in

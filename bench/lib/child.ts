@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ChildConfig, ChildMessage } from './protocol.js';
 
-const entry = fileURLToPath(new URL('../worker-process.ts', import.meta.url));
+const entry = fileURLToPath(new URL('../processes/worker-process.ts', import.meta.url));
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');

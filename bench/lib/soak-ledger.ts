@@ -1,6 +1,6 @@
 /**
  * The soak's ledger and its check. Workers append one JSON line per event to a file of their own
- * (bench/soak-worker.ts); the soak process keeps what the producer had accepted, which workers it
+ * (bench/processes/soak-worker.ts); the soak process keeps what the producer had accepted, which workers it
  * killed and when, and which ids it found dead. From these alone (nothing read back from Redis but
  * the final "is anything left"), checkSoak says whether a job was lost or ran twice while its
  * holder lived. Times are the local clock (one machine, so comparable across processes).

@@ -1,4 +1,4 @@
--- add (prototype of layout 2, docs/design/HOT-PATH.md §4.1): accept N jobs; an existing id is left
+-- add (prototype of layout 2, docs/ARCHITECTURE.md §4.1): accept N jobs; an existing id is left
 -- untouched. The client sends each job's whole record (header + encoded payload, §3) ready to
 -- store: the script neither parses nor rebuilds it, so a job costs Lua no string work.
 --
@@ -22,9 +22,9 @@
 --         header is exactly format, flags 0x10 and the G block (the script writes its due time).
 -- Returns: { created_1, run_at_1, ... }: created 1; 0 when the id exists (nothing written; run_at
 --          is -1 in this prototype); 2 when the id completed recently (run_at = completed at; the
---          design's reply has more states, HOT-PATH.md §4.1).
+--          design's reply has more states, docs/ARCHITECTURE.md §4.1).
 -- Guarantee: the due time of a delayed job is counted from the server clock minus the time the
---          call spent before it was sent: never earlier than the caller asked (HOT-PATH.md §6.3).
+--          call spent before it was sent: never earlier than the caller asked (docs/ARCHITECTURE.md §6.3).
 
 if redis.replicate_commands then redis.replicate_commands() end
 

@@ -1,4 +1,4 @@
--- claim (prototype of layout 2, docs/design/HOT-PATH.md §4.2): ack the jobs a worker finished,
+-- claim (prototype of layout 2, docs/ARCHITECTURE.md §4.2): ack the jobs a worker finished,
 -- then lease up to `limit` due jobs to it, in one call. Covers the fast path (default class),
 -- priorities among due jobs, the pause flag, and groups (per-group concurrency, turns among
 -- ready groups); per-group rate limits, the queue rate limit, reap-on-claim, the missing-record
@@ -45,7 +45,7 @@ local TWO42 = 4398046511104
 local PRIO_BASE = 1024
 -- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
 local PROMOTE = 1000
--- Record header (HOT-PATH.md §3): format byte, flags byte, a second flags byte when flag 0x80 is
+-- Record header (docs/ARCHITECTURE.md §3): format byte, flags byte, a second flags byte when flag 0x80 is
 -- set, then the claim block when flag 0x01 is set: attempts, claims, claim ms, due ms, holder.
 local CLAIM_BLOCK = '>HHI6I6I4'
 local CLAIM_BLOCK_LEN = 20

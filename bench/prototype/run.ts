@@ -1,5 +1,5 @@
 /**
- * Prototype of the layout-2 hot path (docs/design/HOT-PATH.md): the core add, claim and ack cost of
+ * Prototype of the layout-2 hot path (docs/ARCHITECTURE.md): the core add, claim and ack cost of
  * the prototype scripts, inside one private redis-server (never the shared one on 6379), started on
  * a free port and stopped by pid.
  *
@@ -13,7 +13,7 @@
  * - new, priorities: the same with priorities -50..49 (one in a hundred at the default 0).
  * - new, groups: the same with every job in one of 100 groups, group concurrency 1.
  *
- * The "today" rows of HOT-PATH.md §11 (layout 1's scripts, then in src/scripts) cannot be run any
+ * The "today" rows of docs/history/hot-path-proposal.md §11 (layout 1's scripts, then in src/scripts) cannot be run any
  * more: layout 2 replaced those scripts, so the runner keeps the prototype's variants only. The
  * memory table keeps a 22-char-id row of the new layout for the id-length comparison.
  *
@@ -82,7 +82,7 @@ function newKeys(q: string) {
 type NewKeys = ReturnType<typeof newKeys>;
 
 /**
- * A record as a producer writes it (HOT-PATH.md §3): format 1, flags (0x08: a priority follows;
+ * A record as a producer writes it (docs/ARCHITECTURE.md §3): format 1, flags (0x08: a priority follows;
  * 0x10: a group block follows), the priority or the group block (length, name, due time left 0
  * for the script to write); then the payload as the codec encodes it (plain JSON here). Default
  * options store nothing but the two bytes.

@@ -1,6 +1,6 @@
 /**
  * `delayq migrate <queue> [--dry-run] [--yes] [--resume]`: convert a queue written by delayq 0.1
- * (layout 1) to layout 2 in place (src/migrate/, docs/design/HOT-PATH.md §10), printing progress.
+ * (layout 1) to layout 2 in place (src/migrate/, docs/ARCHITECTURE.md §10), printing progress.
  */
 import { hostname } from 'node:os';
 import type { Command } from 'commander';

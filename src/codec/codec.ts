@@ -1,6 +1,6 @@
 /**
  * The codec contract: one encode/decode pair for a job's payload, binary-safe. The bytes are stored
- * untouched after the job record's header (docs/design/HOT-PATH.md §3.2); everything else delayq
+ * untouched after the job record's header (docs/ARCHITECTURE.md §3.2); everything else delayq
  * knows about a job (id, version, traceparent, created at) is in the header, not in these bytes.
  */
 

@@ -75,7 +75,7 @@ export class QueueContext {
   /**
    * Run `op` on the partition of job `id` and, when it finds nothing there (null) and the queue
    * has partitions, on the others at once: a grouped job lives in its group's partition
-   * (docs/design/HOT-PATH.md §9), which an id alone does not tell. The first partition's answer
+   * (docs/ARCHITECTURE.md §9), which an id alone does not tell. The first partition's answer
    * that is not null wins, in partition order.
    */
   async findById<R>(id: string, op: (keys: QueueKeys) => Promise<R | null>): Promise<R | null> {

@@ -2,7 +2,7 @@
  * Prometheus metrics for delayq (prom-client), read from Redis at scrape time so they are right
  * in any process, whether or not a worker runs in it: the counters of added, claimed, completed,
  * failed, retried, dead, cancelled and reaped jobs and the lateness histogram come from the queue's
- * counters (stats.lua, docs/design/HOT-PATH.md §7); the gauges of scheduled, due, active and dead
+ * counters (stats.lua, docs/ARCHITECTURE.md §7); the gauges of scheduled, due, active and dead
  * jobs and of whether the queue is paused from its sets. Only the run-time histogram is
  * in-process: it times the attempts of the workers given to observeWorker().
  */

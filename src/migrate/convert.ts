@@ -1,5 +1,5 @@
 /**
- * One layout-1 job as layout 2 stores it (docs/design/HOT-PATH.md §10): its record, the set it goes
+ * One layout-1 job as layout 2 stores it (docs/ARCHITECTURE.md §10): its record, the set it goes
  * in with the same score, and its last error. Pure: migrate-write.lua applies the result.
  */
 import {

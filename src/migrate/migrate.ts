@@ -1,6 +1,6 @@
 /**
  * `delayq migrate`: convert a layout-1 queue (delayq 0.1) to layout 2 in place
- * (docs/design/HOT-PATH.md §10). Per partition and per phase, chunks of ids are read
+ * (docs/ARCHITECTURE.md §10). Per partition and per phase, chunks of ids are read
  * (migrate-read.lua), converted here (the v1 envelope decoded with the queue's codec, the record
  * built), and written with a compare-and-set per job (migrate-write.lua), which deletes the old
  * entries. Every set is drained as it goes, so the sets themselves are the cursor: a migration that

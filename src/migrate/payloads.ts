@@ -2,7 +2,7 @@
  * From a v1 envelope (delayq 0.1) to what layout 2 stores: the payload alone, encoded by the same
  * codec, and the envelope fields that become header fields (version, createdAt, traceparent). The
  * payload goes through decode and encode, so a value comes back to the handler exactly as 0.1 would
- * have given it, or the job is buried with the reason (DESIGN invariant 10).
+ * have given it, or the job is buried with the reason (docs/DESIGN.md invariant 10).
  */
 import type { Envelope } from '../codec/codec.js';
 import { DecodeError } from '../errors.js';

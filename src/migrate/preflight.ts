@@ -2,7 +2,7 @@
  * What `delayq migrate` checks before it marks a queue: delayq 0.1 clients do not read the mark,
  * so a migration while one still runs would race it. A valid lease in the old `active` set means a
  * worker may be running a job now; an event in the old stream within the last 10 s means some
- * client wrote recently. Either asks for `--yes` (docs/design/HOT-PATH.md §10).
+ * client wrote recently. Either asks for `--yes` (docs/ARCHITECTURE.md §10).
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { LegacyQueueKeys } from '../redis/keys.js';

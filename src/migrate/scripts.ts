@@ -1,5 +1,5 @@
 /**
- * Typed wrappers of the migrate-*.lua scripts (docs/design/HOT-PATH.md §10), one per script. Each
+ * Typed wrappers of the migrate-*.lua scripts (docs/ARCHITECTURE.md §10), one per script. Each
  * partition's scripts touch only that partition's tag, and begin/end only the config record, so a
  * migration runs on Redis Cluster too.
  */

@@ -1,5 +1,5 @@
 /**
- * Repeating schedules through `delayq migrate` (docs/design/HOT-PATH.md §10 step 3): each payload
+ * Repeating schedules through `delayq migrate` (docs/ARCHITECTURE.md §10 step 3): each payload
  * template is re-encoded from a v1 envelope to payload bytes, and its definition's rev recomputed
  * over the new bytes, so declaring the same schedule again after the migration still changes
  * nothing. Names and high-water marks are kept: no occurrence is added twice.

@@ -59,7 +59,7 @@ export interface AddOutput {
 
 /**
  * Write `jobs` in one atomic script call, into the queue's `layout`. `calledAt` is the
- * performance.now() of the add() call that the delays count from (DESIGN invariant 7); by default
+ * performance.now() of the add() call that the delays count from (docs/DESIGN.md invariant 7); by default
  * the delays count from this call. `packed` is packAddJobs(jobs), when the caller has it already.
  */
 export async function add(
@@ -152,7 +152,7 @@ function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: numbe
   return [...starts];
 }
 
-/** add.lua's KEYS before the wheel's tail (docs/design/HOT-PATH.md §4.11, then `a`). */
+/** add.lua's KEYS before the wheel's tail (docs/ARCHITECTURE.md §4.11, then `a`). */
 export function addKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,

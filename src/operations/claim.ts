@@ -131,7 +131,7 @@ export interface WheelState {
 /** Per leased job in a claim reply: lease member, record, due (claim.lua). */
 const FIELDS_PER_JOB = 3;
 
-/** The KEYS of claim.lua before the wheel's tail (docs/design/HOT-PATH.md §4.11, then pg). */
+/** The KEYS of claim.lua before the wheel's tail (docs/ARCHITECTURE.md §4.11, then pg). */
 export function claimKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,

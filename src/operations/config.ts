@@ -19,7 +19,7 @@ import { layoutName, type Layout } from './wheel.js';
 
 /**
  * The job data layout version this code reads and writes (the record's `format`): 2, one record
- * per job (docs/design/HOT-PATH.md). Layout 1 (delayq 0.1) is converted by `delayq migrate`.
+ * per job (docs/ARCHITECTURE.md). Layout 1 (delayq 0.1) is converted by `delayq migrate`.
  */
 export const CONFIG_FORMAT = 2;
 

@@ -1,5 +1,5 @@
 /**
- * The queue's counters (stats.lua, docs/design/HOT-PATH.md §7): monotonic totals in the `n` HASH,
+ * The queue's counters (stats.lua, docs/ARCHITECTURE.md §7): monotonic totals in the `n` HASH,
  * bumped by the scripts of rare paths (add, fail, reap, cancel) and by each worker's
  * once-a-second flush (claimed, completed, lateness), plus a ring of per-second snapshots of
  * every total. Readers in any process see the same numbers: /metrics reads the totals, the

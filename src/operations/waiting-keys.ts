@@ -1,7 +1,7 @@
 /**
  * The KEYS every layout-2 script that puts a job back in waiting or takes one out passes first, in
  * this order: the waiting sets of the default and prioritized classes, then the group keys
- * (docs/design/HOT-PATH.md §3.1, §4.11): a grouped job waits in `gq`, and a path that ends a
+ * (docs/ARCHITECTURE.md §3.1, §4.11): a grouped job waits in `gq`, and a path that ends a
  * grouped job's lease frees its group's slot in `gc` and puts the group back in turn (`gw`, `gr`).
  */
 import type { QueueKeys } from '../redis/keys.js';

@@ -20,7 +20,7 @@ export function partitionOf(id: string, partitions: number): number {
 }
 
 /**
- * The partition a job lives in: a grouped job's is its group's (docs/design/HOT-PATH.md §9), so
+ * The partition a job lives in: a grouped job's is its group's (docs/ARCHITECTURE.md §9), so
  * one group's running count is one field of one partition and its bound holds across all workers;
  * an ungrouped job's is its id's.
  */

@@ -138,7 +138,7 @@ export async function writeJobs<T>(
   );
   if (moving >= 0) {
     // The job it replaces may wait in the id's partition, the new one goes to the group's: no one
-    // script can change both (docs/design/HOT-PATH.md §9).
+    // script can change both (docs/ARCHITECTURE.md §9).
     rethrow(
       new ValidationError(
         `onExists 'replace' with a group needs the id and the group in one partition on a queue with partitions: ${partitions}; cancel the old job and add the new one instead`,

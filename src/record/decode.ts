@@ -1,5 +1,5 @@
 /**
- * Reads a record: its header (docs/design/HOT-PATH.md §3.2) and, without copying, the bytes after
+ * Reads a record: its header (docs/ARCHITECTURE.md §3.2) and, without copying, the bytes after
  * it. Strict: an unknown format byte, a reserved flag bit or a truncated header is refused with a
  * RecordFormatError, never guessed at.
  */

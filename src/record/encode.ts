@@ -1,5 +1,5 @@
 /**
- * Writes a record: header (docs/design/HOT-PATH.md §3.2) then the payload bytes untouched. Fields
+ * Writes a record: header (docs/ARCHITECTURE.md §3.2) then the payload bytes untouched. Fields
  * at their default are left out, so a default job's header is two bytes.
  */
 import type { ResolvedBackoff } from '../backoff.js';

@@ -1,5 +1,5 @@
 /**
- * The final records a job keeps in `j` after it ends (docs/design/HOT-PATH.md §3.2): three bytes
+ * The final records a job keeps in `j` after it ends (docs/ARCHITECTURE.md §3.2): three bytes
  * of header, plus the result when results are kept.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The header of a layout-2 job record (docs/design/HOT-PATH.md §3.2): what delayq knows about a job
+ * The header of a layout-2 job record (docs/ARCHITECTURE.md §3.2): what delayq knows about a job
  * besides its payload, stored in front of the payload bytes in the record hash `j`.
  */
 import type { ResolvedBackoff } from '../backoff.js';

@@ -1,4 +1,4 @@
-// The layout-2 job record: header encode/decode (docs/design/HOT-PATH.md §3.2).
+// The layout-2 job record: header encode/decode (docs/ARCHITECTURE.md §3.2).
 export * from './header.js';
 export { encodeRecord } from './encode.js';
 export { decodeRecord, type DecodedRecord } from './decode.js';

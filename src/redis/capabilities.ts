@@ -5,7 +5,7 @@
 import { UnsupportedServerError, ValidationError } from '../errors.js';
 import type { RedisClient } from './connection.js';
 
-/** How jobs are taken from the schedule; see DESIGN.md section 3 and docs/PROTOCOL.md. */
+/** How jobs are taken from the schedule; see docs/ARCHITECTURE.md §8 and docs/PROTOCOL.md. */
 export type Strategy = 'zpopmin' | 'range' | 'wheel';
 
 /** The `strategy` option: a strategy, or 'auto' to choose by probing. */

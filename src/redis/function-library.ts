@@ -2,7 +2,7 @@
  * Builds the delayq Redis function library (Redis >= 7.0) from the same .lua files EVAL runs:
  * each script's body becomes one registered function, and the includes are defined once at
  * library level. An EVAL script re-creates every helper its includes define at each call; a
- * library runs its top level once, at FUNCTION LOAD (docs/design/HOT-PATH.md, "Function library").
+ * library runs its top level once, at FUNCTION LOAD (docs/ARCHITECTURE.md §4.12).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';

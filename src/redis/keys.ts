@@ -6,7 +6,7 @@
 import { ValidationError } from '../errors.js';
 
 /**
- * The keys of one queue (or one partition of it) in layout 2 (docs/design/HOT-PATH.md §3.1). A
+ * The keys of one queue (or one partition of it) in layout 2 (docs/ARCHITECTURE.md §3.1). A
  * waiting job lives in exactly one of `waiting`, `prioWaiting`, `prioReady` or `groupJobs` (the
  * wheel: a bucket or `ready`), and its record's flags say which one.
  */

@@ -1,4 +1,4 @@
--- add: accept a batch of jobs, each a ready-made record (docs/design/HOT-PATH.md §4.1).
+-- add: accept a batch of jobs, each a ready-made record (docs/ARCHITECTURE.md §4.1).
 --
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not due yet
@@ -158,7 +158,7 @@ for i = 1, n do
   if not problem then
     -- A packed when is a uint48: whole and at most 15 digits already, so only its range is checked.
     if packed then due, problem = check_when_ms(kind, when, now) else due, problem = check_when(kind, when, now) end
-    -- The delay counts from the add() call, which was `elapsed` ms before the send (HOT-PATH
+    -- The delay counts from the add() call, which was `elapsed` ms before the send (docs/ARCHITECTURE.md
     -- §6.3): a delay shorter than a hold-up before the send is due at call + delay, already past.
     if due and kind == 'd' then due = called + (packed and when or tonumber(when)) end
   end

@@ -1,5 +1,5 @@
 -- cancel: cancel a job that is waiting or running, and keep it visible as cancelled (layout 2,
--- docs/design/HOT-PATH.md §4.7; issue 15).
+-- docs/ARCHITECTURE.md §4.7; issue 15).
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)
@@ -20,7 +20,7 @@
 -- it is deleted when an attempt ends), so a producer whose rules make the lease and progress keys
 -- read-only can still cancel waiting jobs (docs/SECURITY.md).
 -- Cost: O(log n); wheel strategy: O(length of the job's bucket) (LREM).
--- Guarantee (DESIGN invariant 8, cancelled is final): a running job's lease member goes in this
+-- Guarantee (docs/DESIGN.md invariant 8, cancelled is final): a running job's lease member goes in this
 --          one step, so its holder's late ack or fail is refused (`LOST cancelled`), the reaper,
 --          which works from `a`, never sees it, and no claim or dead.retry can take it (it is in
 --          no waiting set and not in `d`). The holder learns it from `C <member>`, not by polling.

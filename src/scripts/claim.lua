@@ -1,5 +1,5 @@
 -- claim: ack the jobs a worker finished, then lease it up to `limit` due jobs, in one call
--- (docs/design/HOT-PATH.md §4.2). Every strategy uses this script: zpopmin and range on the
+-- (docs/ARCHITECTURE.md §4.2). Every strategy uses this script: zpopmin and range on the
 -- waiting sets, the wheel through wheel_take (wheel.lua).
 --
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
@@ -29,7 +29,7 @@
 -- ARGV[9] dead max count, ARGV[10] dead max age ms, ARGV[11] flags: 'z' the strategy allows
 -- ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), 'a<ms>' claim ahead: also lease jobs of the
 -- default class and of groups due up to <ms> (0-1000) after now, which the worker starts at their
--- due time by its lower bound of the server clock, not before (HOT-PATH §5.3; prioritized jobs
+-- due time by its lower bound of the server clock, not before (docs/ARCHITECTURE.md §5.3; prioritized jobs
 -- and the wheel, whose buckets go whole, only when due),
 -- ARGV[12] events cap (events.lua),
 -- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
@@ -49,7 +49,7 @@
 --          j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not full; a claim of 16 jobs or
 --          more also OBJECT ENCODING a (and ZADD, ZREM of a long member when a is a listpack:
 --          skiplist.lua). No per-job command but the acks' ZREM.
--- Guarantee: an ack is applied only for a member whose lease is still valid (DESIGN invariant 4);
+-- Guarantee: an ack is applied only for a member whose lease is still valid (docs/DESIGN.md invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
 --          due jobs the lower priority goes first, equal priorities in due order (the default
 --          class is priority 0); a group never has more than `group concurrency` jobs leased (gc
@@ -139,7 +139,7 @@ local acked_grouped, acked_other = 0, 0
 if m > 0 then
   -- Each ack whose known deadline is still ahead is decided by its own ZREM: that deadline is one
   -- the server told the worker, and no lease is ever shortened (extend.lua), so the lease is valid
-  -- when its member is there (DESIGN invariant 4). One command where a read and a remove are two,
+  -- when its member is there (docs/DESIGN.md invariant 4). One command where a read and a remove are two,
   -- and no score formatted as a double and parsed back. The rest are read, and removed below.
   -- held[i]: ack i's lease was valid and its member is gone from a; false: not there.
   local held, read, read_at = {}, nil, nil

@@ -1,4 +1,4 @@
--- counts: how many jobs are in each state, by the server clock (docs/design/HOT-PATH.md §4.9).
+-- counts: how many jobs are in each state, by the server clock (docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] s  KEYS[2] p  KEYS[3] r  KEYS[4] gq  KEYS[5] gr  KEYS[6] a  KEYS[7] d  KEYS[8] c
 -- KEYS[9] x  KEYS[10] z

@@ -1,4 +1,4 @@
--- dead-remove: delete a dead job for good (layout 2, docs/design/HOT-PATH.md §4.9).
+-- dead-remove: delete a dead job for good (layout 2, docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] d   ZSET id -> died at ms
 -- KEYS[2] j   HASH id -> record

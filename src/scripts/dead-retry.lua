@@ -1,5 +1,5 @@
 -- dead-retry: move dead jobs back to waiting, due now, with their attempts reset (layout 2,
--- docs/design/HOT-PATH.md §4.9).
+-- docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] d   ZSET id -> died at ms
 -- KEYS[2] j   HASH id -> record (a dead job keeps its whole record)

@@ -1,4 +1,4 @@
--- extend: push the lease deadlines of jobs this worker holds, in one call (HOT-PATH.md §4.3).
+-- extend: push the lease deadlines of jobs this worker holds, in one call (docs/ARCHITECTURE.md §4.3).
 --
 -- KEYS[1] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
 -- ARGV[1] lease ms (new deadline = now + lease ms, unless the current one is later),
@@ -6,7 +6,7 @@
 -- Returns: { now, deadline_1, deadline_2, ... } with 0 for each member whose lease is not valid
 --          (expired, or not in a: reaped, cancelled, acked); that member is left untouched.
 -- Cost: TIME, ZMSCORE a, and ZREM a + ZADD a for the batch when any deadline moves.
--- Guarantee (fencing, DESIGN invariant 4): an expired or foreign lease is never extended, and no
+-- Guarantee (fencing, docs/DESIGN.md invariant 4): an expired or foreign lease is never extended, and no
 --          lease is ever shortened (a handler may have asked for more than the keeper renews).
 
 --!include prelude.lua

@@ -1,5 +1,5 @@
 -- fail: an attempt failed; schedule a retry after the given delay, or bury the job (layout 2,
--- docs/design/HOT-PATH.md §4.4).
+-- docs/ARCHITECTURE.md §4.4).
 --
 -- KEYS[1] s   ZSET id -> due ms: waiting jobs of the default class
 -- KEYS[2] p   ZSET "<prio>:<id>" -> due ms: waiting prioritized jobs, not yet due
@@ -27,7 +27,7 @@
 --          <reason>' for a malformed argument; error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
 --          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
 --          retry's bucket was not passed. Any error means nothing was written.
--- Guarantee (fencing, DESIGN invariant 4): only the holder of a valid lease can fail the job; a
+-- Guarantee (fencing, docs/DESIGN.md invariant 4): only the holder of a valid lease can fail the job; a
 --          failure is always visible (invariant 5): error in e, E flag in the record, one
 --          counter (failed, or dead for the last attempt: the metrics add the two), and a `failed` (and `dead`) event whatever the events option.
 

@@ -1,4 +1,4 @@
--- get: everything known about one job, read in one atomic step (docs/design/HOT-PATH.md §4.9).
+-- get: everything known about one job, read in one atomic step (docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] j   HASH id -> record          KEYS[2] s   ZSET waiting, default class
 -- KEYS[3] p   ZSET prioritized, not due  KEYS[4] r   ZSET prioritized, due

@@ -1,5 +1,5 @@
 -- list: a page of one state's jobs with what a view shows of each, read in one atomic step
--- (docs/design/HOT-PATH.md §4.9), so a page never mixes two moments.
+-- (docs/ARCHITECTURE.md §4.9), so a page never mixes two moments.
 --
 -- KEYS[1] j   KEYS[2] s   KEYS[3] p   KEYS[4] r   KEYS[5] a   KEYS[6] c   KEYS[7] x   KEYS[8] d
 -- KEYS[9] e   KEYS[10] wk KEYS[11] pg

@@ -1,5 +1,5 @@
 -- migrate-begin: mark a layout-1 queue (delayq 0.1) as being converted to layout 2 by
--- `delayq migrate` (docs/design/HOT-PATH.md §10). From this mark on, every layout-2 client is
+-- `delayq migrate` (docs/ARCHITECTURE.md §10). From this mark on, every layout-2 client is
 -- refused (config.lua: DELAYQ_MIGRATING) until migrate-end.lua records format 2.
 --
 -- KEYS[1] config  HASH the queue's config record, in the queue's own tag

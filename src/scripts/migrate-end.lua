@@ -1,4 +1,4 @@
--- migrate-end: finish `delayq migrate` (docs/design/HOT-PATH.md §10) once every partition is
+-- migrate-end: finish `delayq migrate` (docs/ARCHITECTURE.md §10) once every partition is
 -- sealed (migrate-seal.lua): the config record says format 2 and the mark goes, so layout-2
 -- clients may open the queue; the legacy layout and partitions keys go (their values are in the
 -- record since migrate-begin.lua).

@@ -1,4 +1,4 @@
--- migrate-read: read one chunk of a layout-1 partition for `delayq migrate` (docs/design/HOT-PATH.md
+-- migrate-read: read one chunk of a layout-1 partition for `delayq migrate` (docs/ARCHITECTURE.md
 -- §10): every id with all that layout 1 knows of it, for the caller to build its layout-2 record.
 -- Reads only; migrate-write.lua writes, compare-and-set against what this returned.
 --

@@ -1,4 +1,4 @@
--- migrate-seal: close one partition's conversion for `delayq migrate` (docs/design/HOT-PATH.md
+-- migrate-seal: close one partition's conversion for `delayq migrate` (docs/ARCHITECTURE.md
 -- §10) once migrate-write.lua has emptied its layout-1 job keys: the bookkeeping keys with no job
 -- in them go (rate limit and wheel lists included), the events stream keeps its history under its layout-2 name, and sleeping workers
 -- learn the head of the waiting set.

@@ -1,4 +1,4 @@
--- migrate-templates: re-encode repeating schedules for `delayq migrate` (docs/design/HOT-PATH.md
+-- migrate-templates: re-encode repeating schedules for `delayq migrate` (docs/ARCHITECTURE.md
 -- §10 step 3): each payload template goes from a v1 envelope to the payload bytes layout 2 stores,
 -- with its definition's rev recomputed over the new bytes. Names and high-water marks
 -- (`schedules:last`) are not touched, so no occurrence is added twice.

@@ -1,5 +1,5 @@
 -- migrate-write: convert one chunk of a layout-1 partition to layout 2 for `delayq migrate`
--- (docs/design/HOT-PATH.md §10): per job, compare-and-set against what migrate-read.lua returned,
+-- (docs/ARCHITECTURE.md §10): per job, compare-and-set against what migrate-read.lua returned,
 -- write its record and place it, then delete its layout-1 entries.
 --
 -- KEYS[1..10] layout 1 as in migrate-read.lua: schedule, jobs, meta, active, leases, dead, errors,

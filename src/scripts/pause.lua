@@ -1,5 +1,5 @@
 -- pause: stop every worker of the queue (or of one partition) from claiming (layout 2,
--- docs/design/HOT-PATH.md §4.8).
+-- docs/ARCHITECTURE.md §4.8).
 --
 -- KEYS[1] z   STRING present while paused; value: paused-at ms
 -- KEYS[2] w   channel of wake messages

@@ -1,5 +1,5 @@
 -- progress: record a running job's progress value, for its lease holder only (layout 2,
--- docs/design/HOT-PATH.md §4.11; issue 15).
+-- docs/ARCHITECTURE.md §4.11; issue 15).
 --
 -- KEYS[1] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
 -- KEYS[2] pg  HASH id -> the running attempt's last progress value (JSON)

@@ -1,6 +1,6 @@
 -- reap: end the leases whose deadline has passed (their worker crashed, hung or was cut off):
 -- each job goes back to waiting, due now, or to the dead set (LeaseExpired) once its attempts
--- are spent (layout 2, docs/design/HOT-PATH.md §4.6). Any worker may run it, any time.
+-- are spent (layout 2, docs/ARCHITECTURE.md §4.6). Any worker may run it, any time.
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): reaped grouped jobs wait

@@ -1,5 +1,5 @@
 -- release: hand a held job back to waiting without charging the attempt (layout 2,
--- docs/design/HOT-PATH.md §4.5): due now for a worker shutting down before its handler finished
+-- docs/ARCHITECTURE.md §4.5): due now for a worker shutting down before its handler finished
 -- (or a prefetched job it never started), or after a delay for a job this worker cannot read yet
 -- (a payload version newer than it knows, during a rolling deploy).
 --
@@ -20,7 +20,7 @@
 --          'DELAYQ_WRONG_BUCKET <start>' when the new due time's bucket was not passed. Any error
 --          means nothing was written.
 -- Guarantee (fencing): only the holder of a valid lease can release it. The claim count in the
---          record is kept (tokens stay unique, HOT-PATH §3.4); only the attempt is given back.
+--          record is kept (tokens stay unique, docs/ARCHITECTURE.md §3.4); only the attempt is given back.
 
 --!include prelude.lua
 --!include events.lua

@@ -1,5 +1,5 @@
 -- reschedule: move a waiting job to a new due time, in its own class (layout 2,
--- docs/design/HOT-PATH.md §4.9).
+-- docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)

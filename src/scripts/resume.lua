@@ -1,5 +1,5 @@
 -- resume: let the workers of a paused queue (or partition) claim again, and wake them all
--- (layout 2, docs/design/HOT-PATH.md §4.8).
+-- (layout 2, docs/ARCHITECTURE.md §4.8).
 --
 -- KEYS[1] z   STRING present while paused
 -- KEYS[2] w   channel of wake messages

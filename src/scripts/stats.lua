@@ -1,5 +1,5 @@
 -- stats: add one worker's counts of the last second to the queue's totals, then write the
--- current second's snapshot of every total into the ring (docs/design/HOT-PATH.md §7).
+-- current second's snapshot of every total into the ring (docs/ARCHITECTURE.md §7).
 --
 -- KEYS[1] n  HASH: counter name -> total (monotonic); `s:<second mod 600>` -> snapshot
 -- ARGV: pairs of counter name, delta (a whole number >= 0); names are those of COUNTERS below
@@ -7,7 +7,7 @@
 -- Guarantee: the snapshot of second t holds the totals after the last flush of second t, from
 --            whichever worker flushed last; readers take differences of consecutive snapshots, so
 --            counts bumped by other scripts (add, fail, reap, cancel) show in the next snapshot.
--- Why the server's second and not the caller's: one clock (DESIGN invariant 7), so snapshots of
+-- Why the server's second and not the caller's: one clock (docs/DESIGN.md invariant 7), so snapshots of
 -- workers with skewed clocks never land in each other's slots.
 -- Snapshot layout: uint48 second, then uint32 per counter in COUNTERS order (each total mod 2^32;
 -- a reader's difference mod 2^32 is right across the wrap). The order is repeated in

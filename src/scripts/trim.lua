@@ -1,5 +1,5 @@
 -- trim: keep the finished jobs within their retention, and forget workers long gone (layout 2,
--- docs/design/HOT-PATH.md §4.9). Run by every worker's Reaper duty (about once a second while it
+-- docs/ARCHITECTURE.md §4.9). Run by every worker's Reaper duty (about once a second while it
 -- finishes jobs, else once a minute: src/worker/reaper.ts); the hot path never trims.
 --
 -- KEYS[1] c   ZSET id -> completed at ms (the completed record stays in j while the id is here)

@@ -1,5 +1,5 @@
 -- worker-register: give a starting worker its holder number, or drop one at close
--- (HOT-PATH.md §4.9). A claim block stores the 4-byte holder number, not the worker id, so a
+-- (docs/ARCHITECTURE.md §4.9). A claim block stores the 4-byte holder number, not the worker id, so a
 -- record stays small; `wk` says who a number is.
 --
 -- KEYS[1] wk  HASH holder number -> "<worker id>|<started ms>"; field '#' = the last number issued

@@ -5,7 +5,7 @@
  * refused here, in one place, before anything is sent. So no result is applied after the lease is
  * lost or the job handed back, and no attempt gets a second fate. Drawn in docs/STATE-MACHINES.md.
  *
- *   running ─complete─▶ completing ─ack.lua OK/ALREADY─▶ completed
+ *   running ─complete─▶ completing ─claim.lua ack O/A─▶ completed
  *   running ─fail─────▶ failing ─fail.lua RETRY─▶ retrying | DEAD─▶ buried | ALREADY─▶ failed
  *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried   (unreadable payload; UnrecoverableError)
  *   running ─release──▶ releasing ─release.lua─▶ released

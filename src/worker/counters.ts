@@ -1,7 +1,7 @@
 /**
  * A worker's counts of claimed and completed jobs and of their lateness, kept in memory and added
  * to the queue's counters in Redis (stats.lua) once a second, only when something changed. The hot
- * scripts write no per-job counter or event (docs/design/HOT-PATH.md §7): a SIGKILLed worker loses
+ * scripts write no per-job counter or event (docs/ARCHITECTURE.md §7): a SIGKILLed worker loses
  * at most one second of its own counts, never a failure count (those come from the scripts).
  */
 import { flushCounts, LATENESS_BOUNDS_MS, type CounterName } from '../operations/stats.js';

@@ -1,5 +1,5 @@
 /**
- * The exchange duty of one partition (docs/design/HOT-PATH.md §6.1): acks and claims share one
+ * The exchange duty of one partition (docs/ARCHITECTURE.md §6.1): acks and claims share one
  * script call. Acks queue while a call is in flight; the next call carries all of them, whether
  * it claims (the claim loop) or not (an ack-only flush, sent as soon as nothing else is on its
  * way). At most one call per partition is in flight, so acks and claims stay in order. An ack

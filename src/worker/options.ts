@@ -72,7 +72,7 @@ export interface WorkerOptions<T = unknown> {
    * How long completed jobs stay visible (`queue.get`, list 'completed') as a small completed
    * record: the last `count`, none older than `age` (no age: no age bound). While kept, an add of
    * the same id (such as one ioredis resends after a lost reply) writes nothing, and the record
-   * holds the handler's return value, encoded by the codec (DESIGN §1b; none when count is 0).
+   * holds the handler's return value, encoded by the codec (docs/DESIGN.md §1.3; none when count is 0).
    * Default: as rememberCompleted, without results.
    */
   keepCompleted?: { count: number; age?: Duration };

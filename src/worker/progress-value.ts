@@ -1,6 +1,6 @@
 /**
  * The check and encoding of a `job.progress()` value: plain JSON data only, so what the dashboard
- * and `queue.get()` show is exactly what the handler reported (DESIGN invariant 10: nothing is
+ * and `queue.get()` show is exactly what the handler reported (docs/DESIGN.md invariant 10: nothing is
  * silently altered, as JSON.stringify would alter undefined, NaN, a Date or a Map).
  */
 import { ProgressTooLargeError, ValidationError } from '../errors.js';

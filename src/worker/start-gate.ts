@@ -1,5 +1,5 @@
 /**
- * Claim ahead, and the gate that makes it safe (docs/design/HOT-PATH.md §5.3). A worker that slept
+ * Claim ahead, and the gate that makes it safe (docs/ARCHITECTURE.md §5.3). A worker that slept
  * until a due time sends its claim CLAIM_AHEAD_MS before it, asking the script to lease jobs due
  * up to that long after the server's now. The reply then arrives before the due time instead of a
  * round trip after it, and the gate starts each such job when a lower bound of the server clock

@@ -1,11 +1,11 @@
-// The table `npm run bench` ends with (bench/goals.ts): each goal's verdict from the figures of all
+// The table `npm run bench` ends with (bench/lib/goals.ts): each goal's verdict from the figures of all
 // three systems, and what it says when a figure is missing (not run, workload failed, producer behind).
 import { describe, expect, it } from 'vitest';
 import type { SystemName } from '../../bench/adapters/adapter.js';
-import { goalsTable } from '../../bench/goals.js';
+import { goalsTable } from '../../bench/lib/goals.js';
 import { FULL } from '../../bench/lib/profile.js';
 import type { Figure } from '../../bench/lib/recorder.js';
-import type { RunResults } from '../../bench/report.js';
+import type { RunResults } from '../../bench/lib/results.js';
 import type { W8Step } from '../../bench/workloads/w8-capacity.js';
 
 type Values = Partial<Record<SystemName, number>>;

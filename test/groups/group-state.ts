@@ -1,4 +1,4 @@
-/** What a queue's group keys hold (HOT-PATH §3.1), read directly: the tests' view of gq gw gr gc. */
+/** What a queue's group keys hold (docs/ARCHITECTURE.md §3.1), read directly: the tests' view of gq gw gr gc. */
 import type { Queue } from '../../src/index.js';
 import { internals } from '../support/internals.js';
 

@@ -1,5 +1,5 @@
 /**
- * add.lua's call time (DESIGN invariant 7, issue 14): a delay counts from the add() call, taken as
+ * add.lua's call time (docs/DESIGN.md invariant 7, issue 14): a delay counts from the add() call, taken as
  * the script's TIME less `elapsed`, or as the producer's bound of the server clock at the call
  * (`elapsed:bound`) when that is earlier and no more than 10 s earlier. The reply ends with the
  * script's TIME in µs, which producers learn the bound from. Against a real redis-server.

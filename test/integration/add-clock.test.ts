@@ -1,4 +1,4 @@
-// A delay counts from the add() call (DESIGN invariant 7, issue 14): the time the call spends
+// A delay counts from the add() call (docs/DESIGN.md invariant 7, issue 14): the time the call spends
 // before its script is sent (here: a first add on a fresh Queue whose connection a TCP proxy holds
 // up, so connect, capability probe, config record and script load all wait) is taken off the
 // delay. So the job is due at call + delay, never earlier by the server clock, and no longer late by

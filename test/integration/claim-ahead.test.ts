@@ -1,5 +1,5 @@
 /**
- * Claim ahead (docs/design/HOT-PATH.md §5.3): a worker that slept until a due time claims
+ * Claim ahead (docs/ARCHITECTURE.md §5.3): a worker that slept until a due time claims
  * CLAIM_AHEAD_MS before it, and holds what it took until the job is due by its lower bound of the
  * server clock. The lease may start before runAt; the handler never does. One machine, one clock:
  * the handler's Date.now() is compared with runAt (Redis TIME), both whole ms of the same clock.

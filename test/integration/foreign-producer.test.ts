@@ -4,7 +4,7 @@
  * and key names spelled out by hand, every mistake such a producer is likely to make is either
  * refused by the script with DELAYQ_BAD_ARG and nothing written, or accepted and then
  * dead-lettered with a reason that names the problem. None is run with a silently altered value
- * (DESIGN invariant 10).
+ * (docs/DESIGN.md invariant 10).
  */
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';

@@ -1,5 +1,5 @@
 /**
- * `delayq migrate` (docs/design/HOT-PATH.md §10): a queue written by delayq 0.1's own scripts
+ * `delayq migrate` (docs/ARCHITECTURE.md §10): a queue written by delayq 0.1's own scripts
  * (test/fixtures/layout1) is refused by every layout-2 client, then converted in place; every job
  * keeps its state, due time, attempts and error, and runs on from there.
  */

@@ -55,7 +55,7 @@ describe('Queue.add', () => {
     const keys = queueKeys(queue.name);
     expect(Number(await r.zscore(keys.waiting, job.id))).toBe(job.runAt.getTime());
     // The record: format 1, no optional field (no attempt made, the default 3 attempts, no
-    // priority), then the payload as the codec wrote it (docs/design/HOT-PATH.md §3.2).
+    // priority), then the payload as the codec wrote it (docs/ARCHITECTURE.md §3.2).
     expect(await r.hgetBuffer(keys.records, job.id)).toEqual(
       Buffer.concat([Buffer.from([0x01, 0x00]), Buffer.from('{"to":"a@b.c"}')]),
     );

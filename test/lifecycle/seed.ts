@@ -1,6 +1,6 @@
 /**
  * Seeding for the lifecycle script tests (fail, release, reap, cancel, progress, dead-*,
- * reschedule, trim): job records built byte by byte from docs/design/HOT-PATH.md §3.2, written
+ * reschedule, trim): job records built byte by byte from docs/ARCHITECTURE.md §3.2, written
  * straight into Redis, so each test starts from exactly the state it names and asserts every key
  * the script may touch. Built here rather than with src/record's encoder so the scripts are checked
  * against the format's text, not against another piece of the same code.

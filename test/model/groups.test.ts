@@ -1,5 +1,5 @@
 /**
- * Model-based property test of groups (issue 16; docs/design/HOT-PATH.md §3.1, §5.9) on the
+ * Model-based property test of groups (issue 16; docs/ARCHITECTURE.md §3.1, §5.9) on the
  * shipped scripts, with the model's clock (clocked-client.ts): random sequences of grouped and
  * ungrouped adds, claims (acks included, stale ones too), fails (retry and dead), releases,
  * cancels, reaps and clock moves. The model keeps each job's state from the replies (waiting,

@@ -1,5 +1,5 @@
 /**
- * A pure TypeScript model of one queue's job lifecycle in layout 2 (docs/design/HOT-PATH.md §3,
+ * A pure TypeScript model of one queue's job lifecycle in layout 2 (docs/ARCHITECTURE.md §3,
  * §4), written from the design and the script headers: what every operation returns and what the
  * queue holds after it. lifecycle.test.ts runs random sequences against it and against the real
  * scripts, side by side. (model.ts models the hot path: add modes, ack + claim in one call.)
@@ -274,7 +274,7 @@ export class LifecycleModel {
     return { returned, buried };
   }
 
-  /** add.lua: one atomic batch, jobs in order (docs/design/HOT-PATH.md §4.1). */
+  /** add.lua: one atomic batch, jobs in order (docs/ARCHITECTURE.md §4.1). */
   add(batch: readonly ModelAddJob[]): ModelAddOutput[] {
     let created = 0;
     const writtenHere = new Set<string>();
@@ -353,7 +353,7 @@ export class LifecycleModel {
     return how;
   }
 
-  /** claim.lua with no acks (docs/design/HOT-PATH.md §4.2 steps 2 to 5). */
+  /** claim.lua with no acks (docs/ARCHITECTURE.md §4.2 steps 2 to 5). */
   claim(input: ModelClaimInput): { now: number; nextAt: number; paused: boolean; jobs: ModelClaimed[] } {
     if (input.limit <= 0) return { now: this.now, nextAt: -1, paused: false, jobs: [] };
     if (this.pausedAt !== null) {

@@ -1,6 +1,6 @@
 /**
- * Model-based property test (STYLE rule 14) of the job lifecycle on layout 2
- * (docs/design/HOT-PATH.md), beside model.test.ts (the hot path: add modes, ack + claim in one
+ * Model-based property test (docs/TESTING.md) of the job lifecycle on layout 2
+ * (docs/ARCHITECTURE.md), beside model.test.ts (the hot path: add modes, ack + claim in one
  * call, stale acks). Random sequences of add (keep or replace, with priorities), cancel (of waiting and running jobs), claim
  * (both zset strategies), ack (with or without a result), fail, extend, release, reap, progress,
  * reschedule, dead.retry, dead.remove, get, counts, trim, pause, resume and clock moves run against the real Lua scripts on a real redis-server and

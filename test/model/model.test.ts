@@ -1,5 +1,5 @@
 /**
- * Model-based property test (STYLE rule 14) of the layout-2 hot path: random sequences of add
+ * Model-based property test (docs/TESTING.md) of the layout-2 hot path: random sequences of add
  * (keep, replace, new; default class and priorities), claim (ack + claim in one call, both zset
  * strategies, stale acks included), extend, pause, resume, cancel and clock moves run against the
  * shipped Lua scripts on a real redis-server and against a pure TypeScript model (model.ts). After

@@ -1,5 +1,5 @@
 /**
- * A pure TypeScript model of one queue's hot path in layout 2 (docs/design/HOT-PATH.md §3, §4.1,
+ * A pure TypeScript model of one queue's hot path in layout 2 (docs/ARCHITECTURE.md §3, §4.1,
  * §4.2, §4.3, §4.6), written from the design and the script headers, not from the Lua bodies:
  * where each job waits (its class: default `s`, prioritized `p` / `r`), its lease member and
  * deadline, its record header, and the final records (completed, cancelled, dead). model.test.ts

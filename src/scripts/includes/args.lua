@@ -1,7 +1,7 @@
 -- Checks of the ARGV a caller passes, for the scripts a producer in another language calls
 -- directly (docs/PROTOCOL.md): such a producer has no TypeScript validation in front of it, so a
 -- value in seconds instead of ms, a negative delay or a float must be refused here, by name,
--- before anything is written, never stored as it came (DESIGN invariant 10).
+-- before anything is written, never stored as it came (docs/DESIGN.md invariant 10).
 -- Each check returns nil when the value is good, else the reason (a string); the script returns
 -- bad_arg(reason), an error reply 'DELAYQ_BAD_ARG <reason>' (src/redis/script-errors.ts).
 
@@ -100,7 +100,7 @@ end
 
 -- The class an add passes beside a record ('' default, 'p<prio>', 'g<group>') must repeat the
 -- record's header (h from rec_parse): a disagreement is refused, never silently resolved
--- (DESIGN invariant 10). `wheel`: the queue uses the wheel strategy, which has no priorities.
+-- (docs/DESIGN.md invariant 10). `wheel`: the queue uses the wheel strategy, which has no priorities.
 -- Returns nil when they agree, else the reason.
 local function check_record_class(class, h, wheel)
   if type(class) ~= 'string' then return 'class is missing' end

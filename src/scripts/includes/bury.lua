@@ -1,4 +1,4 @@
--- Burial and the dead set's bounds, layout 2 (docs/design/HOT-PATH.md §3.1, §4.4).
+-- Burial and the dead set's bounds, layout 2 (docs/ARCHITECTURE.md §3.1, §4.4).
 -- A dead job keeps its full record in K.j (so dead.retry can put it back as it was) and has an
 -- entry in K.d scored by when it died; its last error is in K.e. The caller has already taken
 -- the job out of where it was (waiting set or lease) and written its error. Needs K.d, K.j, K.e,

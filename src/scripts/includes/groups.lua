@@ -1,4 +1,4 @@
--- Groups (issue 16; docs/design/HOT-PATH.md §3.1, §3.5, §4.2): waiting grouped jobs, group states
+-- Groups (issue 16; docs/ARCHITECTURE.md §3.1, §3.5, §4.2): waiting grouped jobs, group states
 -- and re-activation, shared by every script that adds, takes, puts back or removes a grouped job,
 -- or ends the lease of one.
 --

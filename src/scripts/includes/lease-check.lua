@@ -1,4 +1,4 @@
--- Lease checks of layout 2 (docs/design/HOT-PATH.md §3.4): a running job is one member
+-- Lease checks of layout 2 (docs/ARCHITECTURE.md §3.4): a running job is one member
 -- "<claims>.<claimed at>|<id>" (plus "\0<group>") of the lease ZSET K.a, scored by its deadline.
 -- The member is the fence: a lease is valid only while its member is in K.a with a score after
 -- now. Needs K.a, and K.x for the reason a cancelled job's holder is given.

@@ -1,4 +1,4 @@
--- Where a waiting job lives in layout 2 (docs/design/HOT-PATH.md §3.1): exactly one of K.s
+-- Where a waiting job lives in layout 2 (docs/ARCHITECTURE.md §3.1): exactly one of K.s
 -- (default class, member id, score due), K.p (prioritized, not due: member "<prio>:<id>", score
 -- due) or K.r (prioritized and due: score (prio + 1024) * 2^42 + due), or for the wheel strategy
 -- (K.wi set by wheel_keys, wheel.lua) its bucket or ready list. The record's header (h from

@@ -6,7 +6,7 @@
 if redis.replicate_commands then redis.replicate_commands() end
 
 -- "Now" is the server's clock in epoch ms, never the caller's: worker clock skew
--- must not make a job early, late or expired (DESIGN invariant 7).
+-- must not make a job early, late or expired (docs/DESIGN.md invariant 7).
 -- The server's clock as epoch ms (rounded down) and as epoch µs (exact in a Lua double until the
 -- year 2255); the one place a script reads TIME.
 local function now_ms_us()

@@ -1,5 +1,5 @@
 -- reap_expired(K, now, max, dead_count, dead_age) -> returned, buried (layout 2,
--- docs/design/HOT-PATH.md §4.6). Leases whose deadline has passed end here: the job goes back to
+-- docs/ARCHITECTURE.md §4.6). Leases whose deadline has passed end here: the job goes back to
 -- waiting by its class, due now (the attempt stays charged: it was counted at the claim), or to
 -- the dead set with the error LeaseExpired once its attempts are spent. Used by reap.lua and by
 -- the claim's reap-on-claim. Idempotent: a second call finds nothing.

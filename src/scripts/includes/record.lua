@@ -1,4 +1,4 @@
--- The layout-2 job record (docs/design/HOT-PATH.md §3.2): read and rewrite its header with
+-- The layout-2 job record (docs/ARCHITECTURE.md §3.2): read and rewrite its header with
 -- `struct`, never cjson. Only the header is touched; the payload bytes after it are never looked at.
 -- Byte 1 format (1), byte 2 flags A, byte 3 flags B when A has 0x80, then the optional fields in
 -- flag order: C claim block (20), M max attempts (2), B backoff (9), P priority (2, signed),

@@ -1,5 +1,5 @@
 -- announce_placed(K, placed, due): tell sleeping workers on K.w about a job just put back in
--- waiting (docs/design/HOT-PATH.md §4.10), given what place_waiting (place.lua) returned. In the
+-- waiting (docs/ARCHITECTURE.md §4.10), given what place_waiting (place.lua) returned. In the
 -- zset strategies that is true when the job became the earliest of its set, and the message is
 -- its due time. In the wheel strategy (K.wi set) it is the end of a bucket that did not exist
 -- before (or nil), and wheel_announce (wheel.lua) says it when no bucket ends earlier; a job put

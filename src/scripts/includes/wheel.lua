@@ -1,4 +1,4 @@
--- The time wheel (strategy 'wheel', docs/design/HOT-PATH.md §8): where the waiting jobs of a
+-- The time wheel (strategy 'wheel', docs/ARCHITECTURE.md §8): where the waiting jobs of a
 -- wheel queue live. includes/place.lua calls wheel_place / wheel_remove instead of touching the
 -- class ZSETs when K.wi is set; claim.lua calls wheel_take; readers call wheel_due / wheel_counts.
 --
@@ -7,7 +7,7 @@
 -- K.wi  ZSET bucket start -> bucket end (epoch ms): the index of the non-empty buckets.
 -- K.wc  HASH id -> due ms of every job waiting in the wheel, in a bucket or in ready; HLEN is
 --       the wheel's count. The lists hold bare ids, and a record has no due time of a waiting
---       job (HOT-PATH §3.2), so this is where a job's due time is found from its id: to remove
+--       job (docs/ARCHITECTURE.md §3.2), so this is where a job's due time is found from its id: to remove
 --       it (cancel, reschedule, replace), to show it (get), and to order a bucket's jobs when it
 --       is promoted. A job pushed straight into ready is stored as -due, so a remove knows it is
 --       not in a bucket (its bucket may still be open, holding later jobs) without scanning one.

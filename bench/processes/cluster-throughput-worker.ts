@@ -2,7 +2,7 @@
  * One worker process of bench/cluster-throughput.ts: a Worker of the partitioned queue on the
  * cluster given in argv (JSON), with a no-op handler. Prints "ready" once claiming; exits on SIGTERM.
  */
-import { Worker } from '../src/index.js';
+import { Worker } from '../../src/index.js';
 
 interface Args {
   seeds: Array<{ host: string; port: number }>;

@@ -1,10 +1,10 @@
 /**
- * One benchmark worker in its own process: `node --import tsx bench/worker-process.ts '<ChildConfig>'`.
+ * One benchmark worker in its own process: `node --import tsx bench/processes/worker-process.ts '<ChildConfig>'`.
  * It talks to the parent only over the IPC channel (see lib/protocol.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { createAdapter } from './adapters/index.js';
-import type { ChildConfig, ChildMessage, ParentMessage } from './lib/protocol.js';
+import { createAdapter } from '../adapters/index.js';
+import type { ChildConfig, ChildMessage, ParentMessage } from '../lib/protocol.js';
 
 const config = JSON.parse(process.argv[2] ?? '') as ChildConfig;
 

@@ -3,7 +3,7 @@
  * per job, the due time the producer asked for, the due time Redis stored (runAt), the claim time
  * (Redis clock) and the handler's Date.now(), and sends them all to the parent when done.
  */
-import { Worker } from '../src/index.js';
+import { Worker } from '../../src/index.js';
 
 const [url, queue, expectText] = process.argv.slice(2);
 const expect = Number(expectText);

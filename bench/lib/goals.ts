@@ -4,10 +4,10 @@
  * end of the run. `npm run bench` prints it last and writes it to bench/results/, so the same text
  * goes into docs/benchmarks.md and the design note unchanged.
  */
-import type { SystemName } from './adapters/adapter.js';
-import type { Figure } from './lib/recorder.js';
-import type { RunResults } from './report.js';
-import type { W8Step } from './workloads/w8-capacity.js';
+import type { SystemName } from '../adapters/adapter.js';
+import type { Figure } from './recorder.js';
+import type { RunResults } from './results.js';
+import type { W8Step } from '../workloads/w8-capacity.js';
 
 /** The table's columns, in the issue's order. */
 const COLUMNS: ReadonlyArray<{ system: SystemName; title: string }> = [

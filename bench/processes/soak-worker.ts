@@ -1,13 +1,13 @@
 /**
- * One soak worker in its own process: `node --import tsx bench/soak-worker.ts '<SoakWorkerConfig>'`,
+ * One soak worker in its own process: `node --import tsx bench/processes/soak-worker.ts '<SoakWorkerConfig>'`,
  * spawned by bench/soak.ts. Every handler start and end and every completed or dead job is appended
  * synchronously to this process's ledger file (outside Redis; a SIGKILL loses nothing already
  * written), in the pattern of test/chaos/ledger.ts. Talks to the parent over IPC: 'ready' once
  * claiming, 'stats' every few seconds; closes gracefully on { type: 'close' }.
  */
 import { appendFileSync } from 'node:fs';
-import { Worker } from '../src/index.js';
-import type { SoakEntry, SoakPayload, SoakWorkerConfig, SoakWorkerMessage } from './lib/soak-ledger.js';
+import { Worker } from '../../src/index.js';
+import type { SoakEntry, SoakPayload, SoakWorkerConfig, SoakWorkerMessage } from '../lib/soak-ledger.js';
 
 const config = JSON.parse(process.argv[2] ?? '') as SoakWorkerConfig;
 

@@ -67,11 +67,6 @@ export class QueueContext {
     return this.definition.name;
   }
 
-  /** The keys of the partition job `id` lives in. */
-  keysOf(id: string): QueueKeys {
-    return this.partitions[partitionOf(id, this.partitions.length)]!;
-  }
-
   /**
    * Run `op` on the partition of job `id` and, when it finds nothing there (null) and the queue
    * has partitions, on the others at once: a grouped job lives in its group's partition

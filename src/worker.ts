@@ -14,19 +14,17 @@ import { defineQueue } from './definition/definition.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import { groupOfLease } from './members/lease.js';
 import { flushCounts } from './operations/stats.js';
-import { placementOf } from './partition/index.js';
 import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { warnIfEvicting } from './redis/eviction.js';
 import type { QueueKeys } from './redis/keys.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { loadTracing } from './tracing.js';
-import type { AttemptHooks } from './worker/attempt.js';
 import { APPROACH_SPIN_MS, ClaimLoop } from './worker/claim-loop.js';
 import type { ClaimSource } from './worker/claim-source.js';
 import { CounterFlusher } from './worker/counters.js';
 import { Dispatcher } from './worker/dispatcher.js';
-import type { WorkerEvents } from './worker/events.js';
+import { attemptHooks, type WorkerEvents } from './worker/events.js';
 import { FatePolicy } from './worker/fate.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import {
@@ -248,22 +246,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       report,
       () => storage.trim(),
     );
-    const hooks: AttemptHooks<T> = {
-      completed: (job, result) => {
-        this.counters.count('completed', 1, placementOf(job.id, job.group, this.partitions.length));
-        reaper.finished();
-        this.emit('completed', job, result);
-      },
-      failed: (job, error, retryAt) => this.emit('failed', job, error, retryAt),
-      dead: (job, error, id) => {
-        reaper.finished();
-        this.emit('dead', job, error, id);
-      },
-      error: report,
-      // Stop renewing first: a renewal racing the ack or fail would find the lease gone and cry wolf.
-      settling: (lease) => keeper.untrack(lease),
-      extendLease: (lease, ms) => keeper.extendOne(lease, ms),
-    };
     const tracing = await loadTracing();
     // The codec given, else the queue's recorded one.
     const run = { queue: this.name, codec: settled.codec, options: o, fates: this.fates, tracing, report };
@@ -275,7 +257,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       counters: this.counters,
       partitions: this.partitions.length,
       store: storage,
-      hooks,
+      hooks: attemptHooks<T>({
+        events: this,
+        counters: this.counters,
+        partitions: this.partitions.length,
+        reaper,
+        keeper,
+        report,
+      }),
       handler:
         'batch' in this.handler
           ? { batch: o.batch!, run: { ...run, handler: this.handler.batch }, now: () => this.clock.now() }

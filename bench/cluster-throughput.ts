@@ -2,7 +2,7 @@
  * Throughput of one partitioned queue on 1 vs 3 Redis Cluster masters (issue 7, item 2).
  *
  * For each cluster (a: one cluster-enabled redis-server serving all 16,384 slots; b: 3 masters, no
- * replicas, from src/testing/redis-cluster.ts), on loopback: WORKERS worker processes (concurrency
+ * replicas, from test/support/redis-cluster.ts), on loopback: WORKERS worker processes (concurrency
  * CONCURRENCY, no-op handler) wait on a queue with PARTITIONS partitions whose tags cover the three
  * masters of (b) evenly; JOBS jobs are added in bulk, all due at one instant a few seconds ahead;
  * the time from that instant until the queue is empty gives jobs/s. Both runs use the same queue
@@ -16,8 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { Queue } from '../src/index.js';
 import { partitionKeys } from '../src/redis/keys.js';
-import { ask, until } from '../src/testing/probe.js';
-import { startRedisCluster } from '../src/testing/redis-cluster.js';
+import { ask, until } from '../test/support/probe.js';
+import { startRedisCluster } from '../test/support/redis-cluster.js';
 import { startRedis } from '../src/testing/redis-server.js';
 import { describeEnvironment } from './lib/machine.js';
 

@@ -32,10 +32,9 @@ try {
       console.log(`ran ${job.id} with rev ${job.payload.rev}`);
       runs.push({ id: job.id, payload: job.payload });
     },
-    // A key's next burst may come within minutes of its last run: do not keep completed records, or
-    // that add would write nothing (the completed record answers it). A reindex run twice after a
-    // resent add is harmless.
-    { connection: redis.url, rememberCompleted: false },
+    // A key's next burst may come within minutes of its last run: onExists 'replace' adds the id
+    // again over its completed record, so the edit is delivered whatever is kept.
+    { connection: redis.url },
   );
   await worker.waitUntilReady();
 

@@ -80,6 +80,7 @@ describe('sendReminder on a real queue', () => {
     expect(await queue.counts()).toEqual({
       scheduled: 1,
       due: 0,
+      held: 0,
       active: 0,
       dead: 1,
       completed: 1,

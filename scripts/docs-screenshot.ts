@@ -70,7 +70,6 @@ try {
   );
   worker.on('error', () => {});
   closers.push(() => worker.close({ timeoutMs: 2_000 }));
-  metrics.observeWorker(worker);
 
   // History: imports that completed (with results), a charge that died, an import cancelled while
   // it waited. The imports come in four waves a counter flush apart: the throughput chart shows
@@ -117,7 +116,7 @@ try {
   });
   closers.push(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
-  await page.goto(`${dashboard.url}queues/${name}?token=${TOKEN}`);
+  await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);
   await page.locator('#c-active', { hasText: /^1$/ }).waitFor({ timeout: 15_000 });
   // Pause from the page, as an operator would: the badge shows and the button turns to Resume.
   await page.locator('#pause-toggle', { hasText: 'Pause' }).click();

@@ -3,6 +3,7 @@
  */
 import { parseDuration, type Duration } from './duration.js';
 import { ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 
 /**
  * A backoff given as plain data (stored with each job). `delay` and `max` are durations: a number
@@ -31,6 +32,10 @@ export const DEFAULT_BACKOFF: ResolvedBackoff = {
   jitter: true,
 };
 
+/** The keys of a backoff spec of each type ('fixed' has no max). */
+const FIXED_KEYS: ReadonlySet<string> = new Set(['type', 'delay', 'jitter']);
+const EXPONENTIAL_KEYS: ReadonlySet<string> = new Set(['type', 'delay', 'max', 'jitter']);
+
 /**
  * Validate `value` as a BackoffSpec and return it with its durations in ms; throws
  * ValidationError otherwise. `name` is the option's path.
@@ -43,6 +48,9 @@ export function validateBackoffSpec(value: unknown, name: string, path = name): 
       path,
     );
   }
+  assertKnownOptions(spec, spec.type === 'fixed' ? FIXED_KEYS : EXPONENTIAL_KEYS, `${name} key`, {
+    path,
+  });
   if (spec.delay === undefined) {
     throw new ValidationError(
       `${name}.delay is missing: a number of ms or a duration such as '30s'`,

@@ -3,16 +3,19 @@
  * scripts that change job state, read back with `queue.events()`.
  */
 import { ValidationError, UnsupportedServerError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { Capabilities } from './redis/capabilities.js';
 
 /**
  * The `events` option: keep about `maxLen` recent events (default 10,000), or false for none.
- * Failure events (failed, dead, lease-lost, cancelled) are written by default (`only:
+ * Failure events (failed, dead, lease-lost, cancelled) and snoozed are written by default (`only:
  * 'failures'`); `only: 'all'` adds the routine ones every job writes (added, claimed, completed,
  * released, rescheduled, retried), at about 3.4 µs per event: they were the largest single cost of
  * the hot path (docs/ARCHITECTURE.md §7). The counters (`dq:{q}:n`) count those without them.
  */
 export type EventsOption = { maxLen: number; only?: 'all' | 'failures' } | false;
+
+const EVENTS_OPTION_KEYS: ReadonlySet<string> = new Set(['maxLen', 'only']);
 
 /** Default number of events kept per queue. */
 export const DEFAULT_EVENTS_MAX_LEN = 10_000;
@@ -29,7 +32,9 @@ export type JobEventType =
   | 'replaced'
   | 'released'
   | 'retried'
-  | 'lease-lost';
+  | 'lease-lost'
+  /** A handler threw a SnoozeError: the attempt did not count; fields attempt, runAt. */
+  | 'snoozed';
 
 /** One event as read from the stream. Times are epoch ms by the Redis clock. */
 export interface JobEvent {
@@ -50,6 +55,9 @@ export interface JobEvent {
 export function validateEventsOption(option: EventsOption | undefined): number | undefined {
   if (option === undefined) return undefined;
   if (option === false) return 0;
+  if (typeof option === 'object' && option !== null) {
+    assertKnownOptions(option, EVENTS_OPTION_KEYS, 'events key', { path: 'events' });
+  }
   if (
     typeof option !== 'object' ||
     !Number.isInteger(option.maxLen) ||

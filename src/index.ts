@@ -1,24 +1,27 @@
 // Public exports only.
-export { Queue, DeadLetters } from './queue.js';
-export type { QueueOptions, AddResult, BulkJob, JobInfo } from './queue.js';
+export { Queue, DeadLetters, QueueGroups } from './queue.js';
+export type { QueueOptions, AddResult, BulkJob, JobInfo, GroupInfo, ConfigureOptions } from './queue.js';
 export { Worker } from './worker.js';
 export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
-export type { WorkerOptions, BatchWorkerOptions, Logger } from './worker/options.js';
+export type { WorkerOptions, BatchWorkerOptions, Logger, Migrations } from './worker/options.js';
 export type { BatchOptions } from './worker/batch-options.js';
 export type { BatchJob } from './worker/batch-job.js';
 export type { Job } from './job.js';
-export type { AddOptions } from './job-options.js';
+export type { AddOptions, OnExists } from './job-options.js';
 export type { Backoff, BackoffSpec, BackoffFunction } from './backoff.js';
 export type { Duration } from './duration.js';
-export type { Codec, Envelope } from './codec/codec.js';
+export type { Codec, Envelope, EnvelopeCodec } from './codec/codec.js';
 export type { CodecOption } from './codec/payload.js';
 export { jsonCodec } from './codec/json.js';
 export { msgpackCodec } from './codec/msgpack.js';
 export { protobufCodec } from './codec/protobuf.js';
 export type { ProtobufCodec } from './codec/protobuf.js';
-export type { ConnectionOption } from './redis/connection.js';
+export type { ConnectionOption, ClusterConnectionOptions, RedisClient } from './redis/connection.js';
 export type { Strategy, StrategyOption } from './redis/capabilities.js';
-export type { Counts, JobState } from './operations/inspect.js';
+export type { Counts, JobState, ListState } from './operations/inspect.js';
+export type { EventsReadOptions } from './queue/events-reader.js';
+export type { GroupsOption } from './definition/definition.js';
+export type { StandardSchemaV1 } from './schema.js';
 export type { RecordedError } from './operations/fail.js';
 export {
   DelayqError,
@@ -43,11 +46,13 @@ export {
   CancelledError,
   ProgressTooLargeError,
 } from './errors.js';
+export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
 export { Scheduler } from './scheduler.js';
 export type { SchedulerOptions, SchedulerEvents, SchedulerStats } from './scheduler.js';
 export type {
   ScheduleResult,
+  UpsertStatus,
   ScheduleInfo,
   ScheduleOptions,
   MissedPolicy,

@@ -5,7 +5,9 @@ import { randomFillSync } from 'node:crypto';
 import { validateBackoffSpec, type BackoffSpec, type ResolvedBackoff } from './backoff.js';
 import { MAX_RUN_AT, MIN_RUN_AT } from './due-bounds.js';
 import { describe, parseDuration, parseMs, type Duration } from './duration.js';
-import { suggestOption } from './option-names.js';
+import { assertKnownOptions } from './option-names.js';
+
+const DURABILITY_OPTIONS: ReadonlySet<string> = new Set(['replicas', 'timeoutMs']);
 import { ValidationError } from './errors.js';
 import type { When } from './operations/add.js';
 import { MAX_PRIORITY, MIN_PRIORITY } from './record/header.js';
@@ -107,7 +109,8 @@ const MAX_ATTEMPTS = 65_535;
 const MAX_TIMEOUT_MS = 0xffff_ffff;
 /** How long an add with `durability` waits for replicas unless told. */
 export const DEFAULT_DURABILITY_TIMEOUT_MS = 1_000;
-const KNOWN = new Set([
+/** The keys of add's options (and of a bulk job's `opts`). */
+export const ADD_OPTIONS: ReadonlySet<string> = new Set([
   'delay',
   'runAt',
   'id',
@@ -128,14 +131,7 @@ export function resolveAddOptions(
   const o: AddOptions = opts ?? {};
   if (typeof o !== 'object' || o === null)
     throw new ValidationError(`add options must be an object, got ${describe(o)}`, 'opts');
-  for (const key of Object.keys(o)) {
-    if (!KNOWN.has(key)) {
-      throw new ValidationError(
-        `unknown add option '${key}'${suggestOption(key, KNOWN)}; known options: ${[...KNOWN].join(', ')}`,
-        key,
-      );
-    }
-  }
+  assertKnownOptions(o, ADD_OPTIONS, 'add option');
   let when: When = { delay: 0 };
   if (o.delay !== undefined && o.runAt !== undefined) {
     throw new ValidationError('give either delay or runAt, not both', 'runAt');
@@ -226,14 +222,7 @@ function resolveDurability(value: unknown): { replicas: number; timeoutMs: numbe
     );
   }
   const d = value as Record<string, unknown>;
-  for (const key of Object.keys(d)) {
-    if (key !== 'replicas' && key !== 'timeoutMs') {
-      throw new ValidationError(
-        `unknown durability option '${key}'; known options: replicas, timeoutMs`,
-        `durability.${key}`,
-      );
-    }
-  }
+  assertKnownOptions(d, DURABILITY_OPTIONS, 'durability option', { path: 'durability' });
   const { replicas, timeoutMs = DEFAULT_DURABILITY_TIMEOUT_MS } = d;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1) {
     throw new ValidationError(

@@ -3,8 +3,10 @@
  */
 
 /**
- * @internal What a Job asks of the attempt it belongs to. One object per job (the worker's Attempt),
- * rather than three closures per job: the worker makes one Job per claimed job.
+ * What a Job asks of the attempt it belongs to. One object per job (the worker's Attempt), rather
+ * than three closures per job: the worker makes one Job per claimed job. Not exported by the
+ * package (only the worker and delayq/testing make Jobs), but kept in job.d.ts, unlike the
+ * members tsconfig.build.json strips: worker/attempt.d.ts implements it.
  */
 export interface JobHost {
   /** Made on first use: most handlers never look at it (one AbortController a job). */

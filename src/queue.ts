@@ -9,36 +9,47 @@ import { QueueContext } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
 import { parseDuration, type Duration } from './duration.js';
 import { ClosedError, ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
+import { readLiveSettings, writeLiveSettings } from './operations/config.js';
+import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
 import { cancel, reschedule } from './operations/manage.js';
 import { isPaused, pause, resume } from './operations/pause.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
+import { SETTINGS_MESSAGE } from './redis/wake-subscriber.js';
 import type { QueueKeys } from './redis/keys.js';
 import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
 import type { ScheduleOptions } from './schedule/definition.js';
 import type { ScheduleSpec } from './schedule/spec.js';
 import { loadTracing } from './tracing.js';
 import { DeadLetters } from './queue/dead-letters.js';
+import { QueueGroups } from './queue/groups.js';
 import { readEvents, type EventsReadOptions } from './queue/events-reader.js';
 import { toInfo, type JobInfo } from './queue/info.js';
 import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } from './queue/options.js';
 import { registerProducer, type Producer } from './definition/producer.js';
-import { checkPage, countAll, listAll } from './queue/reads.js';
+import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import type { Counts, ListState } from './operations/inspect.js';
 
 export type { QueueOptions } from './queue/options.js';
+export type { ConfigureOptions } from './definition/settings.js';
+
+const RESCHEDULE_KEYS: ReadonlySet<string> = new Set(['delay', 'runAt']);
 export type { AddResult, BulkJob } from './queue/write.js';
 export type { JobInfo } from './queue/info.js';
 export { DeadLetters } from './queue/dead-letters.js';
+export { QueueGroups, type GroupInfo } from './queue/groups.js';
 
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
   readonly name: string;
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
+  /** The queue's groups: list them by backlog, pause, resume, cancel their waiting jobs. */
+  readonly groups: QueueGroups;
   private readonly connection: Connection;
   /** Keys, partitions and client; with the producer settings, what producerOf(queue) gives. */
   private readonly context: QueueContext;
@@ -64,6 +75,7 @@ export class Queue<T = unknown> {
     };
     registerProducer(this, this.producer);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
+    this.groups = new QueueGroups(this.producer);
   }
 
   /** The ioredis client this queue uses. */
@@ -99,12 +111,15 @@ export class Queue<T = unknown> {
     );
   }
 
-  /** Everything known about job `id`, or null when there is no such job. */
-  async get(id: string): Promise<JobInfo<T> | null> {
+  /**
+   * Everything known about job `id`, or null when there is no such job. `R` types the kept result
+   * of a completed job (`get<Receipt>(id)`): what its worker's handler returned.
+   */
+  async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
     const { layout, codec } = await this.context.settle();
     const raw = await this.context.findById(id, (keys) => getJob(this.client, keys, id, layout));
-    return raw ? toInfo<T>(codec, raw) : null;
+    return raw ? toInfo<T, R>(codec, raw) : null;
   }
 
   /**
@@ -126,6 +141,10 @@ export class Queue<T = unknown> {
   /** Move a waiting job to a new time. False when it is not waiting. */
   async reschedule(id: string, opts: { delay?: Duration; runAt?: Date | number }): Promise<boolean> {
     this.assertOpen();
+    if (typeof opts !== 'object' || opts === null) {
+      throw new ValidationError('reschedule needs { delay } or { runAt }', 'opts');
+    }
+    assertKnownOptions(opts, RESCHEDULE_KEYS, 'reschedule option');
     if ((opts.delay === undefined) === (opts.runAt === undefined)) {
       throw new ValidationError('reschedule needs exactly one of delay or runAt', 'delay');
     }
@@ -148,16 +167,14 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * How many jobs wait (`due`: of those, how many are due now), run, lie dead, and are kept as
-   * completed or cancelled.
+   * How many jobs wait (`due`: of those, how many are due now, of every class: default,
+   * prioritized and grouped; `held`: of the due ones, how many their group keeps from starting
+   * now), run, lie dead, and are kept as completed or cancelled.
    */
   async counts(): Promise<Counts> {
     this.assertOpen();
-    const { scheduled, due, active, dead, completed, cancelled } = await countAll(
-      this.context,
-      (await this.context.settle()).layout,
-    );
-    return { scheduled, due, active, dead, completed, cancelled };
+    const { scheduled, due, held, active, dead, completed, cancelled } = await countAll(this.context);
+    return { scheduled, due, held, active, dead, completed, cancelled };
   }
 
   /**
@@ -181,6 +198,22 @@ export class Queue<T = unknown> {
     await resume(this.client, this.partitions);
   }
 
+  /**
+   * Change the queue's live settings, the group bounds, on the running queue: `groups.concurrency`
+   * (running jobs per group across all workers) and `groups.limit` (`{ max, per }`, or null for
+   * none). Recorded in the queue's config record in one step; every worker follows within about a
+   * second, without a restart (a `G` wake message makes it read the record again). Throws
+   * ValidationError, naming the key or value and what to write, before anything is written.
+   */
+  async configure(options: ConfigureOptions): Promise<void> {
+    this.assertOpen();
+    const fields = resolveConfigure(options);
+    await this.context.settle();
+    await writeLiveSettings(this.client, this.name, fields);
+    await this.context.adoptLive(await readLiveSettings(this.client, this.name));
+    await Promise.all(this.partitions.map((keys) => this.client.publish(keys.wake, SETTINGS_MESSAGE)));
+  }
+
   /** Whether the queue is paused (with partitions: whether any of them is). */
   async isPaused(): Promise<boolean> {
     this.assertOpen();
@@ -190,13 +223,22 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
-   * time; active by lease deadline; dead, completed and cancelled most recent first.
+   * time; active by lease deadline; dead, completed and cancelled most recent first. With `group`,
+   * only that group's scheduled jobs (by due time) or active ones (by lease deadline).
    */
-  async list(state: ListState, page: { offset?: number; limit?: number } = {}): Promise<Array<JobInfo<T>>> {
+  async list(
+    state: ListState,
+    page: { group?: string; offset?: number; limit?: number } = {},
+  ): Promise<Array<JobInfo<T>>> {
     this.assertOpen();
-    const checked = checkPage(page);
+    // `group` is list's own key; checkPage refuses any key a page does not have.
+    const { group, ...rest } = typeof page === 'object' && page !== null ? page : ({} as { group?: string });
+    const checked = checkPage(typeof page === 'object' && page !== null ? rest : page);
     const { layout, codec } = await this.context.settle();
-    const raws = await listAll(this.context, layout, state, checked);
+    const raws =
+      group === undefined
+        ? await listAll(this.context, layout, state, checked)
+        : await listGroup(this.context, state, group, checked);
     return raws.map((raw) => toInfo<T>(codec, raw));
   }
 

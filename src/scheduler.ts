@@ -10,10 +10,13 @@ import { ServerClock, Sleeper } from './clock.js';
 import { producerOf } from './definition/producer.js';
 import { parseMs } from './duration.js';
 import { ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
 import type { Queue } from './queue.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
 import { readSchedules } from './schedule/read.js';
 import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './schedule/tick.js';
+
+const SCHEDULER_OPTIONS: ReadonlySet<string> = new Set(['maxSleepMs', 'batch']);
 
 /** Options of a Scheduler. */
 export interface SchedulerOptions {
@@ -65,11 +68,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     super();
     const producer = producerOf(queue);
     producer.assertUnpartitioned('repeating schedules (a Scheduler)');
-    for (const key of Object.keys(options)) {
-      if (key !== 'maxSleepMs' && key !== 'batch') {
-        throw new ValidationError(`unknown scheduler option '${key}'; known: maxSleepMs, batch`, key);
-      }
-    }
+    assertKnownOptions(options, SCHEDULER_OPTIONS, 'scheduler option');
     this.maxSleepMs = parseMs(options.maxSleepMs ?? 5_000, 'maxSleepMs');
     if (this.maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
     this.batch = options.batch ?? 100;

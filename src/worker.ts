@@ -13,6 +13,7 @@ import { QueueContext, type Settled } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
 import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
 import { groupOfLease } from './members/lease.js';
+import { assertKnownOptions } from './option-names.js';
 import { flushCounts } from './operations/stats.js';
 import { blockingMove, type Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
@@ -27,6 +28,7 @@ import { Dispatcher } from './worker/dispatcher.js';
 import { attemptHooks, type WorkerEvents } from './worker/events.js';
 import { FatePolicy } from './worker/fate.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
+import { LiveSettings } from './worker/live-settings.js';
 import {
   resolveWorkerOptions,
   type AnyWorkerOptions,
@@ -48,6 +50,8 @@ export type { Handler } from './worker/run-attempt.js';
 export type { BatchHandler } from './worker/run-batch.js';
 export type { WorkerEvents } from './worker/events.js';
 
+const CLOSE_KEYS: ReadonlySet<string> = new Set(['timeoutMs']);
+
 /** The parts made at start-up, once the queue's definition is settled. */
 interface Running<T> {
   storage: WorkerStorage;
@@ -59,7 +63,7 @@ interface Running<T> {
 }
 
 /** Runs a handler for each due job of one queue. */
-export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
+export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
   readonly name: string;
   /** This worker's id, as recorded in its leases. */
   readonly id: string;
@@ -77,6 +81,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   private readonly slots: Slots;
   private readonly fates: FatePolicy;
   private readonly subscriber: WakeSubscriber;
+  /** Follows queue.configure's live settings (a `G` wake message). */
+  private readonly live: LiveSettings;
   /** One job per handler call, or (the option `batch`) a batch. */
   private readonly handler: { one: Handler<T> } | { batch: BatchHandler<T> };
   private running: Running<T> | undefined;
@@ -87,8 +93,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** A batch worker: the handler takes up to `batch.size` due jobs at once (README, "Batches"). */
   constructor(name: string, handler: BatchHandler<T>, options: BatchWorkerOptions<T>);
   /** Runs `handler` for each due job. */
-  constructor(name: string, handler: Handler<T>, options?: WorkerOptions<T>);
-  constructor(name: string, handler: Handler<T> | BatchHandler<T>, options: AnyWorkerOptions<T> = {}) {
+  constructor(name: string, handler: Handler<T, R>, options?: WorkerOptions<T>);
+  constructor(name: string, handler: Handler<T, R> | BatchHandler<T>, options: AnyWorkerOptions<T> = {}) {
     super();
     this.name = name;
     this.options = resolveWorkerOptions(options);
@@ -102,6 +108,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const client = this.connection.client;
     // false: a worker started before its Redis waits for it rather than failing.
     this.context = new QueueContext(client, definition, this.clock, false);
+    this.context.warn = (message) => o.logger.warn(message);
     this.partitions = this.context.partitions;
     if (this.connection.owned) client.on('error', (err: Error) => this.report(err));
     this.slots = new Slots(o.concurrency);
@@ -120,7 +127,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       (member) => {
         if (this.running?.dispatcher.cancelled(member)) this.running.reaper.finished();
       },
+      () => this.live.follow(),
     );
+    this.live = new LiveSettings({
+      context: this.context,
+      running: () => this.running !== undefined && !this.closing,
+      setGroups: (groups) => this.running?.storage.setGroups(groups),
+      wake: () => this.sleeper.wakeNow(),
+      log: (message) => o.logger.info?.(`worker ${this.id} on queue '${name}': ${message}`),
+      report: (err) => this.report(err),
+    });
     if (o.autorun) {
       this.run().catch(() => {
         // Reported by run(); waitUntilReady() rejects with it too.
@@ -153,7 +169,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * and hand their jobs back to the schedule without charging the attempt. Closes the connection
    * unless it was passed in.
    */
-  close({ timeoutMs = 10_000 }: { timeoutMs?: number } = {}): Promise<void> {
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    try {
+      assertKnownOptions(options, CLOSE_KEYS, 'close option');
+    } catch (err) {
+      // A ValidationError, as a rejection like every other failure of close().
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    const { timeoutMs = 10_000 } = options;
     this.closing ??= this.shutDown(timeoutMs);
     return this.closing;
   }
@@ -257,9 +280,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       counters: this.counters,
       partitions: this.partitions.length,
       store: storage,
-      hooks: attemptHooks<T>({
+      hooks: attemptHooks<T, R>({
         events: this,
         counters: this.counters,
+        clock: this.clock,
         partitions: this.partitions.length,
         reaper,
         keeper,

@@ -4,6 +4,7 @@ import { startDashboard } from '../dashboard/server.js';
 import { connect, globalsOf, intArg, OperationalError, output, redisUrl, UsageError } from './context.js';
 import { DashboardConfigError } from '../dashboard/server.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
+import { discoverQueues } from '../inspect/discover.js';
 import { Inspector } from '../inspect/inspector.js';
 import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 
@@ -39,12 +40,31 @@ export function registerDashboard(program: Command): void {
         .map((q) => q.trim())
         .filter(Boolean);
       const metrics = new DelayqMetrics();
-      const gauged = await Promise.all(
-        (queueNames ?? []).map((name) =>
-          Inspector.open(client, name, { codecs, codecHint: CODEC_HINT, unknown: 'empty' }),
-        ),
-      );
-      gauged.forEach((q) => metrics.observeQueue(q.queue));
+      // The queues /metrics reports: those named, or, as the pages do, every queue found at each
+      // scrape (so one created after the start shows at the next scrape). Each is opened once.
+      const opened = new Map<string, Promise<Inspector | null>>();
+      const openQueue = (name: string): Promise<Inspector | null> => {
+        let inspector = opened.get(name);
+        if (!inspector) {
+          inspector = Inspector.open(client, name, {
+            codecs,
+            codecHint: CODEC_HINT,
+            unknown: queueNames ? 'empty' : 'fail',
+          }).catch(() => {
+            // Not openable now (a layout-1 queue awaiting `delayq migrate`, or gone): left out,
+            // and tried again at the next scrape.
+            opened.delete(name);
+            return null;
+          });
+          opened.set(name, inspector);
+        }
+        return inspector;
+      };
+      metrics.observeQueuesOf(async () => {
+        const names = queueNames ?? (await discoverQueues(client, 1000));
+        const found = await Promise.all(names.map(openQueue));
+        return found.flatMap((inspector) => (inspector ? [inspector.queue] : []));
+      });
       let server;
       try {
         server = await startDashboard({
@@ -84,7 +104,11 @@ export function registerDashboard(program: Command): void {
         process.once('SIGTERM', () => resolve());
       });
       await server.close();
-      await Promise.all(gauged.map((q) => q.close()));
+      await Promise.all(
+        [...opened.values()].map(async (pending) => {
+          await (await pending)?.close();
+        }),
+      );
       await client.quit().catch(() => client.disconnect());
     });
 }

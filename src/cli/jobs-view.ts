@@ -16,7 +16,7 @@ export function listRow(state: ListState, info: JobInfo<unknown>, now: number, c
     return [
       info.id,
       relative(info.runAt.getTime(), now),
-      priorityText(info.priority),
+      info.group ?? priorityText(info.priority),
       attempts,
       c.dim(preview(info, 60)),
     ];
@@ -54,14 +54,17 @@ export function listRow(state: ListState, info: JobInfo<unknown>, now: number, c
 
 /** Column titles for `state`. */
 export function listHeader(state: ListState): string[] {
-  if (state === 'scheduled') return ['id', 'due', 'priority', 'attempts', 'payload'];
+  if (state === 'scheduled') return ['id', 'due', 'group/priority', 'attempts', 'payload'];
   if (state === 'active') return ['id', 'worker', 'lease until', 'attempts'];
   if (state === 'completed') return ['id', 'completed', 'result'];
   if (state === 'cancelled') return ['id', 'cancelled'];
   return ['id', 'died', 'attempts', 'reason'];
 }
 
-/** A priority as the lists show it: blank for the default 0, so set ones stand out. */
+/**
+ * A priority as the lists show it where the job has no group (a grouped job shows its group: it
+ * has no priority): blank for the default 0, so set ones stand out.
+ */
 function priorityText(priority: number): string {
   return priority === 0 ? '' : String(priority);
 }
@@ -91,7 +94,9 @@ export function detailLines(info: JobInfo<unknown>, now: number, c: Colors): str
   if (!final) {
     lines.push(['due', at(info.runAt)]);
     lines.push(['attempts', `${info.attempts} of ${info.maxAttempts}`]);
-    lines.push(['priority', String(info.priority)]);
+    // A grouped job has no priority: its group is what matters.
+    if (info.group !== undefined) lines.push(['group', info.group]);
+    else lines.push(['priority', String(info.priority)]);
   }
   if (info.createdAt) lines.push(['created', info.createdAt.toISOString()]);
   if (info.version !== undefined) lines.push(['version', String(info.version)]);

@@ -3,6 +3,7 @@
  * The `delayq` command. Exit codes: 0 success, 1 operational error (Redis unreachable, no such job,
  * ...), 2 usage error; every failure prints one line on stderr.
  */
+import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { DelayqError, ValidationError } from '../errors.js';
 import { registerAdd } from './add.js';
@@ -16,9 +17,13 @@ import { registerShow } from './show.js';
 import { registerStats } from './stats.js';
 import { registerWorker } from './worker.js';
 
+// The package's own manifest: two directories up from src/cli/ and from dist/cli/ alike.
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
 const program = new Command()
   .name('delayq')
   .description('Delayed job queue on Redis: run this at time T, exactly once at a time, nothing lost.')
+  .version(version, '-V, --version', 'print the version of delayq')
   .option('--redis <url>', 'Redis URL (default REDIS_URL, then redis://127.0.0.1:6379)')
   .option('--json', 'machine-readable output: one JSON document per line')
   .option('--no-color', 'no colours even on a terminal')

@@ -50,8 +50,8 @@ export function registerStats(program: Command): void {
     });
 }
 
-async function statsOf(inspector: Inspector): Promise<QueueStats> {
-  const counts = await inspector.counts();
+async function statsOf(inspector: Inspector, counts?: QueueCounts): Promise<QueueStats> {
+  counts ??= await inspector.counts();
   const [strategy, lateness] = await Promise.all([inspector.strategy(), inspector.lateness(counts)]);
   return { queue: inspector.name, counts, strategy, lateness, paused: counts.paused };
 }
@@ -99,6 +99,7 @@ async function allQueues(
           'queue',
           'scheduled',
           'due',
+          'held',
           'active',
           'dead',
           'completed',
@@ -111,6 +112,7 @@ async function allQueues(
           paused ? `${queue} ${c.yellow('(paused)')}` : queue,
           String(n.scheduled),
           n.due > 0 ? c.yellow(String(n.due)) : '0',
+          n.held > 0 ? c.yellow(String(n.held)) : '0',
           String(n.active),
           n.dead > 0 ? c.red(String(n.dead)) : '0',
           String(n.completed),
@@ -120,7 +122,7 @@ async function allQueues(
           latenessText(lateness),
         ]),
       ],
-      new Set([1, 2, 3, 4, 5, 6]),
+      new Set([1, 2, 3, 4, 5, 6, 7]),
     ),
   );
 }
@@ -130,6 +132,7 @@ function plainCounts(c: QueueCounts): Counts {
   return {
     scheduled: c.scheduled,
     due: c.due,
+    held: c.held,
     active: c.active,
     dead: c.dead,
     completed: c.completed,
@@ -148,13 +151,11 @@ function json(r: QueueStats): Record<string, unknown> {
 }
 
 async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): Promise<void> {
-  const stats = await statsOf(inspector);
-  const { counts, strategy, lateness, paused } = stats;
+  // The counts and the chart from the same reads, so they agree.
+  const { histogram: due, ...counts } = await inspector.figures(CHART);
+  const { strategy, lateness, paused } = await statsOf(inspector, counts);
   const { now, nextDue: next } = counts;
-  const [redisVersion, due] = await Promise.all([
-    inspector.redisVersion(),
-    inspector.dueHistogram(now, CHART),
-  ]);
+  const redisVersion = await inspector.redisVersion();
   out.data({
     queue: inspector.name,
     now,
@@ -174,6 +175,12 @@ async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): P
         ['paused', paused ? c.yellow('yes: workers start no job until `delayq resume`') : 'no'],
         ['scheduled', String(counts.scheduled)],
         ['due now', counts.due > 0 ? c.yellow(String(counts.due)) : '0'],
+        [
+          'held',
+          counts.held > 0
+            ? c.yellow(`${counts.held} of the due jobs wait for their group (its bound, rate or pause)`)
+            : '0',
+        ],
         ['active', String(counts.active)],
         ['dead', counts.dead > 0 ? c.red(String(counts.dead)) : '0'],
         ['completed', `${counts.completed} ${c.dim('(kept)')}`],

@@ -71,7 +71,6 @@ export function registerWorker(program: Command): void {
         const options: WorkerOptions = { ...entry.options, connection: url };
         if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;
         const worker = new Worker<unknown>(queue, entry.handler, options);
-        metrics.observeWorker(worker);
         worker.on('completed', (job) => {
           const late = job.claimedAt.getTime() - job.runAt.getTime();
           const ran = Date.now() - job.claimedAt.getTime();

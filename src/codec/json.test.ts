@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecodeError, EncodeError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Envelope } from './codec.js';
@@ -604,7 +606,7 @@ describe('jsonCodec decode rejects malformed bytes', () => {
       /integer literal 12345678901234567890/,
     ],
     [
-      'a number tag that is not the shortest decimal',
+      'a number tag whose integer no double equals',
       withPayload('{"~t":"number","v":"9007199254740993"}').toString(),
       /"number" tag whose value/,
     ],
@@ -695,7 +697,7 @@ describe('integers beyond ±(2^53 - 1)', () => {
   it('writes numbers JSON.stringify would print as unsafe integer literals as number tags, and reads them back', () => {
     for (const n of [2 ** 53, -(2 ** 60), 1e20, 9.99e20]) {
       const text = jsonEnvelopeCodec.encode(envelope({ n })).toString();
-      expect(text).toContain(`{"n":{"~t":"number","v":"${String(n)}"}}`);
+      expect(text).toContain(`{"n":{"~t":"number","v":"${BigInt(n).toString()}"}}`);
       expect(roundTrip(n)).toBe(n);
     }
     // From 1e21 on JSON.stringify writes an exponent, a double by its form.
@@ -703,8 +705,58 @@ describe('integers beyond ±(2^53 - 1)', () => {
     expect(roundTrip(1e21)).toBe(1e21);
   });
 
+  it('reads the number tag example of docs/PROTOCOL.md, 2^60 as its exact decimal, and refuses the rounded form', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/PROTOCOL.md'), 'utf8');
+    const example = /e\.g\. `"(\d+)"`/.exec(doc)?.[1];
+    expect(example).toBe('1152921504606846976');
+    expect(jsonEnvelopeCodec.decode(withPayload(`{"~t":"number","v":"${example}"}`)).payload).toBe(2 ** 60);
+    expect(jsonEnvelopeCodec.encode(envelope(2 ** 60)).toString()).toContain(
+      `{"~t":"number","v":"${example}"}`,
+    );
+    // String(2 ** 60) is a shortest round-trip form, not the integer: refused, as any other
+    // decimal no double equals exactly.
+    expect(decodeError(withPayload('{"~t":"number","v":"1152921504606847000"}')).message).toMatch(
+      /exact decimal integer of a double/,
+    );
+  });
+
   it('keeps BigInt tags exact where the raw literal would round', () => {
     const bytes = withPayload('{"~t":"BigInt","v":"9007199254740993"}');
     expect(jsonEnvelopeCodec.decode(bytes).payload).toBe(9007199254740993n);
+  });
+});
+
+describe('duplicate object keys', () => {
+  const payloadError = (text: string): string => {
+    try {
+      jsonCodec.decodePayload(Buffer.from(text));
+    } catch (e) {
+      expect(e).toBeInstanceOf(DecodeError);
+      return (e as Error).message;
+    }
+    throw new Error(`${text} decoded`);
+  };
+
+  it('are refused, at any depth and however the key is escaped, never last-wins', () => {
+    expect(payloadError('{"a":1,"b":2,"a":3}')).toMatch(/repeats the key "a"/);
+    expect(payloadError('[{"x":[{"k":1, "k" :2}]}]')).toMatch(/repeats the key "k"/);
+    expect(payloadError('{"a":1,"\\u0061":2}')).toMatch(/repeats the key "a"/);
+    expect(payloadError('{"~t":"number","~t":"BigInt","v":"1"}')).toMatch(/repeats the key "~t"/);
+    expect(decodeError(withPayload('{"n":1,"n":2}')).message).toMatch(/repeats the key "n"/);
+    // Past 16 keys the lookup goes through a Set; a nested object's keys never count for its parent.
+    const many = Array.from({ length: 40 }, (_, i) => `"k${i}":{"k${i}":1}`).join(',');
+    expect(jsonCodec.decodePayload(Buffer.from(`{${many}}`))).toHaveProperty('k39', { k39: 1 });
+    expect(payloadError(`{${many},"k7":2}`)).toMatch(/repeats the key "k7"/);
+    expect(payloadError(`{"a":{"x":1,"y":2},"b":[1,{"a":1}],"a":3}`)).toMatch(/repeats the key "a"/);
+  });
+
+  it('are told apart from equal keys of different objects and from colons and quotes inside strings', () => {
+    const text = '{"a":{"a":1,"b":"x\\":y"},"b":[{"a":2},{"a":3}],"c":"\\\\","d":"k:v"}';
+    expect(jsonCodec.decodePayload(Buffer.from(text))).toEqual({
+      a: { a: 1, b: 'x":y' },
+      b: [{ a: 2 }, { a: 3 }],
+      c: '\\',
+      d: 'k:v',
+    });
   });
 });

@@ -19,9 +19,11 @@
  *
  *   {"~t":"undefined"}                            undefined (object member, array item, Map/Set entry, payload)
  *   {"~t":"number","v":"NaN"}                     v is one of "NaN", "Infinity", "-Infinity", "-0", or the
- *                                                 shortest decimal (JS String(n)) of a number n with
- *                                                 2^53 <= |n| < 1e21, e.g. "1152921504606846976": JSON.stringify
- *                                                 writes these as integer literals, which readers refuse (below)
+ *                                                 exact decimal integer of a double n with 2^53 <= |n| < 1e21,
+ *                                                 e.g. "1152921504606846976" (2^60; JavaScript's BigInt(n), Python's
+ *                                                 str(int(n)), not String(n), which rounds to "1152921504606847000"):
+ *                                                 JSON.stringify writes these as integer literals, which readers
+ *                                                 refuse (below)
  *   {"~t":"Date","v":"2026-01-01T00:00:00.000Z"}  v is exactly what Date.prototype.toISOString() prints:
  *                                                 YYYY-MM-DDTHH:mm:ss.sssZ (always UTC "Z", always three
  *                                                 millisecond digits), years outside 0..9999 as ±YYYYYY;
@@ -109,7 +111,10 @@ function encodeNumber(n: number): unknown {
     if (n === 0) return 1 / n < 0 ? NEG_ZERO_TAG : n;
     // JSON.stringify would write an integer literal beyond ±(2^53 - 1), which readers refuse.
     const size = n < 0 ? -n : n;
-    return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM ? { '~t': 'number', v: String(n) } : n;
+    // The exact integer, not String(n): every language prints that one the same way (docs/PROTOCOL.md).
+    return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM
+      ? { '~t': 'number', v: BigInt(n).toString() }
+      : n;
   }
   return n !== n ? NAN_TAG : n > 0 ? INFINITY_TAG : NEG_INFINITY_TAG;
 }
@@ -314,7 +319,7 @@ function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown
           const n = typeof v === 'string' ? largeIntegralNumber(v) : undefined;
           if (n !== undefined) return n;
           throw new Problem(
-            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0", or the shortest decimal of a number n with 2^53 <= |n| < 1e21`,
+            `is a "number" tag whose value ${describe(v)} is not one of "NaN", "Infinity", "-Infinity", "-0", or the exact decimal integer of a double n with 2^53 <= |n| < 1e21 (e.g. "1152921504606846976" for 2^60)`,
           );
         }
       }
@@ -358,11 +363,15 @@ function decodeTag(o: Record<string, unknown>, keys: readonly string[]): unknown
   }
 }
 
-/** The number a "number" tag's decimal stands for, when it is one the encoder writes; else undefined. */
+/**
+ * The double a "number" tag's decimal stands for, when it is the exact integer of one the encoder
+ * tags; else undefined. A decimal no double equals (2^53 + 1) is refused, never rounded.
+ */
 function largeIntegralNumber(v: string): number | undefined {
+  if (!CANONICAL_BIGINT.test(v)) return undefined;
   const n = Number(v);
   const size = n < 0 ? -n : n;
-  return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM && String(n) === v ? n : undefined;
+  return size > Number.MAX_SAFE_INTEGER && size < EXPONENT_FROM && BigInt(n).toString() === v ? n : undefined;
 }
 
 function decodeMap(v: unknown): Map<unknown, unknown> {
@@ -452,6 +461,8 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new DecodeError(`cannot decode job: the envelope must be a JSON object, got ${describe(parsed)}`);
   }
+  const repeated = duplicateKeyError(text);
+  if (repeated) throw repeated;
   // 2^53 - 1 has 16 digits: without a run of 16 digits no integer literal can be out of range.
   const unsafe = SIXTEEN_DIGITS.test(text) ? unsafeIntegerLiteral(text) : undefined;
   if (unsafe !== undefined) {
@@ -464,6 +475,78 @@ function decodeEnvelope(bytes: Uint8Array): Envelope {
     fromTagged(payload, 'payload', `cannot decode job ${id}`),
   );
 }
+
+/** The refusal of a payload in which one object repeats a key (JSON.parse keeps the last silently). */
+function duplicateKeyError(text: string): DecodeError | undefined {
+  const key = duplicateKey(text);
+  return key === undefined
+    ? undefined
+    : new DecodeError(
+        `cannot decode job: an object of the payload repeats the key ${JSON.stringify(key)}; JSON.parse would keep the last one silently, and the encoder never writes a key twice`,
+      );
+}
+
+/**
+ * The first key that one object of `text` (JSON that JSON.parse accepted) holds twice, or
+ * undefined. Strings are skipped with indexOf; a key with escapes is compared by its value, so
+ * "a" and "\u0061" are one key.
+ */
+export function duplicateKey(text: string): string | undefined {
+  // Two members need two colons; most small payloads stop here.
+  const firstColon = text.indexOf(':');
+  if (firstColon < 0 || text.indexOf(':', firstColon + 1) < 0) return undefined;
+  // The keys of every open object, one flat list: each open container has its start in it (-1:
+  // an array). A key is looked for among its object's keys by a linear search while they are
+  // few, through a Set past MANY_KEYS; no allocation per object in the usual case.
+  const keys: string[] = [];
+  const starts: number[] = [];
+  let from = -1;
+  let big: Set<string> | undefined;
+  const bigs: Array<Set<string> | undefined> = [];
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        let back = end - 1;
+        while (text.charCodeAt(back) === 0x5c) back--;
+        if ((end - 1 - back) % 2 === 0) break;
+      }
+      if (from >= 0) {
+        let next = end + 1;
+        while (next < n && text.charCodeAt(next) <= 0x20) next++;
+        if (text.charCodeAt(next) === 0x3a) {
+          const raw = text.slice(i + 1, end);
+          const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+          if (big !== undefined) {
+            if (big.has(key)) return key;
+            big.add(key);
+          } else {
+            for (let k = from; k < keys.length; k++) if (keys[k] === key) return key;
+            if (keys.length - from >= MANY_KEYS) big = new Set(keys.slice(from));
+          }
+          keys.push(key);
+        }
+      }
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      starts.push(from);
+      bigs.push(big);
+      from = c === 0x7b ? keys.length : -1;
+      big = undefined;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (from >= 0) keys.length = from;
+      from = starts.pop() ?? -1;
+      big = bigs.pop();
+    }
+  }
+  return undefined;
+}
+
+/** Past this many keys in one object, duplicateKey looks keys up in a Set rather than a list. */
+const MANY_KEYS = 16;
 
 const SIXTEEN_DIGITS = /\d{16}/;
 const NUMBER_TOKEN = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
@@ -539,6 +622,8 @@ function decodePayload(bytes: Buffer): unknown {
       cause: e,
     });
   }
+  const repeated = duplicateKeyError(text);
+  if (repeated) throw repeated;
   const unsafe = SIXTEEN_DIGITS.test(text) ? unsafeIntegerLiteral(text) : undefined;
   if (unsafe !== undefined) {
     throw new DecodeError(

@@ -361,6 +361,12 @@ class Reader {
     for (let i = 0; i < length; i++) {
       // The scan allows only string keys, never "__proto__".
       const key = this.value() as string;
+      // A repeated key would silently keep the last value: refused, as the json codec does.
+      if (Object.hasOwn(out, key)) {
+        throw new Error(
+          `an object repeats the key ${JSON.stringify(key)}; the encoder never writes a key twice`,
+        );
+      }
       out[key] = this.value();
     }
     return out;

@@ -488,3 +488,17 @@ describe('msgpackr’s process-wide extension registry', () => {
     }
   });
 });
+
+describe('duplicate map keys', () => {
+  it('are refused, never last-wins', () => {
+    // fixmap of 2: "a" -> 1, "a" -> 2
+    const bytes = Buffer.from('82a16101a16102', 'hex');
+    expect(() => msgpackCodec.decodePayload(bytes)).toThrow(DecodeError);
+    expect(() => msgpackCodec.decodePayload(bytes)).toThrow(/repeats the key "a"/);
+    // Equal keys in different maps are fine.
+    expect(msgpackCodec.decodePayload(Buffer.from('9281a1610181a16102', 'hex'))).toEqual([
+      { a: 1 },
+      { a: 2 },
+    ]);
+  });
+});

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import type { DelayqMetrics } from '../metrics/metrics.js';
 import { exposition } from '../metrics/metrics.js';
 import type { Codec } from '../codec/codec.js';
-import { UnknownQueueError } from '../errors.js';
+import { UnknownQueueError, ValidationError } from '../errors.js';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector } from '../inspect/inspector.js';
 import type { ListState } from '../operations/inspect.js';
@@ -39,7 +39,8 @@ export interface DashboardOptions {
   queues?: string[];
   /**
    * Enables the actions (retry, cancel, remove, retry all dead, pause and resume the queue). When set, every page and API call
-   * needs it too: a `?token=` login (sets a session cookie) or `Authorization: Bearer <token>`.
+   * needs it too: the sign-in form or a `#token=` sign-in link (set a session cookie; the token
+   * never travels in an address a server logs) or `Authorization: Bearer <token>`.
    * Undefined counts as unset, so it can come straight from the environment.
    */
   token?: string | undefined;
@@ -86,6 +87,7 @@ const require = createRequire(import.meta.url);
 const ASSETS: Record<string, { file: string; type: string }> = {
   'app.js': { file: new URL('./static/app.js', import.meta.url).pathname, type: 'text/javascript' },
   'app.css': { file: new URL('./static/app.css', import.meta.url).pathname, type: 'text/css' },
+  'signin.js': { file: new URL('./static/signin.js', import.meta.url).pathname, type: 'text/javascript' },
   'uPlot.iife.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript' },
   'uPlot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css' },
 };
@@ -160,19 +162,18 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
     let via: 'bearer' | 'cookie' | null = null;
     if (auth) {
-      const given = url.searchParams.get('token');
-      if (method === 'GET' && given !== null) {
-        // A login link: trade the token for a session cookie, and drop it from the address bar.
-        if (!auth.matches(given)) return html(401, signInPage(base, true));
-        url.searchParams.delete('token');
-        return signedIn(auth.cookie(base || '/', req.tls), `${base}${path}${url.search}`);
-      }
       if (path === '/session' && method === 'POST') return signIn(req);
+      if (url.searchParams.has('token')) {
+        // A token in the query is in every request log on its way: refused whatever its value,
+        // so no link of that kind keeps working. Sign-in links carry it in the fragment.
+        url.searchParams.delete('token');
+        return html(400, signInPage(base, 'in-query', `${base}${path}${url.search}`));
+      }
       via = auth.authOf(req);
       if (via === null) {
         if (path.startsWith('/api/') || path === '/metrics')
           throw new HttpError(401, 'sign in: send Authorization: Bearer <token>');
-        return html(401, signInPage(base, false));
+        return html(401, signInPage(base, null, `${base}${path}${url.search}`));
       }
     }
     const canAct = auth !== null && !readOnly;
@@ -220,6 +221,8 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     if (m) return json(200, await overview(decode(m[1]!)));
     m = /^\/api\/queues\/([^/]+)\/jobs$/.exec(path);
     if (m) return json(200, await jobs(decode(m[1]!), url.searchParams));
+    m = /^\/api\/queues\/([^/]+)\/groups$/.exec(path);
+    if (m) return json(200, await groups(decode(m[1]!), url.searchParams));
     m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);
     if (m) {
       const info = await (await queueOf(decode(m[1]!))).queue.get(decode(m[2]!));
@@ -241,13 +244,13 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
         if (!inspector)
           return {
             name,
-            counts: { scheduled: 0, due: 0, active: 0, dead: 0 },
+            counts: { scheduled: 0, due: 0, held: 0, active: 0, dead: 0 },
             strategy: null,
             paused: false,
           };
-        const { scheduled, due, active, dead, paused } = await inspector.counts();
+        const { scheduled, due, held, active, dead, paused } = await inspector.counts();
         const strategy = await inspector.strategy();
-        return { name, counts: { scheduled, due, active, dead }, strategy, paused };
+        return { name, counts: { scheduled, due, held, active, dead }, strategy, paused };
       }),
     );
     return { queues: rows };
@@ -255,12 +258,9 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
 
   async function overview(name: string): Promise<unknown> {
     const inspector = await queueOf(name);
-    const { now, nextDue: next, paused, ...counts } = await inspector.counts();
-    const [due, strategy, series] = await Promise.all([
-      inspector.dueHistogram(now),
-      inspector.strategy(),
-      inspector.activity(now, 300),
-    ]);
+    // The counts and the due chart from the same reads, so the page's figures agree.
+    const { now, nextDue: next, paused, histogram: due, ...counts } = await inspector.figures();
+    const [strategy, series] = await Promise.all([inspector.strategy(), inspector.activity(now, 300)]);
     const activity = {
       t: series.map((s) => s.t / 1000),
       completed: series.map((s) => s.completed),
@@ -290,8 +290,33 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     return { state, offset, limit, total: counts[state as ListState], items: items.map(summary) };
   }
 
+  /** The groups panel: the top groups by backlog, and the recorded bounds (running / limit). */
+  async function groups(name: string, params: URLSearchParams): Promise<unknown> {
+    const offset = Number(params.get('offset') ?? 0);
+    const limit = Number(params.get('limit') ?? 10);
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new HttpError(400, 'offset must be a whole number >= 0');
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+      throw new HttpError(400, `limit must be 1..${MAX_PAGE}`);
+    const { queue } = await queueOf(name);
+    const [list, bounds] = await Promise.all([queue.groups.list({ offset, limit }), queue.groups.bounds()]);
+    return { offset, limit, groups: list, bounds };
+  }
+
   async function action(req: DashboardRequest, path: string): Promise<Reply> {
     await req.body(MAX_BODY_BYTES);
+    const g = /^\/api\/queues\/([^/]+)\/groups\/([^/]+)\/(pause|resume)$/.exec(path);
+    if (g) {
+      const { queue } = await queueOf(decode(g[1]!));
+      const group = decode(g[2]!);
+      try {
+        const changed = g[3] === 'pause' ? await queue.groups.pause(group) : await queue.groups.resume(group);
+        return json(200, { ok: true, group, paused: g[3] === 'pause', changed });
+      } catch (err) {
+        if (err instanceof ValidationError) throw new HttpError(400, err.message);
+        throw err;
+      }
+    }
     let m = /^\/api\/queues\/([^/]+)\/dead\/retry-all$/.exec(path);
     if (m) {
       const moved = await (await queueOf(decode(m[1]!))).queue.dead.retryAll();
@@ -330,11 +355,12 @@ export function createDashboard(options: DashboardOptions = {}): Dashboard {
     }
   }
 
+  /** The sign-in form's POST: the token in the body, and the page to go back to. */
   async function signIn(req: DashboardRequest): Promise<Reply> {
-    const body = await req.body(MAX_BODY_BYTES);
-    const given = new URLSearchParams(body).get('token');
-    if (!auth || !auth.matches(given)) return html(401, signInPage(base, true));
-    return signedIn(auth.cookie(base || '/', req.tls), `${base}/`);
+    const form = new URLSearchParams(await req.body(MAX_BODY_BYTES));
+    const next = dashboardPath(base, form.get('next'));
+    if (!auth || !auth.matches(form.get('token'))) return html(401, signInPage(base, 'wrong', next));
+    return signedIn(auth.cookie(base || '/', req.tls), next);
   }
 
   /** The one entry of both adapters: every reply, errors included, carries the security headers. */
@@ -406,6 +432,7 @@ function summary(info: JobInfo<unknown>): Record<string, unknown> {
     attempts: info.attempts,
     maxAttempts: info.maxAttempts,
     priority: info.priority,
+    group: info.group ?? null,
     preview,
     lastError: info.lastError ? { name: info.lastError.name, message: info.lastError.message } : null,
     lease: info.lease
@@ -450,6 +477,17 @@ function mountMismatch(mountedAt: string, base: string): Reply {
     error: `the dashboard is mounted at '${mountedAt}' but its basePath is '${base}': pass basePath: '${mountedAt}' to createDashboard()`,
   });
   return { ...reply, headers: { ...SECURITY_HEADERS, ...reply.headers } };
+}
+
+/**
+ * `next` when it is a path of this dashboard (under `base`), else the dashboard's start page: a
+ * sign-in never sends the browser to another site or another application's path.
+ */
+function dashboardPath(base: string, next: string | null): string {
+  if (next === null || !next.startsWith('/') || next.startsWith('//') || /[\\\s]/.test(next))
+    return `${base}/`;
+  const path = next.split(/[?#]/)[0] ?? '';
+  return pathUnder(base, path) === null ? `${base}/` : next;
 }
 
 function signedIn(cookie: string, location: string): Reply {

@@ -92,10 +92,14 @@ export function queuePage(boot: PageBoot): string {
     <div class="panel chart"><h2>Throughput <span class="muted">jobs/s, last 5 min</span></h2><div id="chart-throughput"></div></div>
     <div class="panel chart"><h2>Lateness <span class="muted">ms, start − due</span></h2><div id="chart-lateness"></div></div>
   </section>
+  <section class="panel groups" id="groups-panel" hidden>
+    <div class="panel-head"><h2>Groups <span class="muted" id="groups-bound"></span></h2><span class="muted">top by backlog</span></div>
+    <table class="grid" id="table-groups"><thead><tr><th>group</th><th class="n">waiting</th><th class="n">due</th><th class="n">running / limit</th><th></th></tr></thead><tbody></tbody></table>
+  </section>
   <div class="tables">
     <div class="col">
-      ${table('scheduled', 'Scheduled', ['id', 'due', 'priority', 'attempts', 'payload'])}
-      ${table('active', 'Active', ['id', 'worker', 'lease until', 'attempt'])}
+      ${table('scheduled', 'Scheduled', ['id', 'due', 'group / priority', 'attempts', 'payload'])}
+      ${table('active', 'Active', ['id', 'group', 'worker', 'lease until', 'attempt'])}
       ${table('dead', 'Dead', ['id', 'died', 'attempts', 'reason'])}
       ${table('completed', 'Completed', ['id', 'completed', 'result'])}
       ${table('cancelled', 'Cancelled', ['id', 'cancelled'])}
@@ -106,16 +110,27 @@ export function queuePage(boot: PageBoot): string {
   );
 }
 
-/** The sign-in page shown when a token is set and the browser has no session. */
-export function signInPage(base: string, failed: boolean): string {
+/**
+ * The sign-in page shown when a token is set and the browser has no session: a form that posts
+ * the token (never in an address, so no server logs it), and signin.js, which submits a sign-in
+ * link's `#token=` fragment with it. `next` is the page to go to after signing in.
+ */
+export function signInPage(base: string, problem: 'wrong' | 'in-query' | null, next: string): string {
+  const message =
+    problem === 'wrong'
+      ? '<p class="error">That token is not right.</p>'
+      : problem === 'in-query'
+        ? '<p class="error">A token in the address (<code>?token=</code>) is not accepted: servers write addresses to their logs. Sign in with this form, a link ending in <code>#token=…</code>, or send <code>Authorization: Bearer &lt;token&gt;</code>.</p>'
+        : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>delayq — sign in</title><link rel="stylesheet" href="${base}/assets/app.css"></head>
+<title>delayq — sign in</title><link rel="stylesheet" href="${base}/assets/app.css">
+<script src="${base}/assets/signin.js" defer></script></head>
 <body><header class="top"><span class="brand">delayq</span></header>
 <main class="wrap narrow"><h1>Sign in</h1>
 <p class="muted">This dashboard is protected by a token (<code>--token</code> or <code>DELAYQ_DASHBOARD_TOKEN</code>).</p>
-${failed ? '<p class="error">That token is not right.</p>' : ''}
-<form method="post" action="${base}/session"><input type="password" name="token" autocomplete="current-password" placeholder="token" required autofocus> <button type="submit">Sign in</button></form>
+${message}
+<form id="signin" method="post" action="${base}/session"${problem === 'wrong' ? ' data-failed="1"' : ''}><input type="hidden" name="next" value="${escapeHtml(next)}"><input type="password" name="token" autocomplete="current-password" placeholder="token" required autofocus> <button type="submit">Sign in</button></form>
 </main></body></html>
 `;
 }

@@ -21,7 +21,11 @@ export interface DashboardServer {
   readonly port: number;
   /** The address to open, e.g. http://127.0.0.1:4600/ */
   readonly url: string;
-  /** The address with the token, which signs a browser in; equal to url without a token. */
+  /**
+   * The address with the token in its fragment (`#token=`), which signs a browser in (the page
+   * posts it; a fragment is never sent to a server, so no request log holds it); equal to url
+   * without a token.
+   */
   readonly loginUrl: string;
   /** Stop listening, drop open connections, close the dashboard's Redis use. */
   close(): Promise<void>;
@@ -59,7 +63,7 @@ export async function startDashboard(options: DashboardServerOptions = {}): Prom
     server,
     port: actual,
     url,
-    loginUrl: options.token ? `${url}?token=${encodeURIComponent(options.token)}` : url,
+    loginUrl: options.token ? `${url}#token=${encodeURIComponent(options.token)}` : url,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -8,7 +8,13 @@ import { ServerClock } from '../clock.js';
 import type { Codec } from '../codec/codec.js';
 import { ConfigMismatchError } from '../errors.js';
 import { eventsCapFor } from '../events.js';
-import { CONFIG_FORMAT, settleConfig, type ConfigRecord } from '../operations/config.js';
+import {
+  CONFIG_FORMAT,
+  LIVE_FIELDS,
+  readLiveSettings,
+  settleConfig,
+  type ConfigRecord,
+} from '../operations/config.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { partitionOf } from '../partition/index.js';
 import {
@@ -22,7 +28,11 @@ import { partitionKeys, type QueueKeys } from '../redis/keys.js';
 import { ServerTimeBound } from '../server-time-bound.js';
 import { builtinCodec } from './codecs.js';
 import { groupsRecordValues, type QueueDefinition } from './definition.js';
+import { describeLive } from './settings.js';
 import { whenReachable } from './reach.js';
+
+/** How often a producer reads the live settings again while it adds grouped jobs. */
+const LIVE_REFRESH_MS = 1_000;
 
 /** What a settled queue is, for this client. */
 export interface Settled {
@@ -46,6 +56,13 @@ export class QueueContext {
   private settling: Promise<Settled> | undefined;
   /** 'read' for views (the CLI's and dashboard's Inspector): never write the config record. */
   private mode: 'read' | 'write' = 'write';
+  /** Where warnings go (a Worker sets its logger's warn); by default process warnings. */
+  warn: (message: string) => void = (message) => process.emitWarning(message, 'DelayqWarning');
+  /** The warnings given once already (a re-settle after a failure does not repeat them). */
+  private readonly warned = new Set<string>();
+  /** When refreshLiveSoon() last read the live settings (Date.now()), and whether it is reading. */
+  private liveReadAt = Date.now();
+  private liveReading = false;
 
   constructor(
     readonly client: RedisClient,
@@ -81,6 +98,42 @@ export class QueueContext {
       this.partitions.map((keys, p) => (p === home ? Promise.resolve(null) : op(keys))),
     );
     return others.find((answer) => answer !== null) ?? null;
+  }
+
+  /**
+   * Take the live settings now recorded (after queue.configure, or a `G` wake message) into this
+   * client's settled view; the fixed fields cannot have changed. Returns the record as it is now.
+   */
+  async adoptLive(live: Pick<ConfigRecord, 'groups' | 'settingsVersion'>): Promise<ConfigRecord> {
+    const settled = await this.settle();
+    const record: ConfigRecord = {
+      ...settled.record,
+      groups: live.groups,
+      settingsVersion: live.settingsVersion,
+    };
+    this.settling = Promise.resolve({ ...settled, record });
+    return record;
+  }
+
+  /**
+   * @internal While a producer writes grouped jobs: read the live settings again in the background,
+   * at most once a second, so the group bound its adds pass follows queue.configure() (a Queue
+   * hears no wake messages). The claim enforces the bound whatever a producer passes; a stale one
+   * can only keep a raised group's new slots idle until one of its jobs ends.
+   */
+  refreshLiveSoon(): void {
+    const now = Date.now();
+    if (this.liveReading || now - this.liveReadAt < LIVE_REFRESH_MS) return;
+    this.liveReading = true;
+    this.liveReadAt = now;
+    readLiveSettings(this.client, this.name)
+      .then((live) => this.adoptLive(live))
+      .catch(() => {
+        // A failed read is tried again a second later; the bound in hand stays.
+      })
+      .finally(() => {
+        this.liveReading = false;
+      });
   }
 
   /** @internal Make this a view's context: settle() reads the record and never writes it. */
@@ -137,7 +190,9 @@ export class QueueContext {
       events: Number(initial.events),
       version: null,
       groups: d.groups,
+      settingsVersion: 0,
     };
+    if (settled) this.warnIfAdopted(settled.record);
     if (settled) this.clock.observe(settled.now);
     const wheel = /^wheel:(\d+)$/.exec(record.layout);
     const layout: Layout = wheel
@@ -145,6 +200,29 @@ export class QueueContext {
       : ZSET_LAYOUT;
     const strategy = wheel ? chooseStrategy('wheel', caps) : probed;
     return { record, layout, strategy, eventsCap: record.events, codec: this.codecFor(record), caps };
+  }
+
+  /**
+   * A live setting this client set differently from the record: the record wins (one bound for
+   * every worker), and the client is told once how to change it.
+   */
+  private warnIfAdopted(record: ConfigRecord): void {
+    const own = groupsRecordValues(this.definition.groups);
+    const recorded = groupsRecordValues(record.groups);
+    for (const field of LIVE_FIELDS) {
+      const key = field === 'groups.concurrency' ? 'concurrency' : 'limit';
+      const mine = own[key];
+      const theirs = recorded[key];
+      // An option left out adopts silently; a limit left out while one is recorded too.
+      if (mine === '' || theirs === '' || mine === theirs) continue;
+      if (key === 'limit' && this.definition.groups?.limit === null) continue;
+      const warning = `${field}: ${describeLive(field, mine)}`;
+      if (this.warned.has(warning)) continue;
+      this.warned.add(warning);
+      this.warn(
+        `queue '${this.name}' records ${field}: ${describeLive(field, theirs)}, which this client uses instead of its own ${warning}; the recorded bound holds across all workers. To change it on the running queue call queue.configure({ groups: { ${key}: ... } }) (workers follow within about a second)`,
+      );
+    }
   }
 
   /** This client's codec, or the recorded one when this client left it out and it is built in. */

@@ -23,7 +23,10 @@ export interface DefinitionOptions {
   /** Left out: the recorded setting (the server's default for a new queue). */
   events?: EventsOption;
   version?: number;
-  /** Group bounds (Worker option; part of the queue's definition, recorded by the first worker). */
+  /**
+   * Group bounds (Worker option): recorded by the first worker that sets them, then live (changed
+   * with queue.configure(); a client with another value adopts the record: ./settings.ts).
+   */
   groups?: GroupsOption;
 }
 

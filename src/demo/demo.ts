@@ -140,7 +140,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     await worker.waitUntilReady();
     if (options.port !== null) {
       dashboard = await openDashboard(redis.url, options.port, metrics, out);
-      summary.dashboardUrl = `${dashboard.url}queues/${encodeURIComponent(name)}?token=${dashboardToken}`;
+      summary.dashboardUrl = `${dashboard.url}queues/${encodeURIComponent(name)}#token=${dashboardToken}`;
       out(`dashboard: ${c.bold(summary.dashboardUrl)}`);
       out(c.dim(`metrics:   ${dashboard.url}metrics (Authorization: Bearer ${dashboardToken})`));
     }

@@ -9,13 +9,15 @@ import { codecNamed } from '../definition/codecs.js';
 import { whenReachable } from '../definition/reach.js';
 import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
 import { settleConfig, type ConfigRecord } from '../operations/config.js';
-import { dueSlices, oldestDead } from '../operations/due.js';
+import { oldestDead } from '../operations/due.js';
 import type { ListState } from '../operations/inspect.js';
 import { Queue, type JobInfo } from '../queue.js';
 import { producerOf } from '../definition/producer.js';
 import { activitySeries, growth, latenessBound, type ActivitySecond } from '../metrics/activity.js';
-import { countAll, snapshotsAll, type QueueCounts } from '../queue/reads.js';
+import { countAll, figuresAll, snapshotsAll, type DueHistogram, type QueueCounts } from '../queue/reads.js';
 import type { RedisClient } from '../redis/connection.js';
+
+export type { DueHistogram } from '../queue/reads.js';
 
 /** How a tool opens queues. */
 export interface InspectorOptions {
@@ -30,15 +32,6 @@ export interface InspectorOptions {
    * record; every other view only reads it.
    */
   unknown?: 'fail' | 'empty' | 'create';
-}
-
-/** Jobs due in each of `buckets` slices of `bucketMs` after `start`, plus those already due. */
-export interface DueHistogram {
-  start: number;
-  bucketMs: number;
-  /** Waiting jobs whose due time is at or before `start`. */
-  overdue: number;
-  counts: number[];
 }
 
 /**
@@ -116,10 +109,21 @@ export class Inspector {
     if (this.codecProblem) throw this.codecProblem;
   }
 
-  /** Counts over every partition, the server's now, and the earliest due time (null: none). */
+  /**
+   * Counts over every partition (every class of waiting job; `held`: due grouped jobs their group
+   * keeps from starting now), the server's now, and the earliest due time (null: none).
+   */
   async counts(): Promise<QueueCounts> {
-    const context = producerOf(this.queue).context;
-    return countAll(context, (await context.settle()).layout);
+    return countAll(producerOf(this.queue).context);
+  }
+
+  /**
+   * The counts and, read with them at the same server instant (per partition), how many waiting
+   * jobs fall due in each of `buckets` slices of `bucketMs` after that instant: the figures of
+   * `delayq stats` and of the dashboard's queue page.
+   */
+  figures({ bucketMs = 60_000, buckets = 60 } = {}): Promise<QueueCounts & { histogram: DueHistogram }> {
+    return figuresAll(producerOf(this.queue).context, { bucketMs, buckets });
   }
 
   /** A page of jobs in `state` (see Queue.list). */
@@ -141,19 +145,6 @@ export class Inspector {
   /** The server's Redis version. */
   async redisVersion(): Promise<string> {
     return (await producerOf(this.queue).context.settle()).caps.version;
-  }
-
-  /** How many waiting jobs fall due in each slice of the next `buckets * bucketMs` ms after `now`. */
-  async dueHistogram(now: number, { bucketMs = 60_000, buckets = 60 } = {}): Promise<DueHistogram> {
-    const context = producerOf(this.queue).context;
-    const { layout } = await context.settle();
-    const slices = await Promise.all(
-      context.partitions.map((keys) => dueSlices(context.client, keys, layout, now, bucketMs, buckets)),
-    );
-    const counts = Array.from({ length: buckets }, (_, i) =>
-      slices.reduce((n, s) => n + (s.counts[i] ?? 0), 0),
-    );
-    return { start: now, bucketMs, overdue: slices.reduce((n, s) => n + s.overdue, 0), counts };
   }
 
   /** Lateness of the jobs claimed in the last minute, by the server's `now` (counts() gives it). */

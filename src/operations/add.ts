@@ -152,7 +152,7 @@ function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: numbe
   return [...starts];
 }
 
-/** add.lua's KEYS before the wheel's tail (docs/ARCHITECTURE.md §4.11, then `a`). */
+/** add.lua's KEYS before the wheel's tail (docs/ARCHITECTURE.md §4.11, then `a` and `gn`). */
 export function addKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,
@@ -170,6 +170,7 @@ export function addKeys(keys: QueueKeys): string[] {
     keys.counters,
     keys.events,
     keys.leases,
+    keys.groupBacklog,
   ];
 }
 

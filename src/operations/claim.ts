@@ -3,7 +3,7 @@
  * call. Every strategy runs the same script; `ackOnly` is a claim of none.
  */
 import { idOfLease, tokenOfLease } from '../members/lease.js';
-import { decodeRecord, type RecordHeader } from '../record/index.js';
+import { decodeRecord, finalRecord, type FinalHeader, type RecordHeader } from '../record/index.js';
 import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -24,6 +24,12 @@ export interface AckItem {
   progressed: boolean;
   /** The handler's result, encoded by the codec, to keep in the completed record (keepCompleted). */
   result?: Buffer;
+  /**
+   * The job's header as the claim leased it: the completed record keeps its claim block and max
+   * attempts (finalRecord), so `get()` shows the job as it was. Absent: a record of three bytes
+   * (and the result), as delayq 0.2 wrote.
+   */
+  header?: FinalHeader;
 }
 
 /** Per ack: applied, already applied (a resent ack), or refused because the lease was lost. */
@@ -131,7 +137,7 @@ export interface WheelState {
 /** Per leased job in a claim reply: lease member, record, due (claim.lua). */
 const FIELDS_PER_JOB = 3;
 
-/** The KEYS of claim.lua before the wheel's tail (docs/ARCHITECTURE.md §4.11, then pg). */
+/** The KEYS of claim.lua before the wheel's tail (docs/ARCHITECTURE.md §4.11, then pg and gn). */
 export function claimKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,
@@ -153,6 +159,7 @@ export function claimKeys(keys: QueueKeys): string[] {
     keys.wake,
     keys.counters,
     keys.progress,
+    keys.groupBacklog,
   ];
 }
 
@@ -240,8 +247,14 @@ export async function claimPrepared(
     const ack = acks[i]!;
     args[at] = ack.member;
     args[at + 1] = ack.knownDeadline;
-    args[at + 2] = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
-    args[at + 3] = ack.result ?? '';
+    if (ack.header !== undefined) {
+      args[at + 2] =
+        ack.hadError || ack.progressed ? `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}f` : 'f';
+      args[at + 3] = finalRecord(ack.header, 'completed', ack.result);
+    } else {
+      args[at + 2] = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
+      args[at + 3] = ack.result ?? '';
+    }
   }
   if (prepared.strategy === 'wheel' && layout.kind !== 'wheel') {
     throw new Error("claim: strategy 'wheel' needs the wheel layout");

@@ -27,6 +27,19 @@ export const CONFIG_FORMAT = 2;
 export const LEGACY_FORMAT = 1;
 
 /**
+ * Fields `queue.configure()` may change: the group bounds. A client whose option differs adopts
+ * the recorded value (with a one-time warning naming queue.configure), since the bound must be one
+ * across all workers (src/definition/settings.ts).
+ */
+export const LIVE_FIELDS = ['groups.concurrency', 'groups.limit'] as const;
+
+/** A live field of the config record. */
+export type LiveField = (typeof LIVE_FIELDS)[number];
+
+/** The record field counting live-setting changes (configure.lua adds one per change). */
+export const SETTINGS_VERSION_FIELD = 'settings.version';
+
+/**
  * The `groups` option after validation (src/definition/): what config.lua records and the claim
  * enforces.
  */
@@ -48,8 +61,10 @@ export interface ConfigRecord {
   readonly events: number;
   /** The highest payload version a client of the queue has written or known, if recorded. */
   readonly version: number | null;
-  /** The group bounds the first worker that set them recorded, or null. */
+  /** The group bounds (live: queue.configure() changes them), or null when none are recorded. */
   readonly groups: GroupBounds | null;
+  /** How many times the live settings were changed (configure.lua); 0 when never. */
+  readonly settingsVersion: number;
 }
 
 /** One field a client brings: its value ('' adopts the recorded one) and the value for a new queue. */
@@ -122,7 +137,50 @@ export async function settleConfig(
       events: Number(values.get('events') ?? 0),
       version: version === undefined ? null : Number(version),
       groups: parseGroups(values.get('groups.concurrency'), values.get('groups.limit')),
+      settingsVersion: Number(values.get(SETTINGS_VERSION_FIELD) ?? 0),
     },
+  };
+}
+
+/**
+ * Write the live fields `fields` of queue `queue`'s record in one step (configure.lua); returns
+ * the record's new settings version. Throws UnsupportedLayoutError while the queue is migrated.
+ */
+export async function writeLiveSettings(
+  client: RedisClient,
+  queue: string,
+  fields: Partial<Record<LiveField, string>>,
+): Promise<number> {
+  try {
+    const reply = await runScript(
+      client,
+      script('configure'),
+      [configKey(queue)],
+      Object.entries(fields).flat(),
+    );
+    return typeof reply === 'number' ? reply : Number(reply);
+  } catch (err) {
+    if (err instanceof ScriptMigrating) {
+      throw new UnsupportedLayoutError(queue, LEGACY_FORMAT, { since: err.since, by: err.by });
+    }
+    throw err;
+  }
+}
+
+/** The live settings of queue `queue` as recorded now: its group bounds and settings version. */
+export async function readLiveSettings(
+  client: RedisClient,
+  queue: string,
+): Promise<{ groups: GroupBounds | null; settingsVersion: number }> {
+  const [concurrency, limit, version] = await client.hmget(
+    configKey(queue),
+    'groups.concurrency',
+    'groups.limit',
+    SETTINGS_VERSION_FIELD,
+  );
+  return {
+    groups: parseGroups(concurrency ?? undefined, limit ?? undefined),
+    settingsVersion: Number(version ?? 0),
   };
 }
 
@@ -157,16 +215,6 @@ function mismatch(err: unknown, queue: string, request: ConfigRequest): unknown 
       stored,
       CONFIG_FORMAT,
       `queue '${queue}' holds its jobs in data layout format ${stored}, which this version of delayq (format ${CONFIG_FORMAT}) cannot read or write; use the delayq version that wrote it`,
-    );
-  }
-  if (field === 'groups.concurrency' || field === 'groups.limit') {
-    const wanted = field === 'groups.concurrency' ? request.groups?.concurrency : request.groups?.limit;
-    return new ConfigMismatchError(
-      queue,
-      field,
-      stored,
-      wanted ?? '',
-      `queue '${queue}' has ${field}: ${stored} recorded by its first worker that set it, but this worker uses ${field}: ${wanted ?? ''}; every worker of a queue must use the same group bounds (the bound holds across all of them), so give them all the same groups option (or leave it out to use the recorded one)`,
     );
   }
   if (field === 'events') {

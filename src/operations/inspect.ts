@@ -1,5 +1,5 @@
 /**
- * Read-side operations on layout 2: get (get.lua), counts (counts.lua) and a page of one state's
+ * Read-side operations on layout 2: get (get.lua), counts and the due histogram (counts.lua) and a page of one state's
  * jobs (list.lua). Each returns the stored record undecoded; src/queue/info.ts decodes it.
  */
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
@@ -7,7 +7,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { runScript, script, type Reply } from '../redis/scripts.js';
 import type { RecordedError } from './fail.js';
 import { asArray, bytes, num, optionalStr, str } from './reply.js';
-import type { Layout } from './wheel.js';
+import { wheelTail, withBuckets, type Layout } from './wheel.js';
 
 /** A job's state as delayq stores it ('scheduled' is what the scripts call waiting). */
 export type JobState = 'scheduled' | 'active' | 'dead' | 'completed' | 'cancelled';
@@ -103,8 +103,8 @@ export async function getJob(
   return rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
 }
 
-/** One job from a reply: record, score, error, holder, progress, member from position `at`. */
-function rawJob(id: string, state: string, reply: Reply[], at: number, name: string): RawJob {
+/** One job from a reply (get.lua, list.lua, group-jobs.lua): record, score, error, holder, progress, member from `at`. */
+export function rawJob(id: string, state: string, reply: Reply[], at: number, name: string): RawJob {
   return {
     id,
     state: stateOf(state),
@@ -120,7 +120,13 @@ function rawJob(id: string, state: string, reply: Reply[], at: number, name: str
 /** How many jobs are in each state; `due` is the part of `scheduled` whose time has come. */
 export interface Counts {
   scheduled: number;
+  /** Waiting jobs whose due time has come, of every class (default, prioritized, grouped, wheel). */
   due: number;
+  /**
+   * The part of `due` no worker may start now because of its group: the group is at its
+   * concurrency bound (or paused), or waits for its rate limit's next token.
+   */
+  held: number;
   active: number;
   dead: number;
   /** Completed jobs still kept (bounded by count and age). */
@@ -129,43 +135,74 @@ export interface Counts {
   cancelled: number;
 }
 
-/** Counts by the server clock, whether paused, that clock and the next due time (-1: none). */
+/** How many waiting jobs fall due in each of `slices` slices of `sliceMs` after the server's now. */
+export interface HistogramRequest {
+  sliceMs: number;
+  slices: number;
+}
+
+/** One partition's figures (counts.lua): counts, pause, the server's now, the next due time. */
+export interface PartitionCounts extends Counts {
+  paused: boolean;
+  now: number;
+  /** The earliest due time of a waiting job; -1: none. */
+  nextDue: number;
+  /** With a HistogramRequest: jobs due by `now`, then per slice (slice i: due in (now + i·ms, now + (i+1)·ms]). */
+  histogram: { overdue: number; counts: number[] } | null;
+}
+
+/**
+ * Everything counts.lua reads of one partition at one server instant. `groupConcurrency` is the
+ * queue's recorded group bound (0 or undefined: none known), which says how many due grouped jobs
+ * are held. A wheel queue's buckets are passed as the script names them (withBuckets).
+ */
 export async function counts(
   client: RedisClient,
   keys: QueueKeys,
   layout: Layout,
-): Promise<Counts & { paused: boolean; now: number; nextDue: number }> {
+  options: { groupConcurrency?: number | undefined; histogram?: HistogramRequest | undefined } = {},
+): Promise<PartitionCounts> {
+  const { histogram } = options;
+  const head = [
+    keys.waiting,
+    keys.prioWaiting,
+    keys.prioReady,
+    keys.groupJobs,
+    keys.groupsWaiting,
+    keys.groupsReady,
+    keys.groupCounts,
+    keys.leases,
+    keys.dead,
+    keys.completed,
+    keys.cancelled,
+    keys.paused,
+  ];
+  const args = [options.groupConcurrency ?? 0, histogram?.sliceMs ?? 0, histogram?.slices ?? 0];
   const reply = asArray(
-    await runScript(
-      client,
-      script('counts'),
-      [
-        keys.waiting,
-        keys.prioWaiting,
-        keys.prioReady,
-        keys.groupJobs,
-        keys.groupsReady,
-        keys.leases,
-        keys.dead,
-        keys.completed,
-        keys.cancelled,
-        keys.paused,
-        ...wheelKeys(keys, layout),
-      ],
-      wheelArgs(layout),
-    ),
+    await withBuckets(layout, [], (starts) => {
+      const tail = wheelTail(keys, layout, starts);
+      return runScript(client, script('counts'), [...head, ...tail.keys], [...args, ...tail.args]);
+    }),
     'counts',
   );
+  const slices = histogram ? histogram.slices : 0;
   return {
     scheduled: num(reply, 0, 'counts'),
     due: num(reply, 1, 'counts'),
-    active: num(reply, 2, 'counts'),
-    dead: num(reply, 3, 'counts'),
-    completed: num(reply, 4, 'counts'),
-    cancelled: num(reply, 5, 'counts'),
-    paused: num(reply, 6, 'counts') === 1,
-    now: num(reply, 7, 'counts'),
-    nextDue: num(reply, 8, 'counts'),
+    held: num(reply, 2, 'counts'),
+    active: num(reply, 3, 'counts'),
+    dead: num(reply, 4, 'counts'),
+    completed: num(reply, 5, 'counts'),
+    cancelled: num(reply, 6, 'counts'),
+    paused: num(reply, 7, 'counts') === 1,
+    now: num(reply, 8, 'counts'),
+    nextDue: num(reply, 9, 'counts'),
+    histogram: histogram
+      ? {
+          overdue: num(reply, 10, 'counts'),
+          counts: Array.from({ length: slices }, (_, i) => num(reply, 11 + i, 'counts')),
+        }
+      : null,
   };
 }
 

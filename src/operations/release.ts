@@ -1,4 +1,7 @@
-/** The `release` operation: give a held job back without charging the attempt (release.lua). */
+/**
+ * The `release` operation: give a held job back without charging the attempt (release.lua), at a
+ * shutdown, for a newer payload version, or as a snooze.
+ */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { UNKNOWN_GROUP_CONCURRENCY, waitingKeys } from './waiting-keys.js';
@@ -14,6 +17,8 @@ export interface ReleaseInput {
   layout: Layout;
   /** The queue's group concurrency, when known (frees the slot of a grouped job exactly). */
   groupConcurrency?: number;
+  /** A snooze (the handler threw a SnoozeError): counted in `snoozed`, event `snoozed`. */
+  snooze?: boolean;
 }
 
 /**
@@ -24,8 +29,22 @@ export async function release(client: RedisClient, keys: QueueKeys, input: Relea
   const layout = input.layout;
   const guess = layout.kind === 'wheel' && input.delayMs > 0 ? guessDelay(layout, input.delayMs) : [];
   const reply = await runWheelAware(client, 'release', keys, layout, guess, {
-    keys: [...waitingKeys(keys), keys.records, keys.leases, keys.wake, keys.events, keys.progress],
-    args: [input.member, input.delayMs, input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
+    keys: [
+      ...waitingKeys(keys),
+      keys.records,
+      keys.leases,
+      keys.wake,
+      keys.events,
+      keys.progress,
+      keys.counters,
+    ],
+    args: [
+      input.member,
+      input.delayMs,
+      input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY,
+      input.eventsCap,
+      input.snooze === true ? 's' : 'r',
+    ],
   });
   return reply === 1;
 }

@@ -28,10 +28,36 @@ export const COUNTER_NAMES = [
   ...LATENESS_BOUNDS_MS.map((le) => `lat:${le}` as const),
   'lat:+Inf',
   'lat:sum',
+  // Added after the lateness fields: a snapshot of the earlier list is skipped (decodeSnapshot),
+  // never read with its fields shifted.
+  'snoozed',
 ] as const;
 
-/** A counter's name: a total (`added`, ...), a cumulative lateness bucket `lat:<le>`, or `lat:sum` (ms). */
-export type CounterName = (typeof COUNTER_NAMES)[number];
+/** Upper bounds (ms) of the run-time histogram's finite buckets; `run:+Inf` counts every attempt timed. */
+export const RUN_TIME_BOUNDS_MS = [
+  1, 5, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000,
+] as const;
+
+/**
+ * The run-time histogram's counters (cumulative buckets `run:<le>`, `run:+Inf`, `run:sum` in ms),
+ * bumped by each worker's once-a-second flush like the lateness ones. Totals only: they are not
+ * in the per-second snapshots (no chart reads them), so the ring's slots keep their size.
+ * stats.lua repeats this list too.
+ */
+export const RUN_TIME_NAMES = [
+  ...RUN_TIME_BOUNDS_MS.map((le) => `run:${le}` as const),
+  'run:+Inf',
+  'run:sum',
+] as const;
+
+/** Every total the counters hash holds: the snapshotted counters, then the run-time ones. */
+export const TOTAL_NAMES = [...COUNTER_NAMES, ...RUN_TIME_NAMES] as const;
+
+/**
+ * A counter's name: a total (`added`, ...), a cumulative lateness bucket `lat:<le>`, `lat:sum`
+ * (ms), or the run-time histogram's `run:<le>`, `run:+Inf`, `run:sum` (ms).
+ */
+export type CounterName = (typeof TOTAL_NAMES)[number];
 
 /** Every counter's value; a counter never bumped is 0. */
 export type CounterValues = Record<CounterName, number>;
@@ -43,7 +69,7 @@ const SNAPSHOT_BYTES = 6 + 4 * COUNTER_NAMES.length;
 
 /** All counters at zero. */
 export function zeroCounters(): CounterValues {
-  return Object.fromEntries(COUNTER_NAMES.map((name) => [name, 0])) as CounterValues;
+  return Object.fromEntries(TOTAL_NAMES.map((name) => [name, 0])) as CounterValues;
 }
 
 /**
@@ -65,15 +91,15 @@ export async function flushCounts(
 
 /** The totals of one partition. */
 export async function readTotals(client: RedisClient, keys: QueueKeys): Promise<CounterValues> {
-  const values = await client.hmget(keys.counters, ...COUNTER_NAMES);
+  const values = await client.hmget(keys.counters, ...TOTAL_NAMES);
   const out = zeroCounters();
-  COUNTER_NAMES.forEach((name, i) => {
+  TOTAL_NAMES.forEach((name, i) => {
     out[name] = Number(values[i] ?? 0);
   });
   return out;
 }
 
-/** One ring slot: the totals (each mod 2^32) at the end of `second`. */
+/** One ring slot: the totals (each mod 2^32) at the end of `second`; the run-time ones read 0. */
 export interface CounterSnapshot {
   /** Epoch seconds, server clock. */
   second: number;

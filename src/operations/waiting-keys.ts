@@ -2,11 +2,12 @@
  * The KEYS every layout-2 script that puts a job back in waiting or takes one out passes first, in
  * this order: the waiting sets of the default and prioritized classes, then the group keys
  * (docs/ARCHITECTURE.md §3.1, §4.11): a grouped job waits in `gq`, and a path that ends a
- * grouped job's lease frees its group's slot in `gc` and puts the group back in turn (`gw`, `gr`).
+ * grouped job's lease frees its group's slot in `gc` and puts the group back in turn (`gw`, `gr`);
+ * `gn` counts each group's waiting jobs.
  */
 import type { QueueKeys } from '../redis/keys.js';
 
-/** `s p r gq gw gr gc` of one queue (or partition). */
+/** `s p r gq gw gr gc gn` of one queue (or partition). */
 export function waitingKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,
@@ -16,6 +17,7 @@ export function waitingKeys(keys: QueueKeys): string[] {
     keys.groupsWaiting,
     keys.groupsReady,
     keys.groupCounts,
+    keys.groupBacklog,
   ];
 }
 

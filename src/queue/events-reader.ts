@@ -5,7 +5,10 @@
  */
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
+import { assertKnownOptions } from '../option-names.js';
 import { parseEvent, type JobEvent } from '../events.js';
+
+const EVENTS_READ_KEYS: ReadonlySet<string> = new Set(['from', 'signal', 'blockMs', 'partition']);
 
 /** Options of queue.events(). */
 export interface EventsReadOptions {
@@ -24,6 +27,7 @@ export async function* readEvents(
   opts: EventsReadOptions,
   isClosed: () => boolean,
 ): AsyncGenerator<JobEvent> {
+  assertKnownOptions(opts, EVENTS_READ_KEYS, 'events() option');
   // Each partition has its stream (ids of different streams do not order against each other, and
   // one XREAD of several keys is cross-slot on a Cluster): a partitioned queue reads one at a time.
   const P = ctx.partitions.length;

@@ -4,8 +4,11 @@ import type { RecordedError } from '../operations/fail.js';
 import type { JobState, RawJob } from '../operations/inspect.js';
 import { decodeRecord, type RecordHeader } from '../record/index.js';
 
-/** Everything known about a job. */
-export interface JobInfo<T> {
+/**
+ * Everything known about a job. `R` is the type of its handler's result (`queue.get<R>(id)`): the
+ * codec's decoding is not checked against it, as with the payload's `T` without a schema.
+ */
+export interface JobInfo<T, R = unknown> {
   id: string;
   state: JobState;
   /**
@@ -17,11 +20,15 @@ export interface JobInfo<T> {
   /** Payload schema version the job was written with. */
   version?: number;
   /**
-   * Due time of the current scheduling (scheduled), of the running or last attempt (active,
-   * dead), or when the job completed or was cancelled (their final records keep no due time).
+   * Due time of the current scheduling (scheduled), or of the running or last attempt (active,
+   * completed, dead, and cancelled after a run). For a job cancelled before it ever ran, and for
+   * one completed by a worker of delayq 0.2 (whose final record kept no due time): when it ended.
    */
   runAt: Date;
-  /** Attempts started so far (0 for a completed or cancelled job: its final record keeps none). */
+  /**
+   * Attempts started so far, and for a finished job the attempts it used (a released or snoozed
+   * run does not count). 0 for a job completed by a worker of delayq 0.2.
+   */
   attempts: number;
   maxAttempts: number;
   /** -1024..1023, lower runs first among due jobs; 0 the default. */
@@ -33,6 +40,8 @@ export interface JobInfo<T> {
   lastError: RecordedError | null;
   /** For an active job: who holds it, since when and until when (server clock). */
   lease: { workerId: string; startedAt: Date; deadline: Date } | null;
+  /** For a completed, dead or cancelled job: when it ended (completedAt, diedAt or cancelledAt). */
+  finishedAt?: Date;
   /** For a dead job: when it died. */
   diedAt?: Date;
   /** For a completed job (kept for a while, bounded by count and age): when. */
@@ -41,7 +50,7 @@ export interface JobInfo<T> {
    * For a completed job whose worker keeps completed jobs (its `keepCompleted` option): the
    * handler's return value, decoded with the queue's codec.
    */
-  result?: unknown;
+  result?: R;
   /** For a cancelled job (kept for a while, bounded by count and age): when. Its payload is not kept. */
   cancelledAt?: Date;
   /** For an active job: the last value its handler gave `job.progress()`, when it gave one. */
@@ -49,7 +58,7 @@ export interface JobInfo<T> {
 }
 
 /** `raw` decoded with `codec`; a record or payload that does not decode is reported in decodeError, not thrown. */
-export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
+export function toInfo<T, R = unknown>(codec: Codec, raw: RawJob): JobInfo<T, R> {
   let header: RecordHeader | undefined;
   let body: Buffer | undefined;
   let decodeError: string | undefined;
@@ -60,7 +69,7 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
   } catch (err) {
     decodeError = err instanceof Error ? err.message : String(err);
   }
-  const info: JobInfo<T> = {
+  const info: JobInfo<T, R> = {
     id: raw.id,
     state: raw.state,
     payload: undefined,
@@ -88,7 +97,7 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
   }
   if (header?.completed && header.hasResult && body) {
     try {
-      info.result = codec.decodePayload(body);
+      info.result = codec.decodePayload(body) as R;
     } catch (err) {
       decodeError = `result: ${err instanceof Error ? err.message : String(err)}`;
     }
@@ -99,14 +108,17 @@ export function toInfo<T>(codec: Codec, raw: RawJob): JobInfo<T> {
   if (raw.state === 'dead') info.diedAt = new Date(raw.score);
   if (raw.state === 'completed') info.completedAt = new Date(raw.score);
   if (raw.state === 'cancelled') info.cancelledAt = new Date(raw.score);
+  if (raw.state === 'dead' || raw.state === 'completed' || raw.state === 'cancelled') {
+    info.finishedAt = new Date(raw.score);
+  }
   if (raw.progress !== null) info.progress = parseProgress(raw.progress);
   return info;
 }
 
 function runAtOf(raw: RawJob, header: RecordHeader | undefined): number {
   if (raw.state === 'scheduled') return raw.score;
-  if (raw.state === 'active' || raw.state === 'dead') return header?.runDue || raw.score;
-  return raw.score;
+  // A final record keeps the claim block (finalRecord): the due time of the last run, if any.
+  return header?.runDue || raw.score;
 }
 
 /** A stored progress value; text that is not JSON (written by hand) is shown as it is. */

@@ -6,7 +6,15 @@
 import { jsonCodec } from '../codec/json.js';
 import { encodeJobPayload, encodeJsonJobPayload } from '../codec/payload.js';
 import { DurabilityError, ValidationError } from '../errors.js';
-import { newJobId, resolveAddOptions, type AddOptions, type ResolvedAddOptions } from '../job-options.js';
+import { describe } from '../duration.js';
+import {
+  ADD_OPTIONS,
+  newJobId,
+  resolveAddOptions,
+  type AddOptions,
+  type ResolvedAddOptions,
+} from '../job-options.js';
+import { assertKnownOptions } from '../option-names.js';
 import { add, addReplicated, type AddInput, type AddOutput } from '../operations/add.js';
 import { packAddJobs, textRecord, type RecordBytes } from '../operations/add-pack.js';
 import type { Layout } from '../operations/wheel.js';
@@ -26,11 +34,15 @@ export interface AddResult {
    * that has already completed: when it completed, as `completedAt`).
    */
   runAt: Date;
-  /** False when a job with this id already existed or recently completed; nothing was written then. */
+  /**
+   * False when a job with this id already existed or recently completed; nothing was written then.
+   * With `onExists: 'replace'`, an id whose job completed (and is remembered) is added again: true.
+   */
   created: boolean;
   /**
    * Set when a job with this id completed recently (workers remember completed ids for
-   * `rememberCompleted`, default 5 min): the add was a repeat, so nothing was written.
+   * `rememberCompleted`, default 5 min, or `keepCompleted`) and `onExists` is 'keep': the add was
+   * a repeat, so nothing was written.
    */
   completedAt?: Date;
   /** With `onExists: 'replace'`: whether the waiting job was replaced (runAt is then its new due time). */
@@ -62,6 +74,26 @@ const ADD_IN_FLIGHT = 2;
 
 type Written = AddOutput & { replicated?: number; waitError?: Error | null };
 
+/** The keys of one addBulk entry. */
+const BULK_JOB_KEYS: ReadonlySet<string> = new Set(['payload', 'opts']);
+
+/**
+ * One addBulk entry is `{ payload, opts? }`: anything else is refused, and an add option written
+ * beside the payload (`{ payload, delay: 5000 }`, which would otherwise run at once) is pointed
+ * to `opts`.
+ */
+function checkBulkJob(job: unknown): void {
+  if (typeof job !== 'object' || job === null || Array.isArray(job)) {
+    throw new ValidationError(`each addBulk entry must be { payload, opts? }, got ${describe(job)}`, 'job');
+  }
+  assertKnownOptions(job, BULK_JOB_KEYS, 'addBulk entry key', {
+    hint: (key) =>
+      ADD_OPTIONS.has(key)
+        ? `'opts.${key}'? add options go in opts: { payload, opts: { ${key}: ... } }`
+        : undefined,
+  });
+}
+
 // A generated id taken this many times in a row means ids are not random: the add gives up.
 const MAX_ID_DRAWS = 5;
 
@@ -77,6 +109,13 @@ export async function writeJobs<T>(
 ): Promise<AddResult[]> {
   const given: unknown = jobs;
   if (!Array.isArray(given)) throw new ValidationError('addBulk takes an array of { payload, opts }');
+  jobs.forEach((job, i) => {
+    try {
+      checkBulkJob(job);
+    } catch (err) {
+      rethrow(err, i, jobs);
+    }
+  });
   // Validation may be async (Standard Schema allows it); the stored payload is the one given, so
   // a transforming schema runs once, in the worker.
   const schema = producer.schema;
@@ -130,6 +169,8 @@ export async function writeJobs<T>(
   const partitions = context.partitions.length;
   // Unknown (0) until a worker recorded it: the script then puts a group in turn and the claim checks.
   const groupConcurrency = record.groups?.concurrency ?? UNKNOWN_GROUP_CONCURRENCY;
+  // The bound is live (queue.configure): the next adds use what is recorded a second from now.
+  if (grouped >= 0) context.refreshLiveSoon();
   const moving = inputs.findIndex(
     (input) =>
       input.group !== undefined &&

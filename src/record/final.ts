@@ -1,15 +1,66 @@
 /**
- * The final records a job keeps in `j` after it ends (docs/ARCHITECTURE.md §3.2): three bytes
- * of header, plus the result when results are kept.
+ * The final records a job keeps in `j` after it ends (docs/ARCHITECTURE.md §3.2, docs/PROTOCOL.md
+ * "The record"): the header of a completed or cancelled job keeps its claim block and max
+ * attempts (so `get()` shows the attempts it used, its max attempts and the due time of its last
+ * run), plus the result when results are kept. Nothing else of the job is kept.
  */
+import {
+  CLAIM_BLOCK_BYTES,
+  DEFAULT_MAX_ATTEMPTS,
+  FLAG_A,
+  FLAG_B,
+  RECORD_FORMAT,
+  type RecordHeader,
+} from './header.js';
 
-/** A completed record without a result: format 1, flags A 0x80 (B follows), B 0x08 (D). */
+/** A completed record of a job never claimed (or written by delayq 0.2): `01 80 08`. */
 export const COMPLETED_RECORD: Buffer = Buffer.from([0x01, 0x80, 0x08]);
 
-/** A cancelled record: B 0x10 (Q). */
+/** A cancelled record of a job never claimed, of default max attempts: `01 80 10`. */
 export const CANCELLED_RECORD: Buffer = Buffer.from([0x01, 0x80, 0x10]);
 
-/** A completed record holding `result` (the codec's bytes of the handler's return value): D|U. */
+/** A completed record holding `result`, without claim block: D|U (what delayq 0.2 wrote). */
 export function completedRecordWithResult(result: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from([0x01, 0x80, 0x28]), result]);
+}
+
+/** What a final record keeps of a job's header. */
+export type FinalHeader = Pick<
+  RecordHeader,
+  'attempts' | 'claims' | 'claimedAt' | 'runDue' | 'holder' | 'maxAttempts'
+>;
+
+/**
+ * The final record of a job whose header is `header`: completed (with `result`, the codec's bytes
+ * of the handler's return value, when given) or cancelled. Written for every ack, so it is built
+ * directly rather than through encodeRecord's checks: its fields come from a decoded header.
+ */
+export function finalRecord(
+  header: FinalHeader,
+  kind: 'completed' | 'cancelled',
+  result?: Uint8Array,
+): Buffer {
+  const claimed = header.claims > 0;
+  const max = header.maxAttempts !== DEFAULT_MAX_ATTEMPTS;
+  const a = FLAG_A.more | (claimed ? FLAG_A.claim : 0) | (max ? FLAG_A.maxAttempts : 0);
+  const b =
+    kind === 'cancelled'
+      ? FLAG_B.cancelled
+      : FLAG_B.completed | (result !== undefined ? FLAG_B.hasResult : 0);
+  const size = 3 + (claimed ? CLAIM_BLOCK_BYTES : 0) + (max ? 2 : 0);
+  const out = Buffer.allocUnsafe(size + (kind === 'completed' && result ? result.length : 0));
+  out[0] = RECORD_FORMAT;
+  out[1] = a;
+  out[2] = b;
+  let at = 3;
+  if (claimed) {
+    at = out.writeUInt16BE(header.attempts, at);
+    at = out.writeUInt16BE(header.claims, at);
+    at = out.writeUIntBE(header.claimedAt, at, 6);
+    at = out.writeUIntBE(header.runDue, at, 6);
+    at = out.writeUInt32BE(header.holder, at);
+  }
+  if (max) at = out.writeUInt16BE(header.maxAttempts, at);
+  if (kind === 'completed' && result) out.set(result, at);
+  return out;
 }

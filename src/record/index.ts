@@ -3,4 +3,10 @@ export * from './header.js';
 export { encodeRecord } from './encode.js';
 export { decodeRecord, type DecodedRecord } from './decode.js';
 export { RecordFormatError } from './record-format-error.js';
-export { COMPLETED_RECORD, CANCELLED_RECORD, completedRecordWithResult } from './final.js';
+export {
+  COMPLETED_RECORD,
+  CANCELLED_RECORD,
+  completedRecordWithResult,
+  finalRecord,
+  type FinalHeader,
+} from './final.js';

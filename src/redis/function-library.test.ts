@@ -71,6 +71,14 @@ describe('buildLibrary', () => {
           f.trimEnd().endsWith("flags = { 'no-writes' },\n}") || f.includes("  flags = { 'no-writes' },\n}"),
       )
       .map((f) => (/function_name = '(\w+)'/.exec(f)?.[1] ?? '').slice(lib.name.length + 1));
-    expect(flagged.sort()).toEqual(['counts', 'get', 'list', 'migrate_read', 'schedule_read']);
+    expect(flagged.sort()).toEqual([
+      'counts',
+      'get',
+      'group_jobs',
+      'groups_list',
+      'list',
+      'migrate_read',
+      'schedule_read',
+    ]);
   });
 });

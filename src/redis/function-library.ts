@@ -21,7 +21,15 @@ export interface FunctionLibrary {
  * Scripts that only read: registered with the `no-writes` flag, so they also run on a read-only
  * replica. Each is checked against its source when the library is built.
  */
-const READ_ONLY = new Set(['counts', 'get', 'list', 'migrate-read', 'schedule-read']);
+const READ_ONLY = new Set([
+  'counts',
+  'get',
+  'group-jobs',
+  'groups-list',
+  'list',
+  'migrate-read',
+  'schedule-read',
+]);
 
 // Commands a no-writes function must not call (a write inside one fails at run time).
 const WRITE_CALL =

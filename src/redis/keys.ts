@@ -26,8 +26,17 @@ export type QueueKeys = {
   readonly groupsWaiting: string;
   /** ZSET group -> turn: groups with a free slot and a due head, served lowest turn first. */
   readonly groupsReady: string;
-  /** HASH group -> running count (deleted at 0); "<group>\0l" -> the group's rate bucket. */
+  /**
+   * HASH group -> running count (deleted at 0), plus GROUP_PAUSED while the group is paused (so a
+   * paused group's count is never below any bound: src/scripts/includes/groups.lua);
+   * "<group>\0l" -> the group's rate bucket.
+   */
   readonly groupCounts: string;
+  /**
+   * ZSET group -> its waiting jobs (the count of its members in `groupJobs`), kept by every script
+   * that puts a grouped job in or takes one out: groups by backlog without reading their jobs.
+   */
+  readonly groupBacklog: string;
   /** ZSET lease member "<claims>.<claimed-at>|<id>[\0<group>]" -> lease deadline ms. */
   readonly leases: string;
   /** ZSET id -> completed at ms; the id's completed record stays in `records` while it is here. */
@@ -44,7 +53,7 @@ export type QueueKeys = {
   readonly counters: string;
   /** HASH holder number -> "<worker id>|<started ms>"; field "#" = the last number issued. */
   readonly holders: string;
-  /** Pub/sub channel: wake messages ("<due>", "P", "R <head>", "C <member>"). */
+  /** Pub/sub channel: wake messages ("<due>", "P", "R <head>", "C <member>", "G": settings changed). */
   readonly wake: string;
   /** STREAM of job events: failures always, every event with `events: 'all'`; capped. */
   readonly events: string;
@@ -228,6 +237,7 @@ function keysWithTag(tag: string): QueueKeys {
     groupsWaiting: `${base}gw`,
     groupsReady: `${base}gr`,
     groupCounts: `${base}gc`,
+    groupBacklog: `${base}gn`,
     leases: `${base}a`,
     completed: `${base}c`,
     cancelled: `${base}x`,

@@ -13,7 +13,22 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_CONFIG_MISMATCH: (detail) => new ScriptConfigMismatch(detail),
   DELAYQ_MIGRATING: (detail) => new ScriptMigrating(detail),
   DELAYQ_BAD_RECORD: (detail, scriptName) => new ScriptBadRecord(detail, scriptName),
+  DELAYQ_BAD_CONFIG: (detail) => new ScriptBadConfig(detail),
 };
+
+/**
+ * Raised (before anything is written) by config.lua when the queue's config record holds a value
+ * of the wrong form, such as `version abc` or `partitions 01` (written by hand or by a client that
+ * got it wrong): detail is "<key> <field> <value> is not <rule>".
+ */
+export class ScriptBadConfig extends DelayqError {
+  constructor(readonly detail: string) {
+    super(
+      'DELAYQ_BAD_CONFIG',
+      `the queue's config record is malformed: ${detail}; nothing was written. Fix that field with HSET (docs/PROTOCOL.md, "The queue's config record")`,
+    );
+  }
+}
 
 /**
  * Raised (before anything is written) by a script that met a job record it cannot read: an

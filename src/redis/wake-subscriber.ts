@@ -5,6 +5,9 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
+/** The wake message that tells workers the live settings changed (queue.configure publishes it). */
+export const SETTINGS_MESSAGE = 'G';
+
 /**
  * A subscription to one channel or several (the partitions of a queue) on one connection that calls
  * `onWake(due, i)` for each wake message on channel i, and `onWake(null, null)` after reconnects.
@@ -22,6 +25,11 @@ export class WakeSubscriber {
     private readonly onError: (err: Error) => void,
     /** `C <lease member>`: the running job held by that lease member was cancelled (issue 15). */
     private readonly onCancel: (leaseMember: string) => void = () => {},
+    /**
+     * `G`: the queue's live settings changed (queue.configure); also called after a reconnect,
+     * when such a message may have been missed.
+     */
+    private readonly onSettings: () => void = () => {},
   ) {
     this.channels = typeof channel === 'string' ? [channel] : channel;
   }
@@ -40,6 +48,11 @@ export class WakeSubscriber {
         this.onCancel(message.slice(2));
         return;
       }
+      if (message === SETTINGS_MESSAGE) {
+        // Not a reason to claim by itself: the worker reads the settings, then claims.
+        this.onSettings();
+        return;
+      }
       const due = Number(message);
       const index = this.channels.indexOf(channel);
       this.onWake(Number.isFinite(due) ? due : null, index < 0 ? null : index);
@@ -47,7 +60,9 @@ export class WakeSubscriber {
     let subscribedOnce = false;
     // Messages published while the subscription was down are gone: after a reconnect, look again.
     client.on('ready', () => {
-      if (subscribedOnce) this.onWake(null, null);
+      if (!subscribedOnce) return;
+      this.onWake(null, null);
+      this.onSettings();
     });
     // A Cluster moves its subscription to another node by itself when that node goes, without a
     // 'ready': a change in the node list (a failover) is the sign to look again.

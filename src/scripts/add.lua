@@ -15,7 +15,8 @@
 -- KEYS[13] n  HASH of counters (`added`)
 -- KEYS[14] ev STREAM of events
 -- KEYS[15] a  ZSET lease member -> deadline: to answer "active" for an id that is running
--- KEYS[16...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
+-- KEYS[16] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[17...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N (1..999999), ARGV[2] elapsed: whole ms from the add() call to the send (client's
 --         monotonic clock, rounded down), optionally followed by ':' and the most the server's
 --         clock read at the call (epoch ms, rounded down; the client bounds it from earlier
@@ -23,7 +24,8 @@
 --         events.lua), ARGV[4] group concurrency (the queue's recorded one; 0: unknown, so a
 --         group with waiting jobs is put in turn and the claim checks its slots), then 5 per job:
 --         id; mode: 'd' (when = delay ms from the add() call) or 'a' (when = epoch ms), followed by
---         'k' (keep an existing job), 'r' (replace a waiting one) or 'n' (a generated id: an
+--         'k' (keep an existing job), 'r' (replace a waiting one, or add again over a completed
+--         one) or 'n' (a generated id: an
 --         existing one is a collision); when; record (header + payload, src/record/); class: ''
 --         (default), 'p<prio>' (must repeat the header's priority) or 'g<group>' (must repeat the
 --         header's group; the script writes the G block's due time). Wheel strategy only, after them: granularity ms and the start of
@@ -39,12 +41,16 @@
 --          Packed form: { codes, time_1, ..., time_N, now µs }, codes being the N code letters in
 --          one string.
 --          c created (time = due), k exists and kept (its due time, -1 when not waiting), R
---          replaced (new due), A running (lease deadline), C completed (completed at), X cancelled
+--          replaced (new due), A running (lease deadline), C completed (completed at; a replace
+--          of a completed job creates it again instead: c), X cancelled
 --          (cancelled at), D dead (died at), T the generated id is taken (-1: nothing written; the
 --          client draws a new id and adds that job again).
 --          Error 'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written) when an argument is
---          malformed: id, mode, when, a record that cannot be read or is not a new job's, a class
---          that disagrees with the header. Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
+--          malformed: id (empty, over 1536 bytes, a control character, not UTF-8), mode, when, a
+--          record that cannot be read, is not a new job's or holds a field no worker can run (max
+--          attempts 0, backoff kind not 1 or 2, timeout 0, version 0 or 1), a class that disagrees
+--          with the header or a group that is not UTF-8. 'DELAYQ_BAD_ARG <reason>' for N, elapsed,
+--          events cap, group concurrency (0..1000000) or a KEYS count other than 16 (19+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
 --          it needs was not passed (nothing written).
 -- Cost: per batch TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n: no per-job command for
 --          new jobs of the default class; O(log n) per job.
@@ -85,13 +91,17 @@ if bound_text and (#bound_text > 15 or tonumber(bound_text) < MIN_DUE_MS) then
 end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg(cap_problem) end
+local gmax_problem = check_group_concurrency(ARGV[4], 'group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+local key_problem = check_key_count(16, true)
+if key_problem then return bad_arg(key_problem) end
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], c = KEYS[9], x = KEYS[10], d = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  a = KEYS[15], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]) or 0,
+  a = KEYS[15], gn = KEYS[16], events = KEYS[14], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[4]),
 }
-local wheel_problem = wheel_keys(K, 16, FIRST + job_args)
+local wheel_problem = wheel_keys(K, 17, FIRST + job_args)
 if wheel_problem then return bad_arg(wheel_problem) end
 local now, now_us = now_ms_us()
 -- The add() call, by the server's clock: TIME less the time from the call to the send, or the
@@ -137,6 +147,8 @@ else
 end
 -- The first job whose id holds a control character: searched in all the ids at once.
 local with_control = first_id_with_control(ids, n)
+-- And the first that is not UTF-8: a worker could never ack it (issue 32).
+local not_utf8 = first_id_not_utf8(ids, n)
 
 -- A mode's two parts: when-kind and what to do with an existing id. A table lookup, where two
 -- string.sub calls per job cost more.
@@ -150,6 +162,7 @@ for i = 1, n do
   local id, mode, when, rec = ids[i], modes[i], whens[i], recs[i]
   local problem = check_id_size(id)
   if not problem and i == with_control then problem = 'id contains a control character' end
+  if not problem and i == not_utf8 then problem = 'id ' .. utf8_problem(id) end
   local kind, keep = MODE_KIND[mode], MODE_KEEP[mode]
   local due, h
   if not problem and not keep then
@@ -173,6 +186,8 @@ for i = 1, n do
       problem = 'record has the C flag (a claim block); a new job\'s record must not carry one'
     elseif h and (h.has_error or h.completed or h.cancelled or h.has_result) then
       problem = 'record is not a new job\'s: it has the E, D, Q or U flag'
+    elseif h then
+      problem = check_new_header(rec, h)
     end
   end
   -- The packed form sends no class: it is the header's, so only the checks of the class itself
@@ -216,6 +231,12 @@ local function state_of(id, rec, h)
   return 'k', nil
 end
 
+-- Whether `rec` is a completed record (a replace adds its id again as a new job).
+local function is_completed(rec)
+  local h = rec_parse(rec)
+  return h ~= nil and h.completed
+end
+
 -- The due time of waiting job `id` (header h), read where its class puts it; -1 when not found.
 local function waiting_due(id, h)
   if K.wi then return wheel_due(K, id) or -1 end
@@ -245,7 +266,7 @@ end
 
 -- Per job, the reply's code and time (the reply's shape depends on the form: at the end).
 local codes, times, hset, zs, hset_n, zs_n = {}, {}, {}, {}, 0, 0
--- New grouped jobs' gq entries, and the groups they join (in order), deferred like zs.
+-- New grouped jobs' gq entries, and the groups they join (in order, with how many), deferred like zs.
 local zg, touched, touched_order = {}, {}, {}
 -- id -> the index of the job this call wrote for it (its due time and record are in dues and
 -- recs), for an id that comes twice in one batch.
@@ -280,8 +301,9 @@ local function flush()
   call_chunked('ZADD', K.s, zs, 2)
   call_chunked('ZADD', K.gq, zg, 2)
   hset, zs, zg, hset_n, zs_n = {}, {}, {}, 0, 0
-  -- Each group new jobs joined goes where its head says (one re-activation per group).
+  -- Each group new jobs joined counts them and goes where its head says (once per group).
   for _, g in ipairs(touched_order) do
+    group_count(K, g, touched[g])
     local due = group_refresh(K, g, now)
     if due then wake(math.max(due, now)) end
   end
@@ -301,7 +323,12 @@ for i = 1, n do
     else
       codes[i], times[i] = 'k', dues[earlier]
     end
-  elseif not old then
+  elseif not old or (mode == 'r' and is_completed(old)) then
+    if old then
+      -- A replace of a job that completed (its record remembered while kept): the edit is a new
+      -- job, as if the id were free; a keep still answers 'C'.
+      redis.call('ZREM', K.c, id)
+    end
     if h.group then
       -- The G block holds the due time the job waits under in gq (its member there).
       rec = rec_with_group_due(rec, h, due)
@@ -323,8 +350,10 @@ for i = 1, n do
       zg[#zg + 1] = 0
       zg[#zg + 1] = group_member(h.group, due, id)
       if not touched[h.group] then
-        touched[h.group] = true
+        touched[h.group] = 1
         touched_order[#touched_order + 1] = h.group
+      else
+        touched[h.group] = touched[h.group] + 1
       end
     else
       redis.call('HSET', K.j, id, rec)

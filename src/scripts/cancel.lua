@@ -3,19 +3,26 @@
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua)
--- KEYS[8] j   HASH id -> record; a cancelled job keeps the cancelled record (01 80 10)
--- KEYS[9] a   ZSET lease member -> deadline ms
--- KEYS[10] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
--- KEYS[11] e  HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
--- KEYS[12] w  channel: wake messages (`C <member>` tells a running job's holder)
--- KEYS[13] n  HASH of counters (`cancelled`)
--- KEYS[14] ev STREAM of job events (`cancelled`: always written)
--- KEYS[15] pg HASH id -> the running attempt's progress (deleted when a running job is cancelled)
--- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record; a cancelled job keeps the cancelled record (01 8x 10, with the
+--             claim block and max attempts it had: record.lua rec_final)
+-- KEYS[10] a  ZSET lease member -> deadline ms
+-- KEYS[11] x  ZSET id -> cancelled at ms (trimmed by trim.lua, by count and age)
+-- KEYS[12] e  HASH id -> JSON of the last error (deleted: a cancelled job shows no error)
+-- KEYS[13] w  channel: wake messages (`C <member>` tells a running job's holder)
+-- KEYS[14] n  HASH of counters (`cancelled`)
+-- KEYS[15] ev STREAM of job events (`cancelled`: always written)
+-- KEYS[16] pg HASH id -> the running attempt's progress (deleted when a running job is cancelled)
+-- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
 -- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
--- Returns: 'waiting' or 'running' when cancelled; 0 when there is nothing to cancel (unknown,
---          dead, completed, already cancelled, or an unreadable record). Writes nothing then.
+-- Returns: 'waiting' or 'running' when cancelled; 0 (an integer reply, nil in Lua clients' terms
+--          false) when there is nothing to cancel (unknown, dead, completed, already cancelled, or
+--          an unreadable record). Writes nothing then.
+--          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 16 (19 or
+--          more with the wheel), an id that is missing, empty, over 1536 bytes, with a control
+--          character or not UTF-8, a group concurrency that is not 0..1000000, an events cap that
+--          is not a whole number, or wheel arguments that do not match the wheel KEYS.
 -- ACL: cancelling a waiting job only reads a and never touches pg (a waiting job has no progress:
 -- it is deleted when an attempt ends), so a producer whose rules make the lease and progress keys
 -- read-only can still cancel waiting jobs (docs/SECURITY.md).
@@ -32,16 +39,25 @@
 --!include place.lua
 --!include args.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10): a key or argument left out
+-- failed a command after the lease member was removed, leaving the job in no set (issue 32).
+local key_problem = check_key_count(16, true)
+if key_problem then return bad_arg(key_problem) end
+local id_problem = check_id(ARGV[1], 'ARGV[1] id')
+if id_problem then return bad_arg(id_problem) end
+local gmax_problem = check_group_concurrency(ARGV[2], 'ARGV[2] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], x = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]) or 0,
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], x = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
+  pg = KEYS[16], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 16, 4)
+local wheel_problem = wheel_keys(K, 17, 4)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[3])
-if cap_problem then return bad_arg(cap_problem) end
+if cap_problem then return bad_arg('ARGV[3] ' .. cap_problem) end
 local id = ARGV[1]
 local now = now_ms()
 local rec = redis.call('HGET', K.j, id)
@@ -68,7 +84,8 @@ else
   if not unplace_waiting(K, id, h) then return 0 end
   how = 'waiting'
 end
-redis.call('HSET', K.j, id, REC_CANCELLED)
+-- The claim block and max attempts stay: get() shows the attempts used and the last run's due.
+redis.call('HSET', K.j, id, rec_final(rec, h, REC_B_CANCELLED))
 redis.call('ZADD', K.x, now, id)
 redis.call('HDEL', K.e, id)
 redis.call('HINCRBY', K.n, 'cancelled', 1)

@@ -22,7 +22,8 @@
 -- KEYS[17] w  channel: wake messages
 -- KEYS[18] n  HASH of counters (reap-on-claim counts `reaped`; workers flush claimed/completed)
 -- KEYS[19] pg HASH id -> progress of a running job (deleted when its attempt ends)
--- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[20] gn  ZSET group -> its waiting jobs (taken jobs leave their group's count)
+-- KEYS[21...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] limit: jobs to claim (0: ack only), ARGV[2] lease ms, ARGV[3] holder number (wk),
 -- ARGV[4] group concurrency (the queue's recorded one, >= 1), ARGV[5] group rate max, ARGV[6]
 -- group rate per ms (0, 0: none), ARGV[7] queue rate max, ARGV[8] queue rate per ms (0, 0: none),
@@ -34,8 +35,11 @@
 -- ARGV[12] events cap (events.lua),
 -- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
 -- (a resent ack is recognised by it); flags: 'e' the job had a last error, 'p' it reported
--- progress, 'u' a result follows; the result bytes (the codec's, with 'u'). Wheel strategy only,
--- after the acks: granularity ms and the start of each bucket list in KEYS.
+-- progress, 'f' the job's final record follows (what to store: a completed record with the claim
+-- block and max attempts of the claim, and the result with U; record.lua rec_final_problem says
+-- what is accepted), or, from workers of delayq 0.2, 'u' a result follows; the final record
+-- ('f'), the result bytes (the codec's, with 'u') or nothing. Wheel strategy only, after the
+-- acks: granularity ms and the start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), the M ack outcomes as one string of a letter each (O: OK,
 --          A: already applied, C: lost, cancelled, E: lost, expired, N: lost, not held), n, then 3
 --          per job: lease member, record (with its new claim block), due }, and with the wheel
@@ -55,7 +59,8 @@
 --          class is priority 0); a group never has more than `group concurrency` jobs leased (gc
 --          counts them; every path that ends a lease frees its slot), groups with due jobs take
 --          turns (one job per group per round) and get half of a claim when other due jobs wait
---          (all of it when none do), and with a group rate limit a group starts at most max jobs
+--          (all of it when none do), a paused group is in neither gw nor gr and is never taken
+--          (groups.lua: no check here, so a pause costs the claim nothing), and with a group rate limit a group starts at most max jobs
 --          per `per` ms on average (token bucket, bursts up to max); with a rate limit no more
 --          than max jobs start in any window of `per` ms across all workers; a taken id without a
 --          readable record is buried, never dropped (invariant 5).
@@ -74,7 +79,7 @@
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
   j = KEYS[8], a = KEYS[9], c = KEYS[10], x = KEYS[11], e = KEYS[12], d = KEYS[13], z = KEYS[14],
-  lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19],
+  lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19], gn = KEYS[20],
 }
 K.events = K.ev
 -- Settings as numbers through the memo (prelude.lua): the same texts come in every call.
@@ -100,8 +105,17 @@ if not limit or not lease_ms or not holder or not m or not rate_max or not dead_
   return bad_arg('limit, lease ms, holder, rate, dead bounds and M must be numbers')
 end
 local ACK_FIRST = 14
-local wheel_problem = wheel_keys(K, 20, ACK_FIRST + 4 * m)
+local wheel_problem = wheel_keys(K, 21, ACK_FIRST + 4 * m)
 if wheel_problem then return bad_arg(wheel_problem) end
+-- The final records workers sent (flag 'f') are checked before anything is written
+-- (docs/DESIGN.md invariant 11): three bytes each, no parse.
+for i = 1, m do
+  local ack_flags = ARGV[ACK_FIRST + 4 * (i - 1) + 2]
+  if ack_flags == 'f' or (ack_flags ~= '' and string.find(ack_flags, 'f', 1, true)) then
+    local problem = rec_final_problem(ARGV[ACK_FIRST + 4 * (i - 1) + 3])
+    if problem then return bad_arg('ack ' .. i .. ' of ' .. m .. ': ' .. problem) end
+  end
+end
 
 local now, now_us = now_ms_us()
 -- Jobs due by `cutoff` are taken: now, or a little after it when the worker claims ahead. The
@@ -199,7 +213,13 @@ if m > 0 then
       end
       done_c[done_c_n + 1], done_c[done_c_n + 2] = now_text, id
       done_c_n = done_c_n + 2
-      -- Most acks have no flag: three searches saved per job.
+      -- Most acks have no flag but 'f' (the final record follows): the searches saved per job.
+      local final = nil
+      if ack_flags == 'f' then
+        final, ack_flags = ARGV[base + 3], ''
+      elseif ack_flags ~= '' and string.find(ack_flags, 'f', 1, true) then
+        final = ARGV[base + 3]
+      end
       local has_flags = ack_flags ~= ''
       if has_flags and string.find(ack_flags, 'e', 1, true) then
         error_ids = error_ids or {}
@@ -216,7 +236,9 @@ if m > 0 then
         freed[g] = (freed[g] or 0) + 1
       end
       hset[hset_n + 1] = id
-      if has_flags and string.find(ack_flags, 'u', 1, true) then
+      if final then
+        hset[hset_n + 2] = final
+      elseif has_flags and string.find(ack_flags, 'u', 1, true) then
         hset[hset_n + 2] = rec_completed_with_result(ARGV[base + 3])
       else
         hset[hset_n + 2] = REC_COMPLETED
@@ -356,7 +378,8 @@ local function take_groups(limit, d_ids)
     sooner(now)
     return g_ids, g_due, g_groups
   end
-  local taken_members, taken_from = {}, {}
+  -- taken_order: the groups taken from, in order (their counts in gn change once each).
+  local taken_members, taken_from, taken_order = {}, {}, {}
   local ready = redis.call('ZRANGE', K.gr, '0', int_text(budget - 1))
   while #ready > 0 do
     local leaving, requeue, to_gw = {}, {}, {}
@@ -398,6 +421,7 @@ local function take_groups(limit, d_ids)
           sooner(token_at)
         elseif running <= group_max then
           taken_members[#taken_members + 1] = head
+          if offset == 0 then taken_order[#taken_order + 1] = g end
           taken_from[g] = offset + 1
           g_ids[#g_ids + 1] = group_member_id(g, head)
           g_due[#g_due + 1] = due
@@ -424,7 +448,10 @@ local function take_groups(limit, d_ids)
     if #g_ids >= budget or (#requeue == 0 and #leaving == 0) then break end
     ready = redis.call('ZRANGE', K.gr, '0', int_text(budget - #g_ids - 1))
   end
-  if #taken_members > 0 then call_chunked('ZREM', K.gq, taken_members, 1) end
+  if #taken_members > 0 then
+    call_chunked('ZREM', K.gq, taken_members, 1)
+    for _, g in ipairs(taken_order) do group_count(K, g, -taken_from[g]) end
+  end
   -- Groups still in turn mean due grouped jobs left: look again at once.
   if redis.call('EXISTS', K.gr) == 1 then sooner(now) end
   return g_ids, g_due, g_groups

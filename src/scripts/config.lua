@@ -5,11 +5,10 @@
 --
 -- KEYS[1] config      HASH the record: format, layout, partitions, codec, events, version, and
 --                     while `delayq migrate` runs, migrating ("<since ms>|<who>") and its cursor
--- KEYS[2] layout      STRING } layout-1 keys of the queue's own tag (src/redis/keys.ts
--- KEYS[3] partitions  STRING } legacyKeys): with no record, any of them tells a queue that delayq
--- KEYS[4] schedule    ZSET   } 0.1 used (before or without its record); layout 2 never writes
--- KEYS[5] active      ZSET   } them
--- KEYS[6] dead        ZSET   }
+-- KEYS[2..6] layout (STRING), partitions (STRING), schedule (ZSET), active (ZSET), dead (ZSET):
+--             the layout-1 keys of the queue's own tag (src/redis/keys.ts legacyKeys), only read:
+--             with no record, any of them tells a queue that delayq 0.1 used (before or without
+--             its record); layout 2 never writes them
 -- ARGV[1] mode: 'write' (record what is missing) or 'read' (never write: views such as the CLI)
 -- ARGV[2] format: the job data layout version this client reads and writes
 -- ARGV[3..10] per field, in the order partitions, layout, codec, events: the value this client
@@ -19,19 +18,68 @@
 -- ARGV[12] the group concurrency this client sets ('' = adopt the recorded one), ARGV[13] its
 --         group rate limit ('<max>/<per ms>', 'none', or '' = adopt): recorded as
 --         `groups.concurrency` and `groups.limit` by the first worker that sets them, so every
---         worker enforces one bound (the claim counts a group's running jobs against it)
+--         worker enforces one bound (the claim counts a group's running jobs against it). These
+--         are live settings (src/definition/settings.ts): once recorded, only configure.lua
+--         changes them, and a client with another value adopts the recorded one (the reply
+--         carries it; the client warns), never a mismatch.
 -- Returns: { found (1 or 0: read mode and nothing recorded nor used), now, field, value, ... }
 --          or error 'DELAYQ_MIGRATING <since ms>|<who>' while `delayq migrate` converts the queue,
 --          or error 'DELAYQ_CONFIG_MISMATCH <field> <recorded value>' when a value the client
 --          uses differs from the recorded one (field `format` 1 also for a layout-1 queue without
---          a record); nothing is written then.
+--          a record); nothing is written then. Error 'DELAYQ_BAD_CONFIG <key> <field> <value> is
+--          not <rule>' for a recorded value of the wrong form (`version abc`, `partitions 01`), and
+--          'DELAYQ_BAD_ARG <reason>' for KEYS other than 6 or an argument of the wrong form
+--          (mode, format, per field as the record holds it): nothing is written then either.
 -- Guarantee: a client never writes into a queue of another format, nor one being migrated: the
 --          check and the first write of the record are one step.
 
 --!include prelude.lua
+--!include args.lua
+
+-- What each field's value must look like, recorded or passed: a value of another form (a
+-- partitions of '01', a version of 'abc') is refused by name, never compared as a number that
+-- prints like the client's own (issue 32).
+local FIELD_FORMS = {
+  format = { '^[1-9]%d?%d?%d?$', 'a whole number 1..9999' },
+  partitions = { '^[1-9]%d?%d?%d?$', 'a whole number 1..1024, no leading zero', 1024 },
+  layout = { '^zset$', "'zset' or 'wheel:<granularity ms>'", nil, '^wheel:[1-9]%d*$' },
+  codec = { '^[^%c]+$', 'a codec name (json, msgpack, protobuf or a custom codec\'s name)' },
+  events = { '^%-?[1-9]%d?%d?%d?%d?%d?%d?%d?%d?$', 'a whole number (0: none; -N: failures only)', nil, '^0$' },
+  version = { '^[1-9]%d?%d?%d?%d?$', 'a whole number 1..65535', 65535 },
+  ['groups.concurrency'] = { '^[1-9]%d?%d?%d?%d?%d?%d?$', 'a whole number 1..1000000', 1000000 },
+  ['groups.limit'] = { '^none$', "'none' or '<max>/<per ms>'", nil, '^[1-9]%d*/[1-9]%d*$' },
+}
+-- nil when `value` is of the form `field` takes, else the rule it breaks.
+local function field_problem(field, value)
+  local form = FIELD_FORMS[field]
+  if not form then return nil end
+  local ok = string.find(value, form[1]) or (form[4] and string.find(value, form[4]))
+  if ok and form[3] and tonumber(value) > form[3] then ok = nil end
+  if ok then return nil end
+  return form[2]
+end
 
 local mode, format = ARGV[1], ARGV[2]
 local fields = { 'partitions', 'layout', 'codec', 'events' }
+if #KEYS ~= 6 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; config takes 6 (config, then the layout-1 keys layout, partitions, schedule, active, dead)') end
+if mode ~= 'write' and mode ~= 'read' then return bad_arg('ARGV[1] mode ' .. tostring(mode) .. " is not 'write' or 'read'") end
+if #ARGV ~= 13 then return bad_arg('ARGV has ' .. #ARGV .. ' values; config takes 13') end
+if field_problem('format', format) then return bad_arg('ARGV[2] format ' .. format .. ' is not ' .. field_problem('format', format)) end
+for i, field in ipairs(fields) do
+  for k = 1, 2 do
+    local value = ARGV[k + 2 * i]
+    if (value ~= '' or k == 2) and field_problem(field, value) then
+      return bad_arg('ARGV[' .. (k + 2 * i) .. '] ' .. field .. ' ' .. value .. ' is not ' .. (k == 1 and "'' or " or '') .. field_problem(field, value))
+    end
+  end
+end
+for i, field in ipairs({ 'version', 'groups.concurrency', 'groups.limit' }) do
+  local value = ARGV[10 + i]
+  if value ~= '' and field_problem(field, value) then
+    return bad_arg('ARGV[' .. (10 + i) .. '] ' .. field .. ' ' .. value .. " is not '' or " .. field_problem(field, value))
+  end
+end
+
 local record = {}
 -- HGETALL rather than EXISTS first: the ACL rules of docs/SECURITY.md grant the one command.
 local stored_flat = redis.call('HGETALL', KEYS[1])
@@ -40,6 +88,13 @@ local found = #stored_flat > 0
 if found then
   for i = 1, #stored_flat, 2 do record[stored_flat[i]] = stored_flat[i + 1] end
   if record.migrating then return redis.error_reply('DELAYQ_MIGRATING ' .. record.migrating) end
+  -- A record someone edited by hand (or a client that wrote it wrong): refused, naming the field.
+  for field, value in pairs(record) do
+    local problem = field_problem(field, value)
+    if problem then
+      return redis.error_reply('DELAYQ_BAD_CONFIG ' .. KEYS[1] .. ' ' .. field .. ' ' .. string.gsub(value, '%c', '?') .. ' is not ' .. problem)
+    end
+  end
 else
   -- No record: a queue delayq 0.1 used before it wrote records (or over maxmemory) still has
   -- its layout-1 keys. Its jobs are unreadable here; `delayq migrate` converts them.
@@ -68,15 +123,11 @@ for i, field in ipairs(fields) do
     if wanted ~= '' then record[field] = wanted else record[field] = default end
   end
 end
--- Group bounds: no default is recorded; a client that sets none adopts what a worker recorded.
+-- Group bounds (live): no default is recorded; a client adopts what is recorded, whatever it set.
 for i, field in ipairs({ 'groups.concurrency', 'groups.limit' }) do
   local wanted = ARGV[11 + i] or ''
   local stored = record[field]
-  if stored then
-    if wanted ~= '' and wanted ~= stored then
-      return redis.error_reply('DELAYQ_CONFIG_MISMATCH ' .. field .. ' ' .. stored)
-    end
-  elseif wanted ~= '' then
+  if not stored and wanted ~= '' then
     missing = true
     record[field] = wanted
   end

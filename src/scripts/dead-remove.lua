@@ -8,6 +8,11 @@
 -- Guarantee: only a dead job's record is deleted; a waiting, running or finished job with the
 --          same id is never touched.
 
+--!include args.lua
+
+if #KEYS ~= 3 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; dead-remove takes 3 (d, j, e)') end
+local id_problem = check_id(ARGV[1], 'ARGV[1] id')
+if id_problem then return bad_arg(id_problem) end
 local id = ARGV[1]
 if redis.call('ZREM', KEYS[1], id) == 0 then return 0 end
 redis.call('HDEL', KEYS[2], id)

@@ -6,16 +6,17 @@
 -- KEYS[3] r   ZSET "<prio>:<id>" -> (prio + 1024) * 2^42 + due: due prioritized jobs
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): a grouped job's retry
 --             waits in gq, and its group's running slot is freed
--- KEYS[8] j   HASH id -> record (header + payload)
--- KEYS[9] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
--- KEYS[10] d  ZSET id -> died at ms
--- KEYS[11] e  HASH id -> JSON of the last error
--- KEYS[12] w  channel: wake messages (the head moved earlier)
--- KEYS[13] n  HASH of counters: `failed` (an attempt failed and runs again) or `dead`
--- KEYS[14] ev STREAM of job events
--- KEYS[15] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
--- KEYS[16] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
--- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record (header + payload)
+-- KEYS[10] a   ZSET lease member "<claims>.<claimed at>|<id>" -> deadline ms
+-- KEYS[11] d  ZSET id -> died at ms
+-- KEYS[12] e  HASH id -> JSON of the last error
+-- KEYS[13] w  channel: wake messages (the head moved earlier)
+-- KEYS[14] n  HASH of counters: `failed` (an attempt failed and runs again) or `dead`
+-- KEYS[15] ev STREAM of job events
+-- KEYS[16] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[17] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
+-- KEYS[18...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] lease member, ARGV[2] retry delay ms (-1: no retry), ARGV[3] error JSON
 -- ({name, message, stack?}; the script adds at, attempt and token), ARGV[4] unrecoverable (0/1:
 -- 1 buries at once, whatever attempts are left), ARGV[5] dead max count, ARGV[6] dead max age ms,
@@ -24,7 +25,8 @@
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; { 'ALREADY', -1 } when this fail was
 --          already applied (a resent command: the last error carries this member's token); error
 --          'DELAYQ_LEASE_LOST <why>' (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG
---          <reason>' for a malformed argument; error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
+--          <reason>' for a KEYS count other than 17 (20 or more with the wheel) or a malformed
+--          argument, named (ARGV[2] retry delay ...); error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
 --          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
 --          retry's bucket was not passed. Any error means nothing was written.
 -- Guarantee (fencing, docs/DESIGN.md invariant 4): only the holder of a valid lease can fail the job; a
@@ -41,25 +43,41 @@
 --!include lease-check.lua
 --!include args.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10).
+local key_problem = check_key_count(17, true)
+if key_problem then return bad_arg(key_problem) end
+local member_problem = check_member(ARGV[1], 'ARGV[1] lease member')
+if member_problem then return bad_arg(member_problem) end
+if ARGV[2] ~= '-1' and (not whole_ms(ARGV[2]) or #ARGV[2] > 12) then
+  return bad_arg('ARGV[2] retry delay ' .. tostring(ARGV[2]) .. ' is not -1 or a whole number of ms >= 0')
+end
+local ok_error, error_table = pcall(cjson.decode, ARGV[3] or '')
+if not ok_error or type(error_table) ~= 'table' then return bad_arg('ARGV[3] error is not a JSON object') end
+if ARGV[4] ~= '0' and ARGV[4] ~= '1' then
+  return bad_arg('ARGV[4] unrecoverable ' .. tostring(ARGV[4]) .. ' is not 0 or 1')
+end
+local DEAD_BOUNDS = { 'dead max count', 'dead max age ms' }
+for i = 5, 6 do
+  local what = DEAD_BOUNDS[i - 4]
+  if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
+    return bad_arg('ARGV[' .. i .. '] ' .. what .. ' ' .. tostring(ARGV[i]) .. ' is not a whole number >= 0 (digits only)')
+  end
+end
+local gmax_problem = check_group_concurrency(ARGV[7], 'ARGV[7] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+if type(ARGV[8]) ~= 'string' then return bad_arg('ARGV[8] reason is missing') end
+
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], x = KEYS[16], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]) or 0,
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], d = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
+  pg = KEYS[16], x = KEYS[17], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 17, 10)
+local wheel_problem = wheel_keys(K, 18, 10)
 if wheel_problem then return bad_arg(wheel_problem) end
 local member = ARGV[1]
-if ARGV[2] ~= '-1' and not whole_ms(ARGV[2]) then
-  return bad_arg('retry delay ' .. tostring(ARGV[2]) .. ' is not -1 or a whole number of ms >= 0')
-end
-if ARGV[4] ~= '0' and ARGV[4] ~= '1' then
-  return bad_arg('unrecoverable ' .. tostring(ARGV[4]) .. ' is not 0 or 1')
-end
 local cap_problem = check_events_cap(ARGV[9])
-if cap_problem then return bad_arg(cap_problem) end
-local ok_error, error_table = pcall(cjson.decode, ARGV[3])
-if not ok_error or type(error_table) ~= 'table' then return bad_arg('error is not a JSON object') end
+if cap_problem then return bad_arg('ARGV[9] ' .. cap_problem) end
 local id = member_id(member)
 local token = member_token(member)
 local delay = tonumber(ARGV[2])

@@ -9,7 +9,9 @@
 -- KEYS[12] pg HASH id -> progress JSON
 -- KEYS[13..15] wheel strategy only: wr, wi, wc (wheel.lua); a default-class job waits there
 -- ARGV[1] id, ARGV[2] wheel strategy only: the granularity ms
--- Returns: false when the job is unknown; else
+-- Returns: false (nil) when the job is unknown; error 'DELAYQ_BAD_ARG <reason>' for a KEYS count
+--          other than 12 (15 with the wheel) or an id that is missing, empty, over 1536 bytes, with
+--          a control character or not UTF-8; else
 --          { state, record, score, last error (JSON) or false, holder or false, progress or false,
 --            lease member or false }
 --          state 'waiting' (score = due), 'active' (score = lease deadline), 'completed' (completed at),
@@ -23,6 +25,11 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include args.lua
+
+if #KEYS ~= 12 and #KEYS ~= 15 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; get takes 12 (15 with the wheel: wr, wi, wc)') end
+local id_problem = check_id(ARGV[1], 'ARGV[1] id')
+if id_problem then return bad_arg(id_problem) end
 
 local K = {
   j = KEYS[1], s = KEYS[2], p = KEYS[3], r = KEYS[4], gq = KEYS[5], a = KEYS[6], c = KEYS[7],

@@ -8,7 +8,7 @@
 -- (the longest value accepted)
 -- Returns: 1 when written; error 'DELAYQ_LEASE_LOST <why>' when the member holds no valid lease
 --          (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG <reason>' when the value
---          is empty or over the cap. Any error means nothing was written.
+--          is missing, empty or over the cap, the member or cap is malformed, or KEYS is not 3. Any error means nothing was written.
 -- Guarantee (fencing): only the holder of a valid lease writes, so a holder that lost its lease
 --          cannot overwrite the progress of the job's next attempt. Every script that ends the
 --          attempt (ack, fail, reap, release, cancel) deletes the value, so it never outlives it.
@@ -18,12 +18,17 @@
 --!include lease-check.lua
 --!include args.lua
 
+local key_problem = check_key_count(3, false)
+if key_problem then return bad_arg(key_problem) end
 local K = { a = KEYS[1], pg = KEYS[2], x = KEYS[3] }
 local member, value = ARGV[1], ARGV[2]
-if not whole_ms(ARGV[3]) then return bad_arg('cap ' .. tostring(ARGV[3]) .. ' is not a whole number') end
+local member_problem = check_member(member, 'ARGV[1] lease member')
+if member_problem then return bad_arg(member_problem) end
+if type(value) ~= 'string' then return bad_arg('ARGV[2] value is missing') end
+if not whole_ms(ARGV[3]) or #ARGV[3] > 9 then return bad_arg('ARGV[3] cap ' .. tostring(ARGV[3]) .. ' is not a whole number of bytes') end
 -- Callers in other languages have no TypeScript check in front of them: the cap holds here too.
 if #value == 0 or #value > tonumber(ARGV[3]) then
-  return bad_arg('progress value is ' .. #value .. ' bytes; it must be 1 to ' .. ARGV[3])
+  return bad_arg('ARGV[2] progress value is ' .. #value .. ' bytes; it must be 1 to ' .. ARGV[3])
 end
 local id = member_id(member)
 local lost = lease_lost(K, member, id, now_ms())

@@ -5,15 +5,16 @@
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (groups.lua): reaped grouped jobs wait
 --             in gq again, and their groups' running slots are freed
--- KEYS[8] j   HASH id -> record
--- KEYS[9] a   ZSET lease member -> deadline ms
--- KEYS[10] d  ZSET id -> died at ms
--- KEYS[11] e  HASH id -> JSON of the last error
--- KEYS[12] w  channel: wake messages
--- KEYS[13] n  HASH of counters (`reaped`, `dead`)
--- KEYS[14] ev STREAM of job events (`lease-lost`, `dead`: always written)
--- KEYS[15] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
--- KEYS[16..18] wheel strategy only: ready, wheel, wheel count (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record
+-- KEYS[10] a   ZSET lease member -> deadline ms
+-- KEYS[11] d  ZSET id -> died at ms
+-- KEYS[12] e  HASH id -> JSON of the last error
+-- KEYS[13] w  channel: wake messages
+-- KEYS[14] n  HASH of counters (`reaped`, `dead`)
+-- KEYS[15] ev STREAM of job events (`lease-lost`, `dead`: always written)
+-- KEYS[16] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
+-- KEYS[17..19] wheel strategy only: ready, wheel, wheel count (wheel.lua)
 -- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms, ARGV[4] group
 -- concurrency, ARGV[5] events cap (events.lua), ARGV[6] wheel strategy only: granularity ms
 -- Returns: { returned, buried, next deadline or -1 }
@@ -30,13 +31,24 @@
 --!include reap-expired.lua
 --!include args.lua
 
+-- Checks before the first write (docs/DESIGN.md invariant 10).
+if #KEYS ~= 16 and #KEYS ~= 19 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; reap takes 16 (19 with the wheel: wr, wi, wc)') end
+local REAP_ARGS = { 'max jobs', 'dead max count', 'dead max age ms' }
+for i = 1, 3 do
+  if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
+    return bad_arg('ARGV[' .. i .. '] ' .. REAP_ARGS[i] .. ' ' .. tostring(ARGV[i]) .. ' is not a whole number >= 0 (digits only)')
+  end
+end
+local gmax_problem = check_group_concurrency(ARGV[4], 'ARGV[4] group concurrency')
+if gmax_problem then return bad_arg(gmax_problem) end
+
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], a = KEYS[9], d = KEYS[10], e = KEYS[11], w = KEYS[12], n = KEYS[13], ev = KEYS[14],
-  pg = KEYS[15], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]) or 0,
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], a = KEYS[10], d = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
+  pg = KEYS[16], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 16, 6)
+local wheel_problem = wheel_keys(K, 17, 6)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[5])
 if cap_problem then return bad_arg(cap_problem) end

@@ -16,7 +16,9 @@
 --          the pause keep their due time: their lateness shows the pause.
 
 --!include prelude.lua
+--!include args.lua
 
+if #KEYS ~= 6 and #KEYS ~= 7 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; resume takes 6 (7 with the wheel: wr)') end
 local now = now_ms()
 local removed = redis.call('DEL', KEYS[1])
 local head = nil

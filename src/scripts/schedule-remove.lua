@@ -5,9 +5,10 @@
 -- KEYS[3] schedule last      ZSET name -> due time of the last occurrence added
 -- KEYS[4] s, KEYS[5] p, KEYS[6] r   the waiting sets of the default and prioritized classes
 -- KEYS[7] gq, KEYS[8] gw, KEYS[9] gr, KEYS[10] gc   groups (issue 16; not built yet)
--- KEYS[11] j  HASH id -> record
--- KEYS[12] e  HASH id -> last error
--- KEYS[13...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[11] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[12] j  HASH id -> record
+-- KEYS[13] e  HASH id -> last error
+-- KEYS[14...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name; ARGV[2...] wheel strategy only: granularity ms, then the start of each bucket
 -- list passed in KEYS
 -- Returns: 1 when the schedule existed, 0 otherwise. Error 'DELAYQ_WRONG_BUCKET <start>'
@@ -22,12 +23,16 @@
 --!include args.lua
 --!include schedule-common.lua
 
+local key_problem = check_key_count(12, true)
+if key_problem then return bad_arg(key_problem) end
+if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3],
-  s = KEYS[4], p = KEYS[5], r = KEYS[6], gq = KEYS[7], gw = KEYS[8], gr = KEYS[9], gc = KEYS[10],
-  j = KEYS[11], e = KEYS[12],
+  s = KEYS[4], p = KEYS[5], r = KEYS[6], gq = KEYS[7], gw = KEYS[8], gr = KEYS[9], gc = KEYS[10], gn = KEYS[11],
+  j = KEYS[12], e = KEYS[13],
 }
-local wheel_problem = wheel_keys(K, 13, 2)
+local wheel_problem = wheel_keys(K, 14, 2)
 if wheel_problem then return bad_arg(wheel_problem) end
 local name = ARGV[1]
 local now = now_ms()

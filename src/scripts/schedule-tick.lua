@@ -3,15 +3,16 @@
 --
 -- KEYS[1] s, KEYS[2] p, KEYS[3] r   the waiting sets of the default and prioritized classes
 -- KEYS[4] gq, KEYS[5] gw, KEYS[6] gr, KEYS[7] gc   groups (issue 16; not built yet)
--- KEYS[8] j   HASH id -> record
--- KEYS[9] w   channel: wake messages of the queue's workers
--- KEYS[10] n  HASH of counters (`added`)
--- KEYS[11] ev STREAM of job events (`added`: routine, written only with events 'all')
--- KEYS[12] schedules       HASH name -> definition JSON (has "rev")
--- KEYS[13] schedule last   ZSET name -> due time of the last occurrence added (the high-water mark)
--- KEYS[14] schedule wake   channel of the schedulers
--- KEYS[15] config          HASH the queue's config record: its 'layout' field (absent: zset)
--- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[8] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[9] j   HASH id -> record
+-- KEYS[10] w   channel: wake messages of the queue's workers
+-- KEYS[11] n  HASH of counters (`added`)
+-- KEYS[12] ev STREAM of job events (`added`: routine, written only with events 'all')
+-- KEYS[13] schedules       HASH name -> definition JSON (has "rev")
+-- KEYS[14] schedule last   ZSET name -> due time of the last occurrence added (the high-water mark)
+-- KEYS[15] schedule wake   channel of the schedulers
+-- KEYS[16] config          HASH the queue's config record: its 'layout' field (absent: zset)
+-- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name
 -- ARGV[2] rev the caller computed from
 -- ARGV[3] high-water mark the caller computed from (compare-and-set)
@@ -49,10 +50,14 @@
 --!include args.lua
 --!include schedule-common.lua
 
+local key_problem = check_key_count(15, true)
+if key_problem then return bad_arg(key_problem) end
+if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+
 local K = {
-  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
-  j = KEYS[8], w = KEYS[9], n = KEYS[10], ev = KEYS[11], schedules = KEYS[12], last = KEYS[13],
-  schedule_wake = KEYS[14], config = KEYS[15], events_cap = tonumber(ARGV[6]),
+  s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
+  j = KEYS[9], w = KEYS[10], n = KEYS[11], ev = KEYS[12], schedules = KEYS[13], last = KEYS[14],
+  schedule_wake = KEYS[15], config = KEYS[16], events_cap = tonumber(ARGV[6]),
 }
 K.events = K.ev
 local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -63,7 +68,7 @@ if not count or count < 1 or count % 1 ~= 0 or #ARGV < 8 + count then
 end
 local cap_problem = check_events_cap(ARGV[6])
 if cap_problem then return bad_arg(cap_problem) end
-local wheel_problem = wheel_keys(K, 16, 9 + count)
+local wheel_problem = wheel_keys(K, 17, 9 + count)
 if wheel_problem then return bad_arg(wheel_problem) end
 local h, unreadable = rec_parse(record)
 if not h then return bad_arg('the occurrence record: ' .. unreadable) end

@@ -8,9 +8,10 @@
 -- KEYS[5] config             HASH the queue's config record: its 'layout' field (absent: zset)
 -- KEYS[6] s, KEYS[7] p, KEYS[8] r   the waiting sets of the default and prioritized classes
 -- KEYS[9] gq, KEYS[10] gw, KEYS[11] gr, KEYS[12] gc   groups (issue 16; not built yet)
--- KEYS[13] j  HASH id -> record
--- KEYS[14] e  HASH id -> last error
--- KEYS[15...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[13] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
+-- KEYS[14] j  HASH id -> record
+-- KEYS[15] e  HASH id -> last error
+-- KEYS[16...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] name, ARGV[2] rev (digest of the definition and payload), ARGV[3] definition JSON,
 -- ARGV[4] payload template; ARGV[5...] wheel strategy only: granularity ms, then the start of
 -- each bucket list passed in KEYS
@@ -30,12 +31,16 @@
 --!include args.lua
 --!include schedule-common.lua
 
+local key_problem = check_key_count(14, true)
+if key_problem then return bad_arg(key_problem) end
+if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule_wake = KEYS[4], config = KEYS[5],
-  s = KEYS[6], p = KEYS[7], r = KEYS[8], gq = KEYS[9], gw = KEYS[10], gr = KEYS[11], gc = KEYS[12],
-  j = KEYS[13], e = KEYS[14],
+  s = KEYS[6], p = KEYS[7], r = KEYS[8], gq = KEYS[9], gw = KEYS[10], gr = KEYS[11], gc = KEYS[12], gn = KEYS[13],
+  j = KEYS[14], e = KEYS[15],
 }
-local wheel_problem = wheel_keys(K, 15, 5)
+local wheel_problem = wheel_keys(K, 16, 5)
 if wheel_problem then return bad_arg(wheel_problem) end
 local name, rev, definition, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local refused = assert_layout(K)

@@ -2,7 +2,8 @@
 -- current second's snapshot of every total into the ring (docs/ARCHITECTURE.md §7).
 --
 -- KEYS[1] n  HASH: counter name -> total (monotonic); `s:<second mod 600>` -> snapshot
--- ARGV: pairs of counter name, delta (a whole number >= 0); names are those of COUNTERS below
+-- ARGV: pairs of counter name, delta (a whole number >= 0); names are those of COUNTERS and
+--       TOTALS_ONLY below
 -- Returns: the second (epoch s, server clock) whose snapshot was written.
 -- Guarantee: the snapshot of second t holds the totals after the last flush of second t, from
 --            whichever worker flushed last; readers take differences of consecutive snapshots, so
@@ -18,19 +19,26 @@
 local COUNTERS = {
   'added', 'claimed', 'completed', 'failed', 'retried', 'dead', 'cancelled', 'reaped',
   'lat:1', 'lat:2', 'lat:5', 'lat:10', 'lat:20', 'lat:50', 'lat:100', 'lat:250', 'lat:500',
-  'lat:1000', 'lat:5000', 'lat:+Inf', 'lat:sum',
+  'lat:1000', 'lat:5000', 'lat:+Inf', 'lat:sum', 'snoozed',
+}
+-- The run-time histogram (RUN_TIME_NAMES in src/operations/stats.ts): totals only, never in a
+-- snapshot, so the ring's slots keep their size and format.
+local TOTALS_ONLY = {
+  'run:1', 'run:5', 'run:10', 'run:50', 'run:100', 'run:250', 'run:500', 'run:1000', 'run:2500',
+  'run:5000', 'run:10000', 'run:30000', 'run:60000', 'run:300000', 'run:+Inf', 'run:sum',
 }
 local RING = 600
 
 local known = {}
 for _, name in ipairs(COUNTERS) do known[name] = true end
+for _, name in ipairs(TOTALS_ONLY) do known[name] = true end
 if #ARGV % 2 ~= 0 then
   return redis.error_reply('DELAYQ_BAD_ARG stats takes pairs of counter name and delta, got ' .. #ARGV .. ' arguments')
 end
 for i = 1, #ARGV, 2 do
   local delta = tonumber(ARGV[i + 1])
   if not known[ARGV[i]] then
-    return redis.error_reply('DELAYQ_BAD_ARG unknown counter ' .. ARGV[i] .. ' (see COUNTERS in stats.lua)')
+    return redis.error_reply('DELAYQ_BAD_ARG unknown counter ' .. ARGV[i] .. ' (see COUNTERS and TOTALS_ONLY in stats.lua)')
   end
   if not delta or delta < 0 or delta ~= math.floor(delta) then
     return redis.error_reply('DELAYQ_BAD_ARG delta of ' .. ARGV[i] .. ' must be a whole number >= 0, got ' .. ARGV[i + 1])

@@ -26,9 +26,10 @@
 --!include record.lua
 --!include args.lua
 
+if #KEYS ~= 6 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; trim takes 6 (c, x, d, j, e, wk)') end
 local K = { c = KEYS[1], x = KEYS[2], d = KEYS[3], j = KEYS[4], e = KEYS[5], wk = KEYS[6] }
 for i = 1, 9 do
-  if not whole_ms(ARGV[i]) then
+  if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
     return bad_arg('argument ' .. i .. ' (' .. tostring(ARGV[i]) .. ') is not a whole number >= 0')
   end
 end

@@ -36,6 +36,8 @@ export interface DrainResult<T> {
   failed: Array<{ id: string; error: Error; retryAt: Date }>;
   /** Jobs that went to the dead set. */
   dead: Array<{ id: string; error: Error }>;
+  /** Jobs whose handler threw a SnoozeError: each waits in the schedule until about `runAt`. */
+  snoozed: Array<{ id: string; runAt: Date; delayMs: number }>;
   /** Problems outside handlers (Redis errors, lost leases). */
   errors: Error[];
 }
@@ -47,7 +49,8 @@ const DRAIN_POLL_MS = 10;
  * Run `handler` on every job of `queue` that is due now (and on any that falls due while it
  * runs), with a worker of its own on the queue's connection, and resolve once the queue has
  * nothing due and nothing active. A job that fails with attempts left waits for its retry in
- * the schedule and is reported in `failed`; drain does not wait for the retry.
+ * the schedule and is reported in `failed`, a snoozed one in `snoozed`; drain does not wait for
+ * either.
  */
 export async function drain<T>(
   queue: Queue<T>,
@@ -61,7 +64,7 @@ export async function drain<T>(
       'timeoutMs',
     );
   }
-  const result: DrainResult<T> = { completed: [], failed: [], dead: [], errors: [] };
+  const result: DrainResult<T> = { completed: [], failed: [], dead: [], snoozed: [], errors: [] };
   const worker = new Worker<T>(queue.name, handler, {
     // The queue's own codec when it was given one; else the worker adopts the recorded one.
     ...codecOf(queue),
@@ -73,6 +76,7 @@ export async function drain<T>(
   );
   worker.on('failed', (job, error, retryAt) => result.failed.push({ id: job.id, error, retryAt }));
   worker.on('dead', (_job, error, id) => result.dead.push({ id, error }));
+  worker.on('snoozed', (job, runAt, delayMs) => result.snoozed.push({ id: job.id, runAt, delayMs }));
   worker.on('error', (error) => result.errors.push(error));
   try {
     await worker.waitUntilReady();

@@ -84,6 +84,8 @@ function setup(throwingListener = false) {
     },
     failed: (job, error, retryAt) => seen.push(`failed ${job.id} ${error.message} ${retryAt.getTime()}`),
     dead: (job, error, id) => seen.push(`dead ${job === null ? 'null' : job.id} ${error.message} ${id}`),
+    released: (id, reason, job, delayMs) =>
+      seen.push(`released ${id} ${reason} ${job === null ? 'null' : job.id} ${delayMs}`),
     error: (err) => errors.push(err),
     settling: (lease) => settled.push(lease),
     extendLease: async () => {},
@@ -123,7 +125,15 @@ describe('Attempt', () => {
     expect(store.calls).toEqual([
       [
         'ack',
-        { id: 'job-1', member: 'tok-1|job-1', knownDeadline: 16_010, hadError: false, progressed: false },
+        {
+          id: 'job-1',
+          member: 'tok-1|job-1',
+          knownDeadline: 16_010,
+          hadError: false,
+          progressed: false,
+          // The claimed header: the completed record keeps its claim block and max attempts.
+          header: claimed.header,
+        },
       ],
     ]);
     expect(seen).toEqual(['completed job-1 R']);
@@ -276,7 +286,7 @@ describe('Attempt', () => {
     expect(await attempt.complete(job, 'late')).toBe('released');
     expect(await attempt.fail(job, new Error('late'), 10)).toBe('released');
     expect(store.calls).toEqual([['release', { id: 'job-1', member: 'tok-1|job-1', delayMs: 0 }]]);
-    expect(seen).toEqual([]);
+    expect(seen).toEqual(['released job-1 shutdown null 0']);
     expect(errors).toEqual([]);
   });
 
@@ -294,6 +304,23 @@ describe('Attempt', () => {
     expect(await attempt.release('newer-version', 60_000)).toBe('released');
     expect(attempt.signal.aborted).toBe(false);
     expect(store.calls).toEqual([['release', { id: 'job-1', member: 'tok-1|job-1', delayMs: 60_000 }]]);
+  });
+
+  it('snooze: hands the job back after the delay as a snooze, without aborting; the worker hears of it', async () => {
+    const { attempt, job, store, seen } = setup();
+    expect(await attempt.snooze(job, 30_000)).toBe('released');
+    expect(attempt.signal.aborted).toBe(false);
+    expect(store.calls).toEqual([
+      ['release', { id: 'job-1', member: 'tok-1|job-1', delayMs: 30_000, snooze: true }],
+    ]);
+    expect(seen).toEqual(['released job-1 snooze job-1 30000']);
+  });
+
+  it('a release the script did not apply (lease gone) is not told as released', async () => {
+    const { attempt, store, seen } = setup();
+    store.releaseReply = false;
+    expect(await attempt.release('shutdown', 0)).toBe('released');
+    expect(seen).toEqual([]);
   });
 
   it('job.progress while running is written through the attempt, and the ack then deletes it', async () => {

@@ -8,7 +8,7 @@
  *   running ─complete─▶ completing ─claim.lua ack O/A─▶ completed
  *   running ─fail─────▶ failing ─fail.lua RETRY─▶ retrying | DEAD─▶ buried | ALREADY─▶ failed
  *   running ─bury─────▶ failing ─fail.lua (no retry)─▶ buried   (unreadable payload; UnrecoverableError)
- *   running ─release──▶ releasing ─release.lua─▶ released
+ *   running ─release──▶ releasing ─release.lua─▶ released   (shutdown, newer version; snooze: SnoozeError)
  *   running ─loseLease▶ lost                    (the lease keeper found it gone)
  *   running ─cancel───▶ cancelled               (queue.cancel took the lease; told by a `C` wake message)
  *   completing | failing ─script refused (LEASE_LOST)─▶ lost
@@ -85,6 +85,8 @@ export interface AttemptRelease {
   id: string;
   member: string;
   delayMs: number;
+  /** The handler asked for it (SnoozeError): counted and told as a snooze. */
+  snooze?: boolean;
 }
 
 /** A progress value (JSON, checked) written for the holder of `member`. */
@@ -113,6 +115,11 @@ export interface AttemptHooks<T> {
   completed(job: Job<T>, result: unknown): void;
   failed(job: Job<T>, error: Error, retryAt: Date): void;
   dead(job: Job<T> | null, error: Error, id: string): void;
+  /**
+   * The job was handed back uncharged, due again after `delayMs` (release.lua applied it). `job`
+   * is the handler's for a snooze, null when the handler never got the job or did not finish.
+   */
+  released(id: string, reason: ReleaseReason, job: Job<T> | null, delayMs: number): void;
   /** A lost lease, a refused result, an operation not applied, a listener that threw. */
   error(err: Error): void;
   /** The lease need not be renewed any more: a fate is being settled, or the lease is gone. */
@@ -127,8 +134,8 @@ export interface AttemptEnd {
 }
 
 /**
- * Why a release happens; a shutdown also aborts the handler's signal. A snooze is the handler's
- * own wish (fate.ts): the attempt ends without counting.
+ * Why a release happens: a shutdown (it also aborts the handler's signal), a payload version newer
+ * than this worker reads, or a snooze (the handler threw a SnoozeError; fate.ts).
  */
 export type ReleaseReason = 'shutdown' | 'newer-version' | 'snooze';
 
@@ -262,6 +269,7 @@ export class Attempt<T> implements JobHost, AckListener {
       knownDeadline: this.lease.deadline,
       hadError: header.hasError,
       progressed: this.progressed,
+      header,
     };
     if (resultBytes !== undefined) ack.result = resultBytes;
     return ack;
@@ -300,23 +308,41 @@ export class Attempt<T> implements JobHost, AckListener {
 
   /**
    * Hand the job back without charging the attempt, due after `delayMs`: at shutdown (the handler's
-   * signal aborts, and whatever it returns later is dropped), for a newer payload version, or for
-   * a snooze.
+   * signal aborts, and whatever it returns later is dropped) or for a newer payload version.
    */
-  async release(reason: ReleaseReason, delayMs: number): Promise<AttemptState> {
+  release(reason: Exclude<ReleaseReason, 'snooze'>, delayMs: number): Promise<AttemptState> {
+    return this.handBack(reason, delayMs, null);
+  }
+
+  /**
+   * The handler threw a SnoozeError: hand the job back without charging the attempt, due after
+   * `delayMs` (counted in `snoozed`, event `snoozed`).
+   */
+  snooze(job: Job<T>, delayMs: number): Promise<AttemptState> {
+    return this.handBack('snooze', delayMs, job);
+  }
+
+  private async handBack(reason: ReleaseReason, delayMs: number, job: Job<T> | null): Promise<AttemptState> {
     if (!this.begin('release', 'releasing')) return this.current;
     this.handedBack = true;
     if (reason === 'shutdown') {
       this.abort(new DelayqError('DELAYQ_SHUTDOWN', 'the worker is shutting down'));
     }
     const { id, member } = this.claimed;
+    let released: boolean;
     try {
       // false: the lease was gone already, and the reaper owns the job. Either way it is not ours.
-      await this.store.release({ id, member, delayMs });
+      released = await this.store.release({
+        id,
+        member,
+        delayMs,
+        ...(reason === 'snooze' && { snooze: true }),
+      });
     } catch (err) {
       return this.notApplied(err);
     }
     this.current = 'released';
+    if (released) this.tell(() => this.hooks.released(id, reason, job, delayMs));
     return this.current;
   }
 

@@ -37,7 +37,9 @@ describe('batch options', () => {
     expect(refusal(() => resolveBatchOptions(100)).issues[0]?.path).toBe('batch');
     const typo = refusal(() => resolveBatchOptions({ size: 10, wait: 5 }));
     expect(typo.issues[0]?.path).toBe('batch.wait');
-    expect(typo.message).toMatch(/unknown batch option 'wait'; known: size, waitMs/);
+    expect(typo.message).toMatch(
+      /unknown batch option 'wait' \(did you mean 'waitMs'\? .*\); known: size, waitMs/,
+    );
   });
 
   it('as a worker option: resolved, no claim-ahead by default, and an explicit prefetch refused', () => {

@@ -4,6 +4,7 @@
  * exact option (`batch.size`, `batch.waitMs`).
  */
 import { ValidationError } from '../errors.js';
+import { assertKnownOptions } from '../option-names.js';
 
 /** How a batch worker groups due jobs into one handler call. */
 export interface BatchOptions {
@@ -36,11 +37,7 @@ export function resolveBatchOptions(batch: unknown): ResolvedBatch | undefined {
       'batch',
     );
   }
-  for (const key of Object.keys(batch)) {
-    if (!KNOWN.has(key)) {
-      throw new ValidationError(`unknown batch option '${key}'; known: size, waitMs`, `batch.${key}`);
-    }
-  }
+  assertKnownOptions(batch, KNOWN, 'batch option', { path: 'batch' });
   const { size, waitMs = 0 } = batch as Partial<BatchOptions>;
   if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > MAX_BATCH_SIZE) {
     throw new ValidationError(

@@ -1,10 +1,15 @@
 /**
- * A worker's counts of claimed and completed jobs and of their lateness, kept in memory and added
+ * A worker's counts of claimed and completed jobs, of their lateness and run times, kept in memory and added
  * to the queue's counters in Redis (stats.lua) once a second, only when something changed. The hot
  * scripts write no per-job counter or event (docs/ARCHITECTURE.md §7): a SIGKILLed worker loses
  * at most one second of its own counts, never a failure count (those come from the scripts).
  */
-import { flushCounts, LATENESS_BOUNDS_MS, type CounterName } from '../operations/stats.js';
+import {
+  flushCounts,
+  LATENESS_BOUNDS_MS,
+  RUN_TIME_BOUNDS_MS,
+  type CounterName,
+} from '../operations/stats.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { PeriodicDuty } from './duty.js';
@@ -20,6 +25,7 @@ export type FlushCounts = (
 
 /** The counter of each lateness bound, made once rather than for every claimed job. */
 const LATENESS_NAMES: readonly CounterName[] = LATENESS_BOUNDS_MS.map((le) => `lat:${le}` as const);
+const RUN_TIME_NAMES: readonly CounterName[] = RUN_TIME_BOUNDS_MS.map((le) => `run:${le}` as const);
 
 /** How often the counts go to Redis. */
 export const COUNTER_FLUSH_MS = 1_000;
@@ -52,16 +58,37 @@ export class CounterFlusher {
    * reply's `now − due`). Negative values (never expected) count as 0.
    */
   lateness(ms: number, partition = 0): void {
-    const late = Math.max(0, Math.round(ms));
+    this.observe(ms, LATENESS_BOUNDS_MS, LATENESS_NAMES, 'lat:+Inf', 'lat:sum', partition);
+  }
+
+  /**
+   * One finished attempt's run time: from its start (the claim, Redis clock) to its end, on the
+   * worker's estimate of that clock. Flushed with the other counts, so every process's /metrics
+   * shows every worker's run times at no cost to the ack. Negative values count as 0.
+   */
+  runTime(ms: number, partition = 0): void {
+    this.observe(ms, RUN_TIME_BOUNDS_MS, RUN_TIME_NAMES, 'run:+Inf', 'run:sum', partition);
+  }
+
+  /** Count `ms` in a cumulative histogram: every bucket whose bound it is within, +Inf and the sum. */
+  private observe(
+    ms: number,
+    bounds: readonly number[],
+    names: readonly CounterName[],
+    all: CounterName,
+    sum: CounterName,
+    partition: number,
+  ): void {
+    const value = Math.max(0, Math.round(ms));
     const deltas = this.deltasOf(partition);
-    for (let i = 0; i < LATENESS_BOUNDS_MS.length; i++) {
-      if (late <= LATENESS_BOUNDS_MS[i]!) {
-        const name = LATENESS_NAMES[i]!;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]!) {
+        const name = names[i]!;
         deltas[name] = (deltas[name] ?? 0) + 1;
       }
     }
-    deltas['lat:+Inf'] = (deltas['lat:+Inf'] ?? 0) + 1;
-    deltas['lat:sum'] = (deltas['lat:sum'] ?? 0) + late;
+    deltas[all] = (deltas[all] ?? 0) + 1;
+    deltas[sum] = (deltas[sum] ?? 0) + value;
   }
 
   /** Start flushing every interval. */

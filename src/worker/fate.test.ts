@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { UnrecoverableError, UnsupportedVersionError } from '../errors.js';
 import type { ClaimedJob } from '../operations/claim.js';
+import { Job } from '../job.js';
 import { NEW_JOB_HEADER } from '../record/index.js';
+import { SnoozeError } from '../snooze.js';
 import { Attempt, type AttemptFail, type AttemptRelease, type AttemptStore } from './attempt.js';
 import { FatePolicy, NEWER_VERSION, RESOLVED } from './fate.js';
 import { RetryPolicy } from './retry-policy.js';
@@ -47,6 +49,7 @@ function setup() {
     completed: () => {},
     failed: () => {},
     dead: () => {},
+    released: () => {},
     error: (err: Error) => void reports.push(err),
     settling: () => {},
     extendLease: async () => {},
@@ -72,6 +75,13 @@ describe('FatePolicy.decide', () => {
     });
     const own = claimedJob(2, { type: 'fixed', delay: 40 });
     expect(policy.decide({ kind: 'threw', error }, own)).toMatchObject({ kind: 'fail', retryDelayMs: 40 });
+  });
+
+  it('a SnoozeError snoozes for its delay, whatever attempts are left', () => {
+    expect(policy.decide({ kind: 'threw', error: new SnoozeError('30s') }, claimed)).toStrictEqual({
+      kind: 'snooze',
+      delayMs: 30_000,
+    });
   });
 
   it('an UnrecoverableError buries at once; anything thrown that is not an Error becomes one', () => {
@@ -108,9 +118,32 @@ describe('FatePolicy.send', () => {
   it('a release to a newer version is reported; a snooze is released quietly after its delay', async () => {
     const t = setup();
     expect(await t.policy.settle(t.attempt(claimedJob(1)), null, NEWER_VERSION)).toBe('released');
-    expect(await t.policy.send(t.attempt(), null, { kind: 'snooze', delayMs: 5_000 })).toBe('released');
-    expect(t.releases.map((r) => r.delayMs)).toStrictEqual([60_000, 5_000]);
+    const attempt = t.attempt();
+    const { claimed } = attempt;
+    const job = new Job<unknown>(
+      claimed.id,
+      1,
+      1,
+      5,
+      new Date(claimed.runAt),
+      new Date(claimed.claimedAt),
+      attempt,
+    );
+    expect(await t.policy.settle(attempt, job, { kind: 'threw', error: new SnoozeError(5_000) })).toBe(
+      'released',
+    );
+    expect(t.releases.map((r) => [r.delayMs, r.snooze])).toStrictEqual([
+      [60_000, undefined],
+      [5_000, true],
+    ]);
     expect(t.reports).toHaveLength(1);
     expect(t.reports[0]).toBeInstanceOf(UnsupportedVersionError);
+  });
+
+  it("a snooze without the handler's job is refused", async () => {
+    const t = setup();
+    await expect(t.policy.send(t.attempt(), null, { kind: 'snooze', delayMs: 5 })).rejects.toThrow(
+      /without its job/,
+    );
   });
 });

@@ -4,15 +4,16 @@
  * (attempt.ts) then sends the fate, fenced by its lease.
  *
  * - the handler resolved: complete (the ack carries the result when results are kept);
+ * - the handler threw a SnoozeError: snooze, the attempt uncounted, due again after its delay;
  * - the handler threw an UnrecoverableError: bury at once, whatever attempts are left;
  * - the handler threw anything else: fail, retried after the job's backoff (retry-policy.ts), or
  *   buried by fail.lua when its attempts are spent;
  * - the payload could not be decoded, upgraded or validated: bury at once (no retry can help);
  * - the record is of a payload version newer than this worker's: release, uncharged, due after
  *   `newerVersionDelayMs`, so an upgraded worker takes it (a rolling deploy);
- * - snooze: the attempt ends without counting, and the job is due again after the delay asked.
  */
-import { isUnrecoverable, UnsupportedVersionError } from '../errors.js';
+import { DelayqError, isUnrecoverable, UnsupportedVersionError } from '../errors.js';
+import { snoozeDelay } from '../snooze.js';
 import type { Job } from '../job.js';
 import type { ClaimedJob } from '../operations/claim.js';
 import type { Attempt, AttemptState, ReleaseReason } from './attempt.js';
@@ -33,7 +34,7 @@ export type Fate =
   | { readonly kind: 'complete' }
   | { readonly kind: 'fail'; readonly error: Error; readonly retryDelayMs: number }
   | { readonly kind: 'bury'; readonly error: Error }
-  | { readonly kind: 'release'; readonly reason: ReleaseReason; readonly delayMs: number }
+  | { readonly kind: 'release'; readonly reason: Exclude<ReleaseReason, 'snooze'>; readonly delayMs: number }
   | { readonly kind: 'snooze'; readonly delayMs: number };
 
 /** An outcome other than a completion, and the fates it can have. */
@@ -77,6 +78,8 @@ export class FatePolicy {
       case 'unreadable':
         return { kind: 'bury', error: toError(outcome.error) };
       case 'threw': {
+        const snoozeMs = snoozeDelay(outcome.error);
+        if (snoozeMs !== undefined) return { kind: 'snooze', delayMs: snoozeMs };
         const error = toError(outcome.error);
         if (isUnrecoverable(error)) return { kind: 'bury', error };
         return { kind: 'fail', error, retryDelayMs: this.retry.delayMs(claimed.id, claimed.header, error) };
@@ -97,7 +100,10 @@ export class FatePolicy {
       case 'bury':
         return attempt.bury(job, fate.error);
       case 'snooze':
-        return attempt.release('snooze', fate.delayMs);
+        // Only a handler snoozes (it threw), so there is always its job.
+        if (!job)
+          throw new DelayqError('DELAYQ_INTERNAL', `job ${attempt.claimed.id}: a snooze without its job`);
+        return attempt.snooze(job, fate.delayMs);
       case 'release': {
         const state = await attempt.release(fate.reason, fate.delayMs);
         if (state === 'released' && fate.reason === 'newer-version') {

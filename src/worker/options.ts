@@ -12,8 +12,8 @@ import {
   type ResolvedBackoff,
 } from '../backoff.js';
 import type { CodecOption } from '../codec/payload.js';
-import { parseDuration, parseMs, type Duration } from '../duration.js';
-import { suggestOption } from '../option-names.js';
+import { describe, parseDuration, parseMs, type Duration } from '../duration.js';
+import { assertKnownOptions } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
@@ -199,13 +199,7 @@ function logsAt(level: (typeof LOG_LEVELS)[number]): boolean {
 
 /** Validate worker options; throws ValidationError naming the first wrong option. */
 export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedWorkerOptions<T> {
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key))
-      throw new ValidationError(
-        `unknown worker option '${key}'${suggestOption(key, KNOWN)}; known: ${[...KNOWN].join(', ')}`,
-        key,
-      );
-  }
+  assertKnownOptions(options, KNOWN, 'worker option');
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
     throw new ValidationError(
@@ -223,6 +217,7 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
   if (reapIntervalMs < 1) throw new ValidationError('reapIntervalMs must be at least 1 ms', 'reapIntervalMs');
   let keepCompleted = resolveRememberCompleted(options.rememberCompleted);
   if (options.keepCompleted !== undefined) {
+    checkObject(options.keepCompleted, RETENTION_KEYS, 'keepCompleted');
     const { count, age } = options.keepCompleted;
     if (!Number.isInteger(count) || count < 0) {
       throw new ValidationError(
@@ -298,6 +293,7 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
   }
   let rate = { max: 0, perMs: 0 };
   if (options.limit !== undefined) {
+    checkObject(options.limit, LIMIT_KEYS, 'limit');
     const { max, per } = options.limit;
     if (!Number.isInteger(max) || max < 1)
       throw new ValidationError(`limit.max must be a whole number >= 1, got ${String(max)}`, 'limit.max');
@@ -335,8 +331,20 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
 /** Completed jobs trimmed as soon as trim runs (about a second). */
 const KEEP_NONE: Retention = { count: 0, ageMs: 1 };
 
+const RETENTION_KEYS: ReadonlySet<string> = new Set(['count', 'age']);
+const LIMIT_KEYS: ReadonlySet<string> = new Set(['max', 'per']);
+
+/** `value` (the option `name`) must be an object of `known` keys only. */
+function checkObject(value: unknown, known: ReadonlySet<string>, name: string): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(`${name} must be { ${[...known].join(', ')} }, got ${describe(value)}`, name);
+  }
+  assertKnownOptions(value, known, `${name} key`, { path: name });
+}
+
 function resolveRememberCompleted(option: WorkerOptions<unknown>['rememberCompleted']): Retention {
   if (option === false) return KEEP_NONE;
+  if (option !== undefined) checkObject(option, RETENTION_KEYS, 'rememberCompleted');
   const count = option?.count ?? 100_000;
   if (!Number.isInteger(count) || count < 0) {
     throw new ValidationError(

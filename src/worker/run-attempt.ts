@@ -13,8 +13,11 @@ import type { ResolvedWorkerOptions } from './options.js';
 import { NEWER_VERSION, type FatePolicy } from './fate.js';
 import { handlerPayload, isPromiseLike } from './handler-payload.js';
 
-/** The function that runs a job. Resolve to complete it; throw to fail the attempt. */
-export type Handler<T> = (job: Job<T>) => Promise<unknown>;
+/**
+ * The function that runs a job. Resolve to complete it (the value is its result, `R`); throw to
+ * fail the attempt (an UnrecoverableError: dead at once; a SnoozeError: due again later, uncounted).
+ */
+export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R>;
 
 /** What running an attempt needs from the worker. */
 export interface RunDeps<T> {

@@ -15,7 +15,8 @@ import {
 import type { AckItem, ClaimedJob, ClaimOutput } from '../operations/claim.js';
 import type { FailOutput } from '../operations/fail.js';
 import { NEW_JOB_HEADER } from '../record/index.js';
-import { Attempt, type AttemptFail, type AttemptStore } from './attempt.js';
+import { SnoozeError } from '../snooze.js';
+import { Attempt, type AttemptFail, type AttemptRelease, type AttemptStore } from './attempt.js';
 import { Exchange } from './exchange.js';
 import { FatePolicy } from './fate.js';
 import { RetryPolicy } from './retry-policy.js';
@@ -27,6 +28,7 @@ const codec = resolveCodec('json');
 function setup() {
   const exchangeCalls: Array<readonly AckItem[]> = [];
   const fails: AttemptFail[] = [];
+  const releases: AttemptRelease[] = [];
   const errors: Error[] = [];
   const events: string[] = [];
   const exchange = new Exchange(async (_limit, acks): Promise<ClaimOutput> => {
@@ -47,12 +49,17 @@ function setup() {
       return input.retryDelayMs === null ? { outcome: 'dead', at: 1 } : { outcome: 'retry', at: 1 };
     },
     progress: async () => {},
-    release: async () => true,
+    release: async (input) => {
+      releases.push(input);
+      return true;
+    },
   };
   const hooks = {
     completed: (job: { id: string }) => events.push(`completed ${job.id}`),
     failed: (job: { id: string }) => events.push(`failed ${job.id}`),
     dead: (_job: unknown, _e: Error, id: string) => events.push(`dead ${id}`),
+    released: (id: string, reason: string, _job: unknown, delayMs: number) =>
+      events.push(`${reason} ${id} ${delayMs}`),
     error: (err: Error) => errors.push(err),
     settling: () => {},
     extendLease: async () => {},
@@ -96,7 +103,7 @@ function setup() {
       handlerDone: () => void handlerDone++,
       report,
     });
-  return { exchangeCalls, fails, errors, events, attempt, run, handlerDone: () => handlerDone };
+  return { exchangeCalls, fails, releases, errors, events, attempt, run, handlerDone: () => handlerDone };
 }
 
 describe('runBatch', () => {
@@ -142,6 +149,32 @@ describe('runBatch', () => {
       ['a', null, true],
       ['b', null, true],
     ]);
+  });
+
+  it('a SnoozeError thrown by the handler snoozes every job: released uncounted after its delay, none failed', async () => {
+    const t = setup();
+    const attempts = [t.attempt('a'), t.attempt('b')];
+    await t.run(attempts, async () => {
+      throw new SnoozeError('2s');
+    });
+    expect(t.releases).toEqual([
+      { id: 'a', member: '1.1000|a', delayMs: 2_000, snooze: true },
+      { id: 'b', member: '1.1000|b', delayMs: 2_000, snooze: true },
+    ]);
+    expect(t.fails).toEqual([]);
+    expect(t.events).toEqual(['snooze a 2000', 'snooze b 2000']);
+    expect(attempts.map((a) => a.state)).toEqual(['released', 'released']);
+  });
+
+  it('job.fail(new SnoozeError(ms)) snoozes that job alone; the others complete', async () => {
+    const t = setup();
+    const attempts = ['a', 'b'].map((id) => t.attempt(id));
+    await t.run(attempts, async (jobs) => {
+      await jobs[0]!.fail(new SnoozeError(1_500));
+    });
+    expect(t.releases).toEqual([{ id: 'a', member: '1.1000|a', delayMs: 1_500, snooze: true }]);
+    expect(t.exchangeCalls.map((acks) => acks.map((a) => a.member))).toEqual([['1.1000|b']]);
+    expect(attempts.map((a) => a.state)).toEqual(['released', 'completed']);
   });
 
   it('job.fail() fails that job alone, at once; the others complete together', async () => {

@@ -6,7 +6,8 @@
  * - resolve: every job not failed alone completes. The acks queue in the exchange within one turn
  *   of the event loop, so they leave in one claim call (the combined ack);
  * - throw: every job not failed alone fails, each by its own attempts and backoff (an
- *   UnrecoverableError sends them all to the dead set);
+ *   UnrecoverableError sends them all to the dead set; a SnoozeError makes them all due again
+ *   after its delay, no attempt counted);
  * - `job.fail(error)` during the call: that job fails alone, at once;
  * - a job whose lease was lost or that was cancelled while the batch ran: its signal alone aborted,
  *   and its late result is refused and reported by its attempt; the others complete.

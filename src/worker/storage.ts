@@ -13,6 +13,7 @@ import {
   type AckItem,
   type ClaimInput,
   type ClaimOutput,
+  type PreparedClaim,
 } from '../operations/claim.js';
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
@@ -90,11 +91,13 @@ export class WorkerStorage implements AttemptStore {
   private readonly eventsCap: number;
   /** The server has ZMSCORE. */
   private readonly zmscore: boolean;
-  /** The queue's group concurrency (recorded, or the default). */
-  private readonly groupConcurrency: number;
+  /** The queue's group concurrency (recorded, or the default; live: setGroups). */
+  private groupConcurrency: number;
   /** This worker's holder number in each partition (worker-register), once registered. */
   private holders: number[] = [];
   private exchanges: Exchange[] = [];
+  /** Each partition's claim KEYS and settings ARGV, encoded once (again when the settings change). */
+  private prepared: Array<{ now: PreparedClaim; ahead: PreparedClaim }> = [];
   /** The wheel's bucket starts to pass with the next call of each partition (its source sets them). */
   private readonly buckets: Array<readonly number[]> = [];
 
@@ -103,8 +106,8 @@ export class WorkerStorage implements AttemptStore {
     /** The keys of each partition (one entry unless `partitions` > 1). */
     private readonly partitions: readonly QueueKeys[],
     private readonly options: StorageOptions,
-    /** The claim settings, settled with the queue's config record. */
-    private readonly settings: ClaimSettings,
+    /** The claim settings, settled with the queue's config record (the group bounds live: setGroups). */
+    private settings: ClaimSettings,
   ) {
     this.layout = settings.layout;
     this.eventsCap = settings.eventsCap;
@@ -118,15 +121,14 @@ export class WorkerStorage implements AttemptStore {
     this.holders = await Promise.all(
       this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
     );
+    this.prepared = this.partitions.map((keys) => this.prepare(keys, settings));
     this.exchanges = this.partitions.map((keys, p) => {
-      const prepared = prepareClaim(keys, settings);
-      const preparedAhead = prepareClaim(keys, { ...settings, aheadMs: CLAIM_AHEAD_MS });
       return new Exchange(
         async (limit, acks, ahead) => {
           const sentAt = performance.now();
           const out = await claimPrepared(
             this.client,
-            ahead ? preparedAhead : prepared,
+            ahead ? this.prepared[p]!.ahead : this.prepared[p]!.now,
             limit,
             this.holders[p]!,
             acks,
@@ -146,6 +148,25 @@ export class WorkerStorage implements AttemptStore {
         this.options,
       );
     });
+  }
+
+  /**
+   * Claim with group bounds `groups` from the next call on (queue.configure changed them), and
+   * give them to fail, release and reap too.
+   */
+  setGroups(groups: NonNullable<ClaimSettings['groups']>): void {
+    this.groupConcurrency = groups.concurrency;
+    this.settings = { ...this.settings, groups };
+    const settings = this.settings;
+    this.prepared = this.partitions.map((keys) => this.prepare(keys, settings));
+  }
+
+  /** The prepared claims of `keys` with `settings`: as they are, and claiming ahead. */
+  private prepare(keys: QueueKeys, settings: ClaimSettings): { now: PreparedClaim; ahead: PreparedClaim } {
+    return {
+      now: prepareClaim(keys, settings),
+      ahead: prepareClaim(keys, { ...settings, aheadMs: CLAIM_AHEAD_MS }),
+    };
   }
 
   /** Drop this worker's holder numbers (at close; trim forgets those of crashed workers). */
@@ -204,6 +225,7 @@ export class WorkerStorage implements AttemptStore {
     return release(this.client, this.keysOf(input.member), {
       member: input.member,
       delayMs: input.delayMs,
+      ...(input.snooze === true && { snooze: true }),
       eventsCap: this.eventsCap,
       layout: this.layout,
       groupConcurrency: this.groupConcurrency,

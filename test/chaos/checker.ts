@@ -19,8 +19,22 @@
  *
  * Pure: no I/O, so chaos.test.ts can feed it hand-made histories that each break one rule.
  */
+import { decodeRecord } from '../../src/record/index.js';
 import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import type { CallOutcome, ChaosEntry } from './ledger.js';
+
+/**
+ * Whether `record` is a completed record (it keeps the claim block and max attempts of its last
+ * run: finalRecord), as an applied ack leaves it. An unreadable record is not.
+ */
+export function isCompletedRecord(record: Buffer | null | undefined): boolean {
+  if (!record) return false;
+  try {
+    return decodeRecord(record).header.completed;
+  } catch {
+    return false;
+  }
+}
 
 /** The kinds of fault the runner injects; 'crash' is a process that died on its own. */
 export type FaultKind =

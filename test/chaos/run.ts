@@ -12,10 +12,16 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
 import { idOfLease as memberId } from '../../src/members/lease.js';
-import { COMPLETED_RECORD } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';
-import { checkChaos, type ChaosReport, type FaultKind, type FaultRecord, type JobKind } from './checker.js';
+import {
+  checkChaos,
+  isCompletedRecord,
+  type ChaosReport,
+  type FaultKind,
+  type FaultRecord,
+  type JobKind,
+} from './checker.js';
 import { readChaosLedger, type ChaosEntry, type ChaosPayload } from './ledger.js';
 import { FaultProxy } from './proxy.js';
 import { killAllChaosWorkers, spawnChaosWorker, type ChaosWorker } from './worker-handle.js';
@@ -384,9 +390,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const completedIds = await admin.zrange(keys.completed, 0, -1);
     const completedRecords =
       completedIds.length > 0 ? await admin.hmgetBuffer(keys.records, ...completedIds) : [];
-    const completed = new Set(
-      completedIds.filter((_, i) => completedRecords[i]?.equals(COMPLETED_RECORD) === true),
-    );
+    const completed = new Set(completedIds.filter((_, i) => isCompletedRecord(completedRecords[i])));
     const deadIds = await admin.zrange(keys.dead, 0, -1);
     const reasons = deadIds.length > 0 ? await admin.hmget(keys.errors, ...deadIds) : [];
     const dead = new Map(

@@ -117,10 +117,11 @@ describe('delayq add / show / ls / stats', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 1, dead: 0 });
     const allText = await cli(['stats']);
-    // Every queue's row shows completed and cancelled, its strategy and lateness ('-': nothing
-    // claimed in the last minute) too.
+    // Every queue's row shows scheduled, due, held, active, dead, completed and cancelled, its
+    // strategy and lateness ('-': nothing claimed in the last minute) too.
+    expect(allText.stdout).toMatch(/^queue +scheduled +due +held +active +dead +completed +cancelled /m);
     expect(allText.stdout).toMatch(
-      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
+      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
     );
   });
 
@@ -133,8 +134,21 @@ describe('delayq add / show / ls / stats', () => {
     const page = await cli(['--json', 'ls', q, '--limit', '2', '--offset', '2']);
     expect(json(page.stdout)).toMatchObject({ total: 5, offset: 2, jobs: [{ id: 'j2' }, { id: 'j3' }] });
     const text = await cli(['ls', q, '--limit', '2']);
-    expect(text.stdout.split('\n')[0]).toMatch(/^id +due +priority +attempts +payload$/);
+    expect(text.stdout.split('\n')[0]).toMatch(/^id +due +group\/priority +attempts +payload$/);
     expect(text.stdout).toContain('1-2 of 5 scheduled');
+  });
+
+  it('shows a grouped job’s group where others show their priority, in ls and show', async () => {
+    const q = uniqueQueue('cli');
+    const queue = newQueue(q);
+    await queue.add({ n: 1 }, { id: 'g1', group: 'tenant-42', delay: '1h' });
+    await queue.add({ n: 2 }, { id: 'p1', priority: 3, delay: '2h' });
+    const list = await cli(['ls', q]);
+    expect(list.stdout).toMatch(/^g1 +in .+ +tenant-42 +0\/\d+ /m);
+    expect(list.stdout).toMatch(/^p1 +in .+ +3 +0\/\d+ /m);
+    const show = await cli(['show', q, 'g1']);
+    expect(show.stdout).toMatch(/^group +tenant-42$/m);
+    expect(show.stdout).not.toMatch(/^priority/m);
   });
 });
 
@@ -603,10 +617,17 @@ describe('delayq demo', () => {
         timeoutMs: 30_000,
       },
     );
-    const url = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/queues\/demo\?token=\S+)/.exec(proc.stdout())?.[1];
+    const url = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/queues\/demo#token=\S+)/.exec(proc.stdout())?.[1];
     expect(url).toBeDefined();
-    // The printed link signs the browser in (a session cookie) and drops the token from the address.
-    const login = await fetch(url!, { redirect: 'manual' });
+    // The printed link carries the token in its fragment, which no server receives; the sign-in
+    // page posts it (as its script does) for a session cookie, and goes back to the queue's page.
+    const token = new URLSearchParams(new URL(url!).hash.slice(1)).get('token')!;
+    const login = await fetch(new URL('/session', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, next: '/queues/demo' }).toString(),
+      redirect: 'manual',
+    });
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/queues/demo');
     const page = await fetch(new URL('/queues/demo', url), {

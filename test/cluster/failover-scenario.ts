@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker, type Counts } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
-import { startRedisCluster, type Failover, type RedisCluster } from '../../src/testing/redis-cluster.js';
+import { startRedisCluster, type Failover, type RedisCluster } from '../support/redis-cluster.js';
 import { internals } from '../support/internals.js';
 
 /** Settings of one run. */

@@ -49,6 +49,7 @@ describe('cluster: master failover', () => {
         expect(figures.counts).toEqual({
           scheduled: 0,
           due: 0,
+          held: 0,
           active: 0,
           dead: 0,
           completed: figures.jobs,

@@ -56,6 +56,7 @@ describe('cluster: partitions', () => {
     expect(await q.counts()).toEqual({
       scheduled: 120,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { startRedisSentinel, type RedisSentinelSetup } from '../../src/testing/redis-sentinel.js';
+import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
 import { internals } from '../support/internals.js';
 
@@ -66,6 +66,7 @@ describe('sentinel: master failover', () => {
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: n + 1,

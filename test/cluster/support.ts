@@ -4,11 +4,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import type { ClusterConnectionOptions } from '../../src/redis/connection.js';
-import {
-  startRedisCluster,
-  type RedisCluster,
-  type RedisClusterOptions,
-} from '../../src/testing/redis-cluster.js';
+import { startRedisCluster, type RedisCluster, type RedisClusterOptions } from '../support/redis-cluster.js';
 
 /** Start a cluster for this test file (beforeAll) and stop it (afterAll), bounded. */
 export function useRedisCluster(options: RedisClusterOptions = {}): {

@@ -220,8 +220,9 @@ export function conformanceSuite(
     hadError: job.header.hasError,
     progressed: false,
   });
-  /** Counts with nothing completed or cancelled, plus `rest`. */
+  /** Counts with nothing held (no groups here), any completed or cancelled, plus `rest`. */
   const countsOf = (rest: { scheduled: number; due: number; active: number; dead: number }) => ({
+    held: 0,
     ...rest,
     completed: expect.any(Number) as number,
     cancelled: expect.any(Number) as number,
@@ -528,6 +529,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,
@@ -572,6 +574,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 1,
         dead: 0,
         completed: 2,
@@ -839,6 +842,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 0,
@@ -988,6 +992,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 1,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,
@@ -1063,7 +1068,7 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual(countsOf({ scheduled: 2, due: 0, active: 0, dead: 0 }));
     });
 
-    it('replace writes nothing to a running, dead or just-completed job and says its state', async () => {
+    it('replace writes nothing to a running or dead job and says its state; keep says a completed one’s', async () => {
       const { queue, name } = setup<string>();
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
@@ -1083,9 +1088,10 @@ export function conformanceSuite(
         what: 'the job completed',
       });
       expect(seen).toEqual(['busy:old']);
-      // Completed recently (its completed record is kept): a resent add, nothing written.
-      const onDone = await queue.add('again', { id: 'busy', onExists: 'replace' });
-      expect(onDone).toMatchObject({ created: false, replaced: false, state: 'completed' });
+      // Completed recently (its completed record is kept): under keep (the default) a resent add,
+      // nothing written. (A replace adds it again: the next test.)
+      const onDone = await queue.add('again', { id: 'busy' });
+      expect(onDone).toMatchObject({ created: false, state: 'completed' });
       expect(onDone.completedAt).toBeInstanceOf(Date);
 
       await queue.add('x', { id: 'doomed', attempts: 1 });
@@ -1096,12 +1102,48 @@ export function conformanceSuite(
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 1,
         completed: 1,
         cancelled: 0,
       });
       expect(seen).toEqual(['busy:old', 'doomed:x']);
+    });
+
+    it('debounce after completion: replace of a completed, kept id runs it again with the new payload; keep does not', async () => {
+      const { queue, name } = setup<string>();
+      const runs: string[] = [];
+      worker<string>(
+        name,
+        async (job) => {
+          runs.push(job.payload);
+          return `sent ${job.payload}`;
+        },
+        { keepCompleted: { count: 100, age: '1h' } },
+      );
+      const first = await queue.add('rev 1', { id: 'edit:7', onExists: 'replace' });
+      expect(first).toMatchObject({ created: true });
+      await waitFor(async () => (await queue.get('edit:7'))?.state === 'completed', {
+        what: 'the first run completed',
+        timeoutMs: 3_000 + precisionMs,
+      });
+      // Kept: keep answers the completed job and writes nothing.
+      const kept = await queue.add('rev 1 again', { id: 'edit:7' });
+      expect(kept).toMatchObject({ created: false, state: 'completed' });
+      // Replace: the edit is a new job of that id, delivered.
+      // Due a second ahead, so the worker cannot have claimed it before get() reads it as waiting.
+      const again = await queue.add('rev 2', { id: 'edit:7', onExists: 'replace', delay: 1_000 });
+      expect(again).toMatchObject({ id: 'edit:7', created: true });
+      expect(again.state).toBeUndefined();
+      expect(await queue.get('edit:7')).toMatchObject({ state: 'scheduled', payload: 'rev 2', attempts: 0 });
+      await waitFor(async () => (await queue.get('edit:7'))?.state === 'completed' && runs.length === 2, {
+        what: 'the second run completed',
+        timeoutMs: 4_000 + precisionMs,
+      });
+      expect(runs).toEqual(['rev 1', 'rev 2']);
+      expect((await queue.get('edit:7'))?.result).toBe('sent rev 2');
+      expect(await queue.counts()).toMatchObject({ scheduled: 0, active: 0, completed: 1 });
     });
 
     it('a storm of 50 replaces of one waiting id: exactly one run, with the last payload', async () => {

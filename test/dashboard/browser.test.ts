@@ -117,9 +117,12 @@ describe('dashboard in a browser', () => {
       if (msg.type() === 'error') problems.push(msg.text());
     });
 
-    await page.goto(`${dashboard.url}queues/${name}?token=${token}`);
-    expect(new URL(page.url()).search).toBe(''); // the token left the address bar
+    // The sign-in link carries the token in its fragment, which no server receives: the page's
+    // script posts it, and the browser lands on the queue's page with the token gone.
+    await page.goto(`${dashboard.url}queues/${name}#token=${token}`);
     await page.locator('#c-scheduled', { hasText: '30' }).waitFor({ timeout: 15_000 });
+    expect(new URL(page.url()).pathname).toBe(`/queues/${name}`);
+    expect(new URL(page.url()).search + new URL(page.url()).hash).toBe(''); // the token left the address bar
     expect(await page.locator('#c-dead').textContent()).toBe('2');
     expect(await page.locator('#c-active').textContent()).toBe('0');
     // The 10 that ran are kept as completed (a page of 10 rows); none was cancelled.
@@ -202,6 +205,9 @@ describe('dashboard in a browser', () => {
     await page.locator('#pause-toggle', { hasText: 'Resume' }).click();
     await page.locator('#paused-badge').waitFor({ state: 'hidden', timeout: 10_000 });
     expect(await queue.isPaused()).toBe(false);
-    expect(problems).toEqual([]);
+    // The one 401 is the sign-in page the #token= link first meets (no session yet).
+    const signInPage = 'Failed to load resource: the server responded with a status of 401 (Unauthorized)';
+    expect(problems.filter((p) => p === signInPage).length).toBeLessThanOrEqual(1);
+    expect(problems.filter((p) => p !== signInPage)).toEqual([]);
   });
 });

@@ -100,6 +100,7 @@ describe('dashboard over HTTP', () => {
     expect(overview.counts).toEqual({
       scheduled: 25,
       due: 0,
+      held: 0,
       active: 0,
       dead: 1,
       completed: 0,
@@ -172,7 +173,30 @@ describe('dashboard over HTTP', () => {
       (await fetch(`${d.url}api/queues/${name}`, { headers: { authorization: 'Bearer wrong' } })).status,
     ).toBe(401);
 
-    const login = await fetch(`${d.url}queues/${name}?token=${TOKEN}`, { redirect: 'manual' });
+    // The token in the query would be in every request log: refused, whatever it is, no cookie.
+    const inQuery = await fetch(`${d.url}queues/${name}?token=${TOKEN}`, { redirect: 'manual' });
+    expect(inQuery.status).toBe(400);
+    expect(inQuery.headers.get('set-cookie')).toBeNull();
+    expect(await inQuery.text()).toMatch(/not accepted: servers write addresses to their logs/);
+    // The sign-in page posts the token in the body (its script does so for a #token= link).
+    const signInHtml = await (await fetch(`${d.url}queues/${name}`)).text();
+    expect(signInHtml).toContain(`<input type="hidden" name="next" value="/queues/${name}">`);
+    expect(signInHtml).toContain('<script src="/assets/signin.js" defer></script>');
+    const signIn = (token: string, next: string) =>
+      fetch(`${d.url}session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, next }).toString(),
+        redirect: 'manual',
+      });
+    const wrong = await signIn('not-the-token-at-all', `/queues/${name}`);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    // Back to the dashboard's own pages only, never to another site.
+    for (const elsewhere of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      expect((await signIn(TOKEN, elsewhere)).headers.get('location')).toBe('/');
+    }
+    const login = await signIn(TOKEN, `/queues/${name}`);
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe(`/queues/${name}`);
     const setCookie = login.headers.get('set-cookie')!;
@@ -411,7 +435,7 @@ describe('dashboard over HTTP', () => {
     expect(queues.filter((q) => q.name.startsWith(name))).toEqual([
       {
         name,
-        counts: { scheduled: 30, due: 0, active: 0, dead: 0 },
+        counts: { scheduled: 30, due: 0, held: 0, active: 0, dead: 0 },
         strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
         paused: false,
       },

@@ -131,6 +131,7 @@ describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {
     expect(((await read.json()) as { counts: unknown }).counts).toEqual({
       scheduled: 2,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,
@@ -143,8 +144,14 @@ describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {
     const anonymous = await fetch(cancel, { method: 'POST', headers: json, body: '{}' });
     expect(anonymous.status).toBe(401);
 
-    // A browser session: the login link sets a cookie scoped to the mount path.
-    const login = await fetch(`${at}/queues/${name}?token=${TOKEN}`, { redirect: 'manual' });
+    // A browser session: the sign-in form (which a #token= link fills) sets a cookie scoped to
+    // the mount path, and goes back to the page under it.
+    const login = await fetch(`${at}/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: TOKEN, next: `${BASE}/queues/${name}` }).toString(),
+      redirect: 'manual',
+    });
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe(`${BASE}/queues/${name}`);
     const setCookie = login.headers.get('set-cookie') ?? '';

@@ -27,8 +27,8 @@ export async function groupState<T>(queue: Queue<T>): Promise<GroupState> {
   const running: Record<string, number> = {};
   for (const s of states) {
     for (const [field, value] of Object.entries(s.counts)) {
-      // "<group>\0l" is a rate bucket, not a count.
-      if (!field.includes('\0')) running[field] = (running[field] ?? 0) + Number(value);
+      // "<group>\0l" is a rate bucket, not a count; a paused group's count carries 2^40 (groups.lua).
+      if (!field.includes('\0')) running[field] = (running[field] ?? 0) + (Number(value) % 2 ** 40);
     }
   }
   const waiting = states.reduce((n, s) => n + s.waiting, 0);

@@ -114,7 +114,7 @@ describe('an id that exists', () => {
     expect(resent).toStrictEqual({ created: false, runAt: first!.runAt });
   });
 
-  it('answers the state of a running, completed, cancelled or dead job, and writes nothing', async () => {
+  it('answers the state of a running, completed, cancelled or dead job, and writes nothing (a replace of a completed job excepted)', async () => {
     const keys = freshKeys('add-states');
     await addJobs(f, keys, [job('run'), job('done')]);
     const claimed = await claimJobs(f, keys, 2);
@@ -130,17 +130,40 @@ describe('an id that exists', () => {
     const outs = await addJobs(
       f,
       keys,
-      ['run', 'done', 'gone', 'died'].map((id) => job(id, { mode: 'replace' })),
+      ['run', 'gone', 'died'].map((id) => job(id, { mode: 'replace' })),
     );
     const completedAt = Number(await f.client.zscore(keys.completed, 'done'));
+    const [kept] = await addJobs(f, keys, [job('done')]);
     expect(outs).toStrictEqual([
       { created: false, replaced: false, state: 'active', runAt: running.deadline },
-      { created: false, replaced: false, state: 'completed', runAt: completedAt, completedAt },
       { created: false, replaced: false, state: 'cancelled', runAt: 111 },
       { created: false, replaced: false, state: 'dead', runAt: 222 },
     ]);
+    expect(kept).toStrictEqual({ created: false, state: 'completed', runAt: completedAt, completedAt });
     expect(await f.client.hgetBuffer(keys.records, 'done')).toStrictEqual(COMPLETED_RECORD);
     expect(await f.client.exists(keys.waiting)).toBe(0);
+    expect(await f.client.hget(keys.counters, 'added')).toBe('2');
+  });
+
+  it('a replace of a completed job adds it again as a new job: created, out of c, counted as added', async () => {
+    const keys = freshKeys('add-reborn');
+    await addJobs(f, keys, [job('done', { payload: '{"rev":1}' })]);
+    const [done] = (await claimJobs(f, keys, 1)).jobs;
+    await claimJobs(f, keys, 0, {
+      acks: [{ member: done!.member, knownDeadline: done!.deadline, hadError: false, progressed: false }],
+    });
+    expect(await f.client.zcard(keys.completed)).toBe(1);
+    const now = await serverNow();
+    const [again] = await addJobs(f, keys, [
+      job('done', { payload: '{"rev":2}', at: now + 5_000, mode: 'replace' }),
+    ]);
+    expect(again).toMatchObject({ created: true, runAt: now + 5_000 });
+    expect(await f.client.zcard(keys.completed)).toBe(0);
+    expect(await f.client.zrange(keys.waiting, 0, -1, 'WITHSCORES')).toEqual(['done', String(now + 5_000)]);
+    const { header, payload } = decodeRecord((await f.client.hgetBuffer(keys.records, 'done'))!);
+    expect(header).toStrictEqual(NEW_JOB_HEADER);
+    expect(payload.toString()).toBe('{"rev":2}');
+    expect(await f.client.hget(keys.counters, 'added')).toBe('2');
   });
 
   it('replace moves a waiting job to its new class and due time, keeping attempts and the error flag', async () => {

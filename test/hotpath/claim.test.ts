@@ -7,16 +7,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AckItem } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
+import { fileURLToPath } from 'node:url';
+import { claimKeys } from '../../src/operations/claim.js';
 import {
   COMPLETED_RECORD,
   completedRecordWithResult,
   decodeRecord,
+  finalRecord,
   NEW_JOB_HEADER,
 } from '../../src/record/index.js';
+import { expandLua } from '../../src/redis/lua-source.js';
 import {
   ackOf,
   addJobs,
   claimJobs,
+  EVENTS_FAILURES,
   freshKeys,
   job,
   startFixture,
@@ -258,6 +263,73 @@ describe('acks inside the claim', () => {
     );
   });
 
+  it("an ack with the job's header (flag f) stores the completed record with its claim block and max attempts", async () => {
+    const keys = freshKeys('ack-final');
+    await addJobs(f, keys, [job('a', { header: { maxAttempts: 5 } }), job('b')]);
+    const { jobs } = await claimJobs(f, keys, 2);
+    const [a, b] = jobs;
+    const out = await claimJobs(f, keys, 0, {
+      acks: [ackOf(a!, { header: a!.header, result: Buffer.from('42') }), ackOf(b!, { header: b!.header })],
+    });
+    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'ok' }]);
+    const storedA = (await f.client.hgetBuffer(keys.records, 'a'))!;
+    expect(storedA).toStrictEqual(finalRecord(a!.header, 'completed', Buffer.from('42')));
+    expect(decodeRecord(storedA).header).toMatchObject({
+      completed: true,
+      hasResult: true,
+      attempts: 1,
+      maxAttempts: 5,
+      runDue: a!.runAt,
+      claimedAt: a!.claimedAt,
+    });
+    expect(decodeRecord(storedA).payload.toString()).toBe('42');
+    expect(decodeRecord((await f.client.hgetBuffer(keys.records, 'b'))!).header).toMatchObject({
+      completed: true,
+      hasResult: false,
+      attempts: 1,
+      maxAttempts: 3,
+    });
+  });
+
+  it('a final record that is not a completed one refuses the whole call before any write', async () => {
+    const keys = freshKeys('ack-bad-final');
+    await addJobs(f, keys, [job('a'), job('b')]);
+    const { jobs } = await claimJobs(f, keys, 2);
+    const [a, b] = jobs;
+    const claimLua = expandLua(fileURLToPath(new URL('../../src/scripts/', import.meta.url)), 'claim.lua');
+    const settings = [0, 30_000, 1, 1, 0, 0, 0, 0, 1000, 0, 'm', EVENTS_FAILURES];
+    const call = (bad: Buffer) =>
+      f.client.callBuffer(
+        'EVAL',
+        claimLua,
+        claimKeys(keys).length,
+        ...claimKeys(keys),
+        ...settings,
+        2,
+        a!.member,
+        a!.deadline,
+        'f',
+        finalRecord(a!.header, 'completed'),
+        b!.member,
+        b!.deadline,
+        'f',
+        bad,
+      );
+    const before = await f.client.hgetallBuffer(keys.records);
+    // A cancelled record, a live record, a truncated claim block: each refused, naming the ack.
+    for (const bad of [
+      finalRecord(b!.header, 'cancelled'),
+      Buffer.concat([Buffer.from([0x01, 0x00]), Buffer.from('{}')]),
+      finalRecord(b!.header, 'completed').subarray(0, 12),
+    ]) {
+      await expect(call(bad)).rejects.toThrow(/DELAYQ_BAD_ARG ack 2 of 2: final record/);
+    }
+    // Nothing written: ack 1 (valid) was not applied either.
+    expect(await f.client.hgetallBuffer(keys.records)).toStrictEqual(before);
+    expect(await f.client.zcard(keys.leases)).toBe(2);
+    expect(await f.client.exists(keys.completed)).toBe(0);
+  });
+
   it('a resent ack is ALREADY within its known deadline; a lost lease is refused with its reason', async () => {
     const keys = freshKeys('ack-refused');
     await addJobs(f, keys, [job('a'), job('c'), job('x')]);
@@ -442,12 +514,23 @@ describe('extend', () => {
     const [a, b, c] = jobs;
     await f.client.zadd(keys.leases, 1, c!.member);
     for (const zmscore of [true, false]) {
-      const out = await extend(f.client, keys, 20_000, [a!.member, b!.member, c!.member, 'x|y'], zmscore);
+      // 9.9|nobody: a well-formed member that holds no lease.
+      const out = await extend(
+        f.client,
+        keys,
+        20_000,
+        [a!.member, b!.member, c!.member, '9.9|nobody'],
+        zmscore,
+      );
       expect(out.deadlines).toStrictEqual([out.now + 20_000, out.now + 20_000, null, null]);
       expect(Number(await f.client.zscore(keys.leases, a!.member))).toBe(out.now + 20_000);
     }
     const shorter = await extend(f.client, keys, 1_000, [a!.member], true);
     expect(shorter.deadlines[0]).toBeGreaterThan(shorter.now + 1_000);
+    // A value that is no lease member at all is a caller's mistake: refused, nothing extended.
+    await expect(extend(f.client, keys, 20_000, [a!.member, 'x|y'], true)).rejects.toThrow(
+      /ARGV\[4\] lease member x\|y is not a lease member/,
+    );
   });
 });
 

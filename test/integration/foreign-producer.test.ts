@@ -30,7 +30,7 @@ afterAll(async () => {
 
 /** The keys of queue `q` by role, spelled out as PROTOCOL.md gives them. */
 const key = (q: string, role: string): string => `dq:{${q}}:${role}`;
-const ADD_ROLES = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'c', 'x', 'd', 'w', 'n', 'ev', 'a'];
+const ADD_ROLES = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'c', 'x', 'd', 'w', 'n', 'ev', 'a', 'gn'];
 
 /** A record: format 0x01, flags A, the given field bytes, then the payload. */
 function record(payload: string, flagsA = 0x00, fields: number[] = []): Buffer {
@@ -200,7 +200,7 @@ describe('refused by add.lua, nothing written', () => {
     const q = uniqueQueue('foreign');
     await rawAdd(q, { ...good, when: '3600000' });
     const before = await raw.zscore(key(q, 's'), 'j');
-    const keys = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'w', 'ev'].map((role) => key(q, role));
+    const keys = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'gn', 'j', 'w', 'ev'].map((role) => key(q, role));
     await expect(
       raw.eval(RESCHEDULE_LUA, keys.length, ...keys, 'j', 'a', '5000', '0', '100'),
     ).rejects.toThrow(/DELAYQ_BAD_ARG due time 5000 is before 2000-01-01/);
@@ -221,6 +221,7 @@ describe('refused by add.lua, nothing written', () => {
       'gw',
       'gr',
       'gc',
+      'gn',
       'j',
       'a',
       'd',
@@ -247,19 +248,32 @@ describe('refused by add.lua, nothing written', () => {
         '100',
       );
     await expect(fail('-5')).rejects.toThrow(
-      /DELAYQ_BAD_ARG retry delay -5 is not -1 or a whole number of ms/,
+      /DELAYQ_BAD_ARG ARGV\[2\] retry delay -5 is not -1 or a whole number of ms/,
     );
-    await expect(fail('2.5')).rejects.toThrow(/DELAYQ_BAD_ARG retry delay 2\.5/);
+    await expect(fail('2.5')).rejects.toThrow(/DELAYQ_BAD_ARG ARGV\[2\] retry delay 2\.5/);
     // A valid delay passes the check and meets the lease check: this member holds no lease.
     await expect(fail('100')).rejects.toThrow(/DELAYQ_LEASE_LOST/);
-    const releaseKeys = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'a', 'w', 'ev', 'pg'].map((role) =>
+    const releaseKeys = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'gn', 'j', 'a', 'w', 'ev', 'pg'].map((role) =>
       key(q, role),
     );
     await expect(
       raw.eval(RELEASE_LUA, releaseKeys.length, ...releaseKeys, '1.1|j', '-1', '0', '100'),
-    ).rejects.toThrow(/DELAYQ_BAD_ARG delay -1 is not a whole number of ms >= 0/);
+    ).rejects.toThrow(/DELAYQ_BAD_ARG ARGV\[2\] delay -1 is not a whole number of ms >= 0/);
+    // The current form: the counters hash and why ('r' release, 's' snooze), checked too.
+    const releaseKeys13 = [...releaseKeys, key(q, 'n')];
+    await expect(
+      raw.eval(RELEASE_LUA, releaseKeys13.length, ...releaseKeys13, '1.1|j', '100', '0', '100', 'x'),
+    ).rejects.toThrow(/DELAYQ_BAD_ARG ARGV\[5\] why x is not r \(release\) or s \(snooze\)/);
+    await expect(
+      raw.eval(RELEASE_LUA, releaseKeys.length, ...releaseKeys, '1.1|j', '100', '0', '100', 's'),
+    ).rejects.toThrow(/DELAYQ_BAD_ARG a snooze needs KEYS\[14\]/);
+    // Valid: the lease check answers (this member holds no lease: 0, nothing written).
+    expect(
+      await raw.eval(RELEASE_LUA, releaseKeys13.length, ...releaseKeys13, '1.1|j', '100', '0', '100', 's'),
+    ).toBe(0);
     expect(await raw.zscore(key(q, 's'), 'j')).not.toBeNull();
     expect(await raw.hlen(key(q, 'e'))).toBe(0);
+    expect(await raw.hget(key(q, 'n'), 'snoozed')).toBeNull();
   });
 
   it('reaches a TypeScript caller as a ValidationError naming the script', async () => {

@@ -121,7 +121,7 @@ describe('the function library', () => {
       (e: unknown) => e,
     );
     expect(failure).toBeInstanceOf(ScriptBadArg);
-    expect((failure as ScriptBadArg).detail).toMatch(/^lease ms soon is not a whole number >= 1/);
+    expect((failure as ScriptBadArg).detail).toMatch(/^ARGV\[1\] lease ms soon is not a whole number/);
     expect((failure as ScriptBadArg).scriptName).toBe('extend');
     expect(await attempts(r, 'fcall')).toBeGreaterThanOrEqual(1);
     expect(await attempts(r, 'evalsha')).toBe(0);

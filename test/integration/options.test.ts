@@ -5,7 +5,14 @@
  * (`lease`, `timeout`, `newerVersionDelayMs`) is refused naming the real one.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, Scheduler, ValidationError, Worker, type WorkerOptions } from '../../src/index.js';
+import {
+  Queue,
+  Scheduler,
+  SnoozeError,
+  ValidationError,
+  Worker,
+  type WorkerOptions,
+} from '../../src/index.js';
 import { decodeRecord } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { drain } from '../../src/testing/index.js';
@@ -112,7 +119,9 @@ describe('Queue options', () => {
   it('an unknown option is refused rather than ignored (a misspelled connection would mean localhost)', async () => {
     const make = (options: object) => () => new Queue(uniqueQueue('opts'), options);
     const typo = await refusal(make({ conection: redis.url() }));
-    expect(typo.message).toMatch(/^unknown queue option 'conection'; known: schema, connection, /);
+    expect(typo.message).toMatch(
+      /^unknown queue option 'conection' \(did you mean 'connection'\?\); known: schema, connection, /,
+    );
     expect(typo.issues).toEqual([{ path: 'conection', message: typo.message }]);
     const workerOnly = await refusal(make({ connection: redis.url(), leaseMs: 1_000 }));
     expect(workerOnly.issues.map((i) => i.path)).toEqual(['leaseMs']);
@@ -184,5 +193,17 @@ describe('testing helpers', () => {
     const queue = newQueue<string>();
     const err = await refusal(() => drain(queue, async () => {}, { timeoutMs: '10s' as unknown as number }));
     expect(err.issues).toEqual([{ path: 'timeoutMs', message: err.message }]);
+  });
+
+  it('drain reports a snoozed job in snoozed, not in failed, and does not wait for it', async () => {
+    const queue = newQueue<string>();
+    const { id } = await queue.add('x', { attempts: 1 });
+    const out = await drain(queue, async () => {
+      throw new SnoozeError('1h');
+    });
+    expect(out.snoozed.map((s) => [s.id, s.delayMs])).toEqual([[id, 3_600_000]]);
+    expect(out.failed).toEqual([]);
+    expect(out.dead).toEqual([]);
+    expect(await queue.get(id)).toMatchObject({ state: 'scheduled', attempts: 0 });
   });
 });

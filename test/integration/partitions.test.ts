@@ -128,6 +128,7 @@ describe('partitions: jobs', () => {
     expect(await q.counts()).toEqual({
       scheduled: 4,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,
@@ -145,6 +146,7 @@ describe('partitions: jobs', () => {
     expect(await q.counts()).toEqual({
       scheduled: 3,
       due: 1,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,
@@ -163,6 +165,7 @@ describe('partitions: jobs', () => {
     expect(await q.counts()).toEqual({
       scheduled: 2,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { Queue, Worker, type Job } from '../../src/index.js';
-import { CANCELLED_RECORD, COMPLETED_RECORD } from '../../src/record/index.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { phase, useWorkerProcesses, type LedgerEntry, type WorkerProcess } from '../support/processes.js';
@@ -131,9 +131,20 @@ async function expectOnlyFinished(
     const cancelled = finished.cancelled ?? [];
     expect((await client.zrange(k.completed, 0, -1)).sort()).toEqual([...finished.completed].sort());
     expect((await client.zrange(k.cancelled, 0, -1)).sort()).toEqual([...cancelled].sort());
-    expect(await client.hgetallBuffer(k.records)).toEqual({
-      ...Object.fromEntries(finished.completed.map((id) => [id, COMPLETED_RECORD])),
-      ...Object.fromEntries(cancelled.map((id) => [id, CANCELLED_RECORD])),
+    // Only final records are left: each completed or cancelled job's, with nothing of the job but
+    // its claim block and max attempts (finalRecord).
+    const records = await client.hgetallBuffer(k.records);
+    const finals = Object.fromEntries(
+      Object.entries(records).map(([id, record]) => {
+        const { header, payload } = decodeRecord(record);
+        return [id, { completed: header.completed, cancelled: header.cancelled, rest: payload.length }];
+      }),
+    );
+    expect(finals).toEqual({
+      ...Object.fromEntries(
+        finished.completed.map((id) => [id, { completed: true, cancelled: false, rest: 0 }]),
+      ),
+      ...Object.fromEntries(cancelled.map((id) => [id, { completed: false, cancelled: true, rest: 0 }])),
     });
   } finally {
     await client.quit();
@@ -142,7 +153,7 @@ async function expectOnlyFinished(
 
 /** queue.counts() of a queue where nothing waits, runs or lies dead. */
 function finishedCounts(completed: number, cancelled = 0) {
-  return { scheduled: 0, due: 0, active: 0, dead: 0, completed, cancelled };
+  return { scheduled: 0, due: 0, held: 0, active: 0, dead: 0, completed, cancelled };
 }
 
 /** The lease deadline (server ms) of an active job, and who holds it. */

@@ -219,6 +219,7 @@ describe('get, cancel, reschedule, counts', () => {
     expect(await queue.counts()).toEqual({
       scheduled: 3,
       due: 2,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,

@@ -6,7 +6,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Codec } from '../../src/codec/codec.js';
-import { dueSlices } from '../../src/operations/due.js';
 import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
 import { ZSET_LAYOUT, type Layout } from '../../src/operations/wheel.js';
 import { ServerClock } from '../../src/clock.js';
@@ -122,6 +121,7 @@ describe('counts.lua', () => {
     expect({ ...got, now: undefined }).toEqual({
       scheduled: 4,
       due: 2, // w-due (s, due) and p-due (r)
+      held: 0,
       active: 1,
       dead: 1,
       completed: 2,
@@ -129,6 +129,7 @@ describe('counts.lua', () => {
       paused: true,
       now: undefined,
       nextDue: now - 1_000,
+      histogram: null,
     });
     expect(got.now).toBeGreaterThanOrEqual(now);
   });
@@ -138,6 +139,7 @@ describe('counts.lua', () => {
     expect({ ...got, now: 0 }).toEqual({
       scheduled: 0,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 0,
@@ -145,6 +147,7 @@ describe('counts.lua', () => {
       paused: false,
       now: 0,
       nextDue: -1,
+      histogram: null,
     });
   });
 });
@@ -287,6 +290,7 @@ describe('through a Queue', () => {
       expect(await queue.counts()).toEqual({
         scheduled: 3,
         due: 1,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 0,
@@ -334,13 +338,84 @@ describe('completed jobs and their results', () => {
   });
 });
 
-describe('dueSlices', () => {
-  it('counts the waiting jobs of s, p and r per slice of the coming time', async () => {
+/** The gq member of job `id` of group `group` due at `due`: "<group>\0<due: 6 bytes BE><id>". */
+function groupMember(group: string, due: number, id: string): Buffer {
+  const at = Buffer.alloc(6);
+  at.writeUIntBE(due, 0, 6);
+  return Buffer.concat([Buffer.from(`${group}\0`), at, Buffer.from(id)]);
+}
+
+describe('counts.lua with grouped jobs', () => {
+  it('counts due grouped jobs, those their group holds, their heads in next due, and the histogram', async () => {
     const { keys, now } = await seed();
-    expect(await dueSlices(client, keys, ZSET_LAYOUT, now, 45_000, 2)).toEqual({
-      overdue: 2, // w-due (s) and p-due (r)
-      counts: [1, 1], // p-later at +30 s, w-later at +60 s
+    await client
+      .multi()
+      // a: 3 due, 1 running of 2, in turn: 1 may start now, 2 are held.
+      .zadd(keys.groupJobs, 0, groupMember('a', now - 2_000, 'a1'), 0, groupMember('a', now - 1, 'a2'))
+      .zadd(keys.groupJobs, 0, groupMember('a', now - 1, 'a3'))
+      .zadd(keys.groupsReady, 1, 'a')
+      .hset(keys.groupCounts, 'a', '1')
+      // b: at its bound (2 running), in neither gw nor gr: both due jobs held.
+      .zadd(keys.groupJobs, 0, groupMember('b', now - 10, 'b1'), 0, groupMember('b', now - 5, 'b2'))
+      .hset(keys.groupCounts, 'b', '2')
+      // c: its one job due in 90 s, waiting in gw for it.
+      .zadd(keys.groupJobs, 0, groupMember('c', now + 90_000, 'c1'))
+      .zadd(keys.groupsWaiting, now + 90_000, 'c')
+      // d: due, but waiting in gw for its rate limit's next token in 5 s: held. Its second job is
+      // due within the first slice.
+      .zadd(keys.groupJobs, 0, groupMember('d', now - 100, 'd1'), 0, groupMember('d', now + 20_000, 'd2'))
+      .zadd(keys.groupsWaiting, now + 5_000, 'd')
+      .exec();
+    const got = await counts(client, keys, ZSET_LAYOUT, {
+      groupConcurrency: 2,
+      histogram: { sliceMs: 45_000, slices: 3 },
     });
+    expect({ ...got, now: undefined }).toEqual({
+      scheduled: 4 + 8,
+      due: 2 + 3 + 2 + 1,
+      held: 2 + 2 + 1,
+      active: 1,
+      dead: 1,
+      completed: 2,
+      cancelled: 1,
+      paused: true,
+      now: undefined,
+      nextDue: now - 2_000, // a's head, earlier than w-due's now - 1 s
+      histogram: {
+        overdue: 2 + 3 + 2 + 1,
+        // +20 s (d2) and +30 s (p-later); +60 s (w-later) and +90 s (c1); nothing in the third.
+        counts: [2, 2, 0],
+      },
+    });
+    // The same counts without the bound known: the groups in turn hold nothing beyond it.
+    expect(await counts(client, keys, ZSET_LAYOUT, { groupConcurrency: 0 })).toMatchObject({
+      due: 8,
+      held: 2 + 1,
+    });
+  });
+});
+
+describe('counts.lua histogram of a group with many jobs coming', () => {
+  it('counts them slice by slice, as reading them one by one would', async () => {
+    const keys = queueKeys(uniqueQueue('reads'));
+    const now = await serverNow(client);
+    // 100 jobs of one group, due 1 s apart from +1 s: more than the script reads one by one.
+    const members = Array.from({ length: 100 }, (_, i) => [
+      0,
+      groupMember('e', now + (i + 1) * 1_000, `e${i}`),
+    ]);
+    await client.zadd(keys.groupJobs, ...members.flat());
+    await client.zadd(keys.groupsWaiting, now + 1_000, 'e');
+    const got = await counts(client, keys, ZSET_LAYOUT, {
+      groupConcurrency: 1,
+      histogram: { sliceMs: 45_000, slices: 2 },
+    });
+    // +1..+45 s, then +46..+90 s; the script's now is a little after `now`, so +45 s may slip in
+    // the first slice's end by a ms: the slices split 45/45 or 44/46.
+    expect(got.histogram!.counts[0]! + got.histogram!.counts[1]!).toBe(90);
+    expect(got.histogram!.counts[0]).toBeGreaterThanOrEqual(44);
+    expect(got.histogram!.counts[0]).toBeLessThanOrEqual(45);
+    expect(got).toMatchObject({ scheduled: 100, due: 0, held: 0, nextDue: now + 1_000 });
   });
 });
 

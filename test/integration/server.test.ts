@@ -141,7 +141,15 @@ describe('Redis restart', () => {
     });
     const check = new Queue(name, { connection: s.url });
     // Nothing waits, runs or died: every job is kept as completed, once.
-    const settled = { scheduled: 0, due: 0, active: 0, dead: 0, completed: ids.length, cancelled: 0 };
+    const settled = {
+      scheduled: 0,
+      due: 0,
+      held: 0,
+      active: 0,
+      dead: 0,
+      completed: ids.length,
+      cancelled: 0,
+    };
     await waitFor(async () => JSON.stringify(await check.counts()) === JSON.stringify(settled), {
       what: 'every job kept as completed, nothing else left',
     });

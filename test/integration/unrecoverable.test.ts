@@ -1,12 +1,21 @@
 /**
  * UnrecoverableError: a handler ends its job for good. The job is dead after one run with the
- * error as its reason and its attempts left unused; thrown after the lease was lost, it is refused
- * like any late result (fencing), and the job's next holder runs it.
+ * error as its reason and its attempts left unused, also when the error comes from a second copy
+ * of the package (recognised by its code); thrown after the lease was lost, it is refused like any
+ * late result (fencing), and the job's next holder runs it.
  */
-import { afterEach, expect, it } from 'vitest';
-import { CancelledError, LeaseLostError, Queue, UnrecoverableError, Worker } from '../../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CancelledError,
+  LeaseLostError,
+  Queue,
+  SnoozeError,
+  UnrecoverableError,
+  Worker,
+} from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { loadSecondCopy } from '../support/second-copy.js';
 
 const redis = useRedis();
 const closers: Array<() => Promise<void>> = [];
@@ -56,6 +65,58 @@ it('an UnrecoverableError on attempt 1 of 5: dead after one run, its reason reco
   expect(await c.zrange(keys.dead, 0, -1)).toEqual([id]);
   expect(await c.zcard(keys.waiting)).toBe(0);
   expect(await c.zcard(keys.leases)).toBe(0);
+});
+
+describe('errors from a second copy of the package (a dependency that bundles its own delayq)', () => {
+  let second: Awaited<ReturnType<typeof loadSecondCopy>>;
+  beforeAll(async () => {
+    second = await loadSecondCopy();
+  });
+  afterAll(() => second.remove());
+
+  it('its UnrecoverableError is recognised by its code: the job is dead at once, its attempts unused', async () => {
+    const { UnrecoverableError: Foreign } = second.delayq;
+    // Really another class: instanceof does not see it, only the code can.
+    expect(new Foreign('x')).not.toBeInstanceOf(UnrecoverableError);
+    const name = uniqueQueue('unrec-copy');
+    const queue = new Queue<string>(name, { connection: redis.url() });
+    closers.push(() => queue.close());
+    const runs: number[] = [];
+    const dead: Error[] = [];
+    const worker = open<string>(name, async (job) => {
+      runs.push(job.attempt);
+      throw new Foreign(`bad address: ${job.payload}`);
+    });
+    worker.on('dead', (_job, error) => dead.push(error));
+    const { id } = await queue.add('nowhere@', { attempts: 5, backoff: { type: 'fixed', delay: 10 } });
+    await waitFor(() => dead.length === 1, { what: 'the job to die' });
+    expect(runs).toEqual([1]);
+    expect(await queue.get(id)).toMatchObject({
+      state: 'dead',
+      attempts: 1,
+      maxAttempts: 5,
+      lastError: { name: 'UnrecoverableError', message: 'bad address: nowhere@', unrecoverable: true },
+    });
+  });
+
+  it('its SnoozeError is recognised by its code and delay: the job is due again, the attempt uncounted', async () => {
+    const { SnoozeError: Foreign } = second.delayq;
+    expect(new Foreign('1s')).not.toBeInstanceOf(SnoozeError);
+    const name = uniqueQueue('snooze-copy');
+    const queue = new Queue<string>(name, { connection: redis.url() });
+    closers.push(() => queue.close());
+    const runs: number[] = [];
+    const worker = open<string>(name, async (job) => {
+      runs.push(job.attempt);
+      if (runs.length === 1) throw new Foreign(50);
+    });
+    const snoozed: number[] = [];
+    worker.on('snoozed', (_job, _runAt, delayMs) => snoozed.push(delayMs));
+    const { id } = await queue.add('x', { attempts: 1 });
+    await waitFor(async () => (await queue.get(id))?.state === 'completed', { what: 'the job to complete' });
+    expect(runs).toEqual([1, 1]);
+    expect(snoozed).toEqual([50]);
+  });
 });
 
 it('a plain Error on the same job is retried: only UnrecoverableError skips the attempts left', async () => {

@@ -14,6 +14,7 @@ import { ScriptBadArg, ScriptLeaseLost } from '../../src/redis/script-errors.js'
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import {
   CANCELLED,
+  cancelledAfter,
   COMPLETED,
   counters,
   events,
@@ -87,7 +88,7 @@ describe('cancel', () => {
       sub.disconnect();
     }
     expect(await c.exists(keys.leases, keys.progress)).toBe(0);
-    expect(await storedRecord(c, keys, 'r1')).toEqual(CANCELLED);
+    expect(await storedRecord(c, keys, 'r1')).toEqual(cancelledAfter(claim));
     await expect(progress(c, keys, { member, json: '60', capBytes: 100 })).rejects.toMatchObject({
       detail: 'cancelled',
     });

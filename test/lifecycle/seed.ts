@@ -61,6 +61,20 @@ export function memberOf(id: string, claim: { claims: number; claimedAt: number 
 export const COMPLETED = Buffer.from([0x01, 0x80, 0x08]);
 export const CANCELLED = Buffer.from([0x01, 0x80, 0x10]);
 
+/**
+ * The cancelled record of a job cancelled after a claim (default max attempts): it keeps the
+ * claim block (flags A C|0x80, flags B Q, then the block), so get() shows the attempts used.
+ */
+export function cancelledAfter(claim: NonNullable<RecordSeed['claim']>): Buffer {
+  const block = Buffer.alloc(20);
+  block.writeUInt16BE(claim.attempts, 0);
+  block.writeUInt16BE(claim.claims, 2);
+  block.writeUIntBE(claim.claimedAt, 4, 6);
+  block.writeUIntBE(claim.runDue, 10, 6);
+  block.writeUInt32BE(claim.holder, 16);
+  return Buffer.concat([Buffer.from([0x01, 0x81, 0x10]), block]);
+}
+
 /** Score of a due prioritized job in `r`: (prio + 1024) * 2^42 + due. */
 export function readyScore(prio: number, due: number): number {
   return (prio + 1024) * 2 ** 42 + due;

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import {
   COUNTER_NAMES,
+  RUN_TIME_NAMES,
+  zeroCounters,
   flushCounts,
   readSnapshots,
   readTotals,
@@ -83,7 +85,19 @@ describe('stats.lua', () => {
     const deltas = Object.fromEntries(COUNTER_NAMES.map((name, i) => [name, i + 1]));
     const second = await flushCounts(c, keys, deltas);
     const [snapshot] = await readSnapshots(c, keys, second, second);
-    expect(snapshot?.values).toEqual(deltas);
+    // The run-time counters are totals only: a snapshot reads them as 0.
+    expect(snapshot?.values).toEqual({ ...zeroCounters(), ...deltas });
+  });
+
+  it('keeps the run-time counters as totals, out of the snapshots, under the names stats.ts lists', async () => {
+    const c = client();
+    const keys = queueKeys(uniqueQueue('n'));
+    // A distinct value per name, so a name stats.lua does not know (or spells otherwise) fails.
+    const deltas = Object.fromEntries(RUN_TIME_NAMES.map((name, i) => [name, i + 1]));
+    const second = await flushCounts(c, keys, { claimed: 1, ...deltas });
+    expect(await readTotals(c, keys)).toEqual({ ...zeroCounters(), claimed: 1, ...deltas });
+    const [snapshot] = await readSnapshots(c, keys, second, second);
+    expect(snapshot?.values).toEqual({ ...zeroCounters(), claimed: 1 });
   });
 });
 
@@ -132,8 +146,20 @@ describe('CounterFlusher', () => {
     expect(sent).toEqual([]);
 
     flusher.count('completed', 4);
+    // A run of 2.4 s and one of 40 ms: cumulative buckets from the first bound each is within.
+    flusher.runTime(2_400);
+    flusher.runTime(40, 1);
     await flusher.close();
-    expect(sent).toEqual([[0, { completed: 4 }]]);
+    const upFrom = (le: number) =>
+      Object.fromEntries(
+        [1, 5, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000]
+          .filter((b) => b >= le)
+          .map((b) => [`run:${b}`, 1]),
+      );
+    expect(sent).toEqual([
+      [0, { completed: 4, ...upFrom(2500), 'run:+Inf': 1, 'run:sum': 2_400 }],
+      [1, { ...upFrom(50), 'run:+Inf': 1, 'run:sum': 40 }],
+    ]);
   });
 
   it('keeps the counts of a failed flush for the next one', async () => {

@@ -90,16 +90,16 @@ describe('metrics', () => {
       { connection: redis.url(), concurrency: 4 },
     );
     open.push(worker);
-    metrics.observeWorker(worker);
     worker.on('error', () => {});
 
-    // claimed and completed arrive with the worker's once-a-second flush.
+    // claimed, completed and run times arrive with the worker's once-a-second flush.
     const after = await waitFor(
       async () => {
         const m = await scrape(url);
         return m.get(`delayq_completed_total${label}`) === 2 &&
           m.get(`delayq_dead_total${label}`) === 1 &&
-          m.get(`delayq_claimed_total${label}`) === 4
+          m.get(`delayq_claimed_total${label}`) === 4 &&
+          m.get(`delayq_run_time_seconds_count${label}`) === 4
           ? m
           : null;
       },
@@ -114,8 +114,10 @@ describe('metrics', () => {
     expect(after.get(`delayq_lateness_seconds_bucket{le="+Inf",queue="${name}"}`)).toBe(4);
     expect(after.get(`delayq_lateness_seconds_bucket{le="5",queue="${name}"}`)).toBeLessThanOrEqual(4);
     expect(after.get(`delayq_lateness_seconds_sum${label}`)).toBeGreaterThanOrEqual(0);
-    // Run time is timed in this process, for the worker given to observeWorker.
-    expect(after.get(`delayq_run_time_seconds_count${label}`)).toBe(4);
+    // Four finished attempts (ok, flaky twice, doomed), from the counters in Redis.
+    expect(after.get(`delayq_run_time_seconds_bucket{le="+Inf",queue="${name}"}`)).toBe(4);
+    expect(after.get(`delayq_run_time_seconds_bucket{le="300",queue="${name}"}`)).toBe(4);
+    expect(after.get(`delayq_run_time_seconds_sum${label}`)).toBeGreaterThanOrEqual(0);
   });
 
   it('counts the work of a worker in another process (the totals are read from Redis)', async () => {
@@ -132,15 +134,40 @@ describe('metrics', () => {
     const after = await waitFor(
       async () => {
         const m = await scrape(url);
-        return m.get(`delayq_completed_total${label}`) === 3 ? m : null;
+        return m.get(`delayq_completed_total${label}`) === 3 &&
+          m.get(`delayq_run_time_seconds_count${label}`) === 3
+          ? m
+          : null;
       },
-      { what: 'the other process’s completions to show', timeoutMs: 20_000 },
+      { what: 'the other process’s completions and run times to show', timeoutMs: 20_000 },
     );
+    // The run times of a worker in another process: every bucket is cumulative, up to +Inf.
+    expect(after.get(`delayq_run_time_seconds_bucket{le="+Inf",queue="${name}"}`)).toBe(3);
+    expect(after.get(`delayq_run_time_seconds_bucket{le="300",queue="${name}"}`)).toBe(3);
     expect(after.get(`delayq_added_total${label}`)).toBe(3);
     expect(after.get(`delayq_claimed_total${label}`)).toBe(3);
     expect(after.get(`delayq_lateness_seconds_count${label}`)).toBe(3);
     expect(after.get(`delayq_scheduled_jobs${label}`)).toBe(0);
     expect(child.ledger().filter((e) => e.phase === 'completed')).toHaveLength(3);
+  });
+
+  it('shows the run-time buckets chosen among the recorded bounds, and refuses any other, naming them', async () => {
+    const name = uniqueQueue('m');
+    const metrics = new DelayqMetrics({ runTimeBuckets: [0.1, 1] });
+    const queue = new Queue(name, { connection: redis.url() });
+    open.push(queue);
+    metrics.observeQueue(queue);
+    const text = await metrics.metrics();
+    const buckets = text.split('\n').filter((l) => l.startsWith(`delayq_run_time_seconds_bucket`));
+    expect(buckets).toEqual([
+      `delayq_run_time_seconds_bucket{le="0.1",queue="${name}"} 0`,
+      `delayq_run_time_seconds_bucket{le="1",queue="${name}"} 0`,
+      `delayq_run_time_seconds_bucket{le="+Inf",queue="${name}"} 0`,
+    ]);
+    expect(() => new DelayqMetrics({ runTimeBuckets: [0.2] })).toThrow(ValidationError);
+    expect(() => new DelayqMetrics({ runTimeBuckets: [0.2] })).toThrow(
+      /runTimeBuckets \[0\.2\].*0\.001, 0\.005/,
+    );
   });
 
   it('refuses the removed latenessBuckets option, naming it', () => {

@@ -5,6 +5,9 @@
  * cancels, reaps and clock moves. The model keeps each job's state from the replies (waiting,
  * active with its member, final) and checks, after every step:
  *
+ * - gn: each group's waiting count equals its members in gq (none for a group with no waiting job).
+ * - pause: a paused group carries GROUP_PAUSED in gc, is in neither gw nor gr, and is never claimed;
+ *   resume puts it back where its jobs and slots say.
  * - gc: the running count of every group equals the members of `a` carrying that group, no zero
  *   field is left, and no count exceeds the group concurrency;
  * - group states (re-activation): a group with waiting jobs and a free slot is in gw (scored by its
@@ -28,6 +31,7 @@ import { fail } from '../../src/operations/fail.js';
 import { cancel } from '../../src/operations/manage.js';
 import { reap } from '../../src/operations/reap.js';
 import { release } from '../../src/operations/release.js';
+import { GROUP_PAUSED, pauseGroup, resumeGroup } from '../../src/operations/groups.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { decodeRecord, encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
@@ -55,6 +59,8 @@ interface World {
   jobs: Map<string, Job>;
   /** Lease members handed out, stale ones included (a worker may still use them). */
   handles: string[];
+  /** Groups paused (queue.groups.pause): never in gw or gr, never claimed. */
+  paused: Set<string>;
 }
 
 interface Real {
@@ -99,13 +105,30 @@ async function checkInvariants(world: World, real: Real): Promise<void> {
     const g = memberGroup(member);
     if (g !== undefined) membersPerGroup.set(g, (membersPerGroup.get(g) ?? 0) + 1);
   }
-  const running = new Map(Object.entries(counts).map(([g, n]) => [g, Number(n)]));
+  // A paused group's count carries 2^40 (groups.lua GROUP_PAUSED), and its field stays at 0 running.
+  const running = new Map(
+    Object.entries(counts)
+      .map(([g, n]): [string, number] => [g, Number(n) % GROUP_PAUSED])
+      .filter(([, n]) => n > 0),
+  );
+  const pausedInGc = Object.entries(counts)
+    .filter(([, n]) => Number(n) >= GROUP_PAUSED)
+    .map(([g]) => g);
+  expect(new Set(pausedInGc), 'gc marks the paused groups').toEqual(world.paused);
+  expect(
+    Object.entries(counts).filter(([g, n]) => Number(n) === 0 && !world.paused.has(g)),
+    'no zero field',
+  ).toEqual([]);
   expect(running, 'gc equals the members of a per group').toEqual(membersPerGroup);
   for (const n of running.values()) expect(n).toBeLessThanOrEqual(world.concurrency);
 
   // Jobs where the model says they are.
   const gqRaw = await r.zrangeBuffer(keys.groupJobs, 0, -1);
   const gq = gqRaw.map((b) => parseGq(b.toString('latin1')));
+  // gn: each group's count of its jobs in gq, and no group with none.
+  const perGroup = new Map<string, number>();
+  for (const [g] of gq) perGroup.set(g, (perGroup.get(g) ?? 0) + 1);
+  expect(await zset(real, keys.groupBacklog), 'gn counts each group’s jobs in gq').toEqual(perGroup);
   const s = await zset(real, keys.waiting);
   const heads = new Map<string, number>();
   for (const [g, due] of gq) if (!heads.has(g)) heads.set(g, due);
@@ -140,7 +163,7 @@ async function checkInvariants(world: World, real: Real): Promise<void> {
     const free = (running.get(g) ?? 0) < world.concurrency;
     const where = gw.has(g) ? 'gw' : gr.has(g) ? 'gr' : 'none';
     expect(gw.has(g) && gr.has(g), `group ${g} in both gw and gr`).toBe(false);
-    if (head === undefined || !free) {
+    if (head === undefined || !free || world.paused.has(g)) {
       expect(where, `group ${g} (head ${head}, free ${free})`).toBe('none');
     } else if (where === 'gw') {
       expect(gw.get(g), `gw score of ${g}`).toBe(head);
@@ -265,6 +288,7 @@ class ClaimCmd extends Base {
       job.member = j.member;
       job.attempts = j.header.attempts;
       expect(memberGroup(j.member)).toBe(job.group);
+      expect(job.group !== undefined && world.paused.has(job.group), `${j.id} of a paused group`).toBe(false);
       world.handles.push(j.member);
     }
     // Jobs reaped and not taken again wait (or died) now.
@@ -404,6 +428,27 @@ class ReapCmd extends Base {
   }
 }
 
+class PauseCmd extends Base {
+  constructor(
+    readonly group: number,
+    readonly pause: boolean,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `${this.pause ? 'pause' : 'resume'}(${GROUPS[this.group]})`;
+  }
+  protected async apply(world: World, real: Real): Promise<void> {
+    const g = GROUPS[this.group]!;
+    const changed = this.pause
+      ? await pauseGroup(real.client, real.keys, g)
+      : await resumeGroup(real.client, real.keys, g, world.concurrency);
+    expect(changed, `${this.toString()} changed something`).toBe(this.pause !== world.paused.has(g));
+    if (this.pause) world.paused.add(g);
+    else world.paused.delete(g);
+  }
+}
+
 class AdvanceCmd extends Base {
   constructor(readonly ms: number) {
     super();
@@ -441,6 +486,7 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   fc.nat().map((at) => new ReleaseCmd(at)),
   fc.nat({ max: IDS.length - 1 }).map((id) => new CancelCmd(id)),
   fc.constant(new ReapCmd()),
+  fc.tuple(fc.nat({ max: GROUPS.length - 1 }), fc.boolean()).map(([g, pause]) => new PauseCmd(g, pause)),
   fc.oneof(fc.constantFrom(1, 49, 50, 51), fc.integer({ min: 1, max: 100 })).map((ms) => new AdvanceCmd(ms)),
 ];
 
@@ -451,7 +497,7 @@ function property(client: Redis): fc.IAsyncPropertyWithHooks<[number, Iterable<C
     async (concurrency, cmds) => {
       const keys = queueKeys(uniqueQueue('gmodel'));
       await plain.set(CLOCK_KEY, START);
-      const world: World = { now: START, concurrency, jobs: new Map(), handles: [] };
+      const world: World = { now: START, concurrency, jobs: new Map(), handles: [], paused: new Set() };
       const real: Real = { client, plain, keys };
       try {
         await fc.asyncModelRun(() => ({ model: world, real }), cmds);
@@ -485,10 +531,16 @@ describe('model-based: groups on the shipped scripts (gc, group states, placemen
       to: "if not member_group(member) then group_release_and_wake(K, member_group(member), now) end\nemit(K, 'failed'",
     },
     {
+      what: 'a pause leaving the group in turn (group-pause.lua)',
+      script: 'group-pause',
+      from: "redis.call('ZREM', K.gr, g)",
+      to: "redis.call('ZSCORE', K.gr, g)",
+    },
+    {
       what: 're-activation putting a full group back in turn (groups.lua, in every script)',
       script: '*',
-      from: 'if running >= gmax then head = nil end',
-      to: 'if running > gmax then head = nil end',
+      from: 'elseif gmax > 0 and running >= gmax then',
+      to: 'elseif gmax > 0 and running > gmax then',
     },
   ])(
     'the group model test catches a mutant: $what',

@@ -24,11 +24,11 @@ import type { Strategy } from '../../src/redis/capabilities.js';
 import type { QueueKeys } from '../../src/redis/keys.js';
 import { ScriptLeaseLost } from '../../src/redis/script-errors.js';
 import {
-  CANCELLED_RECORD,
   COMPLETED_RECORD,
   completedRecordWithResult,
   decodeRecord,
   encodeRecord,
+  finalRecord,
 } from '../../src/record/index.js';
 import { CLOCK_KEY } from './clocked-client.js';
 import {
@@ -160,7 +160,8 @@ function shown(record: Buffer): unknown {
 
 /** The record `j` must hold for a job of the model. */
 function expectedRecord(job: ModelJob): Buffer {
-  if (job.state === 'cancelled') return CANCELLED_RECORD;
+  // A cancelled record keeps the claim block and max attempts (cancel.lua, rec_final).
+  if (job.state === 'cancelled') return finalRecord(job.header, 'cancelled');
   if (job.state === 'completed') {
     return job.result === undefined ? COMPLETED_RECORD : completedRecordWithResult(Buffer.from(job.result));
   }

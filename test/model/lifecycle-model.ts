@@ -287,7 +287,8 @@ export class LifecycleModel {
         ...(input.backoff && { backoff: input.backoff }),
       };
       const existing = this.jobs.get(input.id);
-      if (!existing) {
+      // A replace of a completed job adds it again, as if its id were free.
+      if (!existing || (existing.state === 'completed' && input.replace && !writtenHere.has(input.id))) {
         const job: ModelJob = { state: 'waiting', header, payload: input.payload, at: input.at };
         this.jobs.set(input.id, job);
         this.place(input.id, job, input.at);
@@ -617,6 +618,7 @@ export class LifecycleModel {
   counts(): {
     scheduled: number;
     due: number;
+    held: number;
     active: number;
     dead: number;
     completed: number;
@@ -624,6 +626,7 @@ export class LifecycleModel {
     paused: boolean;
     now: number;
     nextDue: number;
+    histogram: null;
   } {
     const s = this.waitingSet();
     const p = this.prioWaitingSet();
@@ -635,6 +638,8 @@ export class LifecycleModel {
         s.filter(([, due]) => due <= this.now).length +
         p.filter(([, due]) => due <= this.now).length +
         r.length,
+      // No grouped jobs in this model: none held.
+      held: 0,
       active: this.leaseSet().length,
       dead: this.finishedSet('dead').length,
       completed: this.finishedSet('completed').length,
@@ -642,6 +647,7 @@ export class LifecycleModel {
       paused: this.pausedAt !== null,
       now: this.now,
       nextDue: heads.length > 0 ? Math.min(...heads) : -1,
+      histogram: null,
     };
   }
 

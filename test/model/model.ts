@@ -119,7 +119,8 @@ export class HotModel {
         priority: a.priority,
         hasError: false,
       };
-      if (!old) {
+      // A replace of a completed job adds it again, as if its id were free.
+      if (!old || (old.state === 'completed' && a.mode === 'replace')) {
         const job: ModelJob = { state: 'waiting', header, payload: a.payload, score: a.due };
         this.jobs.set(a.id, job);
         this.place(a.id, job, a.due);

@@ -10,6 +10,7 @@ import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Queue, Worker, type Job } from '../../src/index.js';
 import { DelayqModule, InjectQueue, Processor, type DelayqProcessor } from '../../src/nestjs/index.js';
+import { decodeRecord } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -103,6 +104,7 @@ describe('delayq/nestjs', () => {
     expect(await signup.queue.counts()).toEqual({
       scheduled: 0,
       due: 0,
+      held: 0,
       active: 0,
       dead: 0,
       completed: 3,
@@ -133,9 +135,13 @@ describe('delayq/nestjs', () => {
     await closing;
     expect(outbox.sent).toEqual([{ to: 'slow@example.com', attempt: 1 }]);
     expect(await r.zcard(queueKeys(name).leases)).toBe(0);
-    // The job completed: only its completed record (01 80 08) is left, listed in the completed set.
+    // The job completed: only its completed record is left (its claim block: attempt 1, and
+    // nothing of the payload), listed in the completed set.
     expect(await r.zcard(queueKeys(name).completed)).toBe(1);
-    expect(await r.hvalsBuffer(queueKeys(name).records)).toEqual([Buffer.from([0x01, 0x80, 0x08])]);
+    const records = await r.hvalsBuffer(queueKeys(name).records);
+    expect(records.map((record) => decodeRecord(record))).toMatchObject([
+      { header: { completed: true, attempts: 1 }, payload: Buffer.alloc(0) },
+    ]);
     // Nothing the app opened is left connected: only this inspector remains.
     await waitFor(
       async () => {

@@ -67,7 +67,7 @@ describe('prerequisite check', () => {
     });
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
-      'delayq tests: missing redis-server (every integration test). Install with: apt-get install redis-server (see README, Set-up; DELAYQ_CHROMIUM and DELAYQ_PYTHON name other binaries)',
+      'delayq tests: missing redis-server (every integration test). Install with: apt-get install redis-server (see CONTRIBUTING.md, Set-up; DELAYQ_CHROMIUM and DELAYQ_PYTHON name other binaries)',
     );
   });
 

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRecord, encodeRecord, type RecordHeader } from '../../src/record/index.js';
+import { decodeRecord, encodeRecord, finalRecord, type RecordHeader } from '../../src/record/index.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';
 import { loadRecordVectors } from '../vectors/records/load.js';
@@ -112,6 +112,35 @@ describe('record.lua rewrites headers as encodeRecord would write them', () => {
       expect(off.toString('hex')).toBe(encodeRecord({ ...v.full, hasError: false }, payload).toString('hex'));
     });
   }
+
+  it('rec_final keeps the claim block and max attempts, as finalRecord writes them', async () => {
+    const claimed = { attempts: 3, claims: 3, claimedAt: 1767225600123, runDue: 1767225600000, holder: 7 };
+    for (const v of loadRecordVectors().filter((x) => !x.full.completed && !x.full.cancelled)) {
+      for (const header of [v.full, { ...v.full, ...claimed }]) {
+        const record = encodeRecord(header, Buffer.from(v.payloadHex, 'hex'));
+        const reply = (await run('final-cancelled', record)) as Buffer;
+        expect(reply.toString('hex'), v.name).toBe(finalRecord(header, 'cancelled').toString('hex'));
+        expect(decodeRecord(reply).header, v.name).toMatchObject({
+          attempts: header.attempts,
+          runDue: header.runDue,
+          maxAttempts: header.maxAttempts,
+          cancelled: true,
+        });
+      }
+    }
+  });
+
+  it("rec_final_problem accepts finalRecord's completed records and refuses others, with the reason", async () => {
+    const problem = async (record: Buffer): Promise<string> =>
+      ((await run('final-problem', record)) as Buffer).toString();
+    const header = { ...loadRecordVectors()[2]!.full };
+    expect(await problem(finalRecord(header, 'completed'))).toBe('ok');
+    expect(await problem(finalRecord(header, 'completed', Buffer.from('42')))).toBe('ok');
+    expect(await problem(finalRecord(loadRecordVectors()[0]!.full, 'completed'))).toBe('ok');
+    expect(await problem(finalRecord(header, 'cancelled'))).toMatch(/not a completed one/);
+    expect(await problem(encodeRecord(header, Buffer.from('x')))).toMatch(/not a completed one/);
+    expect(await problem(finalRecord(header, 'completed').subarray(0, 10))).toMatch(/truncated/);
+  });
 
   it('rec_uncharge hands one attempt back and keeps the claim count', async () => {
     const header = { ...loadRecordVectors()[2]!.full };

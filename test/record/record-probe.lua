@@ -1,7 +1,8 @@
 -- Test probe for src/scripts/includes/record.lua (appended to it by test/record/record-lua.test.ts).
 -- ARGV[1] operation, ARGV[2] a record, then the operation's arguments.
 -- Returns: parse -> flat list of field name, value (text; 'nil' for absent) or {'error', reason};
--- claimed / error-on / error-off / uncharge -> the new record; member -> the lease member and id.
+-- claimed / error-on / error-off / uncharge / final-cancelled -> the new record; final-problem ->
+-- rec_final_problem's reason or 'ok'; member -> the lease member and id.
 local op, rec = ARGV[1], ARGV[2]
 local h, reason = rec_parse(rec)
 if not h then return { 'error', reason } end
@@ -26,6 +27,10 @@ elseif op == 'error-off' then
   return rec_with_error_flag(rec, h, false)
 elseif op == 'uncharge' then
   return rec_uncharge(rec, h)
+elseif op == 'final-cancelled' then
+  return rec_final(rec, h, REC_B_CANCELLED)
+elseif op == 'final-problem' then
+  return rec_final_problem(rec) or 'ok'
 elseif op == 'member' then
   local member = rec_member(h, ARGV[3])
   return { member, member_id(member), member_token(member), member_group(member) or 'nil' }

@@ -171,6 +171,7 @@ describe('job ids', () => {
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 0,

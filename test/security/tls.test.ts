@@ -170,6 +170,7 @@ describe('TLS with verification on', () => {
       expect(await queue.counts()).toEqual({
         scheduled: 0,
         due: 0,
+        held: 0,
         active: 0,
         dead: 0,
         completed: 1,

@@ -73,6 +73,7 @@ export async function expectEachRunsOnce<T>(
   expect(await queue.counts()).toEqual({
     scheduled: 0,
     due: 0,
+    held: 0,
     active: 0,
     dead: 0,
     completed: added.length,

@@ -73,7 +73,7 @@ export function missingPrerequisites(path = process.env['PATH'] ?? ''): string |
   const what = missing.map((tool) => `${tool.command} (${tool.why})`).join(', ');
   return (
     `delayq tests: missing ${what}. Install with: apt-get install ${packages} ` +
-    '(see README, Set-up; DELAYQ_CHROMIUM and DELAYQ_PYTHON name other binaries)'
+    '(see CONTRIBUTING.md, Set-up; DELAYQ_CHROMIUM and DELAYQ_PYTHON name other binaries)'
   );
 }
 

@@ -250,7 +250,9 @@
     const minutes = o.due.counts.map((_, i) => i + 1);
     charts.due.setData([minutes, o.due.counts]);
     const total = o.due.counts.reduce((a, b) => a + b, 0);
-    $('#due-total').textContent = `${fmtInt(total)} jobs`;
+    $('#due-total').textContent = o.due.overdue
+      ? `${fmtInt(total)} jobs, ${fmtInt(o.due.overdue)} due now`
+      : `${fmtInt(total)} jobs`;
     // From the queue's counters in Redis: every worker's activity, wherever it runs.
     const a = o.activity;
     charts.throughput.setData(rebucket(a.t, [a.completed, a.failed, a.dead], 5, ['rate', 'rate', 'rate']));
@@ -262,13 +264,17 @@
     scheduled: (j) => [
       el('td', { class: 'mono' }, j.id),
       el('td', { title: new Date(j.runAt).toISOString() }, fmtRel(j.runAt)),
-      // Blank for the default priority 0, so the set ones stand out.
-      el('td', { class: 'n' }, j.priority ? String(j.priority) : ''),
+      // The group when there is one (a grouped job has no priority); else the priority, blank for
+      // the default 0, so the set ones stand out.
+      j.group !== null
+        ? el('td', { class: 'mono' }, j.group)
+        : el('td', { class: 'n' }, j.priority ? `prio ${j.priority}` : ''),
       el('td', { class: 'n' }, `${j.attempts}/${j.maxAttempts}`),
       el('td', { class: 'mono dim' }, j.preview),
     ],
     active: (j) => [
       el('td', { class: 'mono' }, j.id),
+      el('td', { class: 'mono' }, j.group ?? ''),
       el('td', { class: 'mono dim' }, j.lease ? j.lease.workerId : '?'),
       el('td', {}, j.lease ? fmtRel(j.lease.deadline) : '?'),
       el('td', { class: 'n' }, `${j.attempts}/${j.maxAttempts}`),
@@ -298,7 +304,7 @@
     ],
   };
   // Columns per table (without the actions column).
-  const columns = { scheduled: 5, active: 4, dead: 4, completed: 3, cancelled: 2 };
+  const columns = { scheduled: 5, active: 5, dead: 4, completed: 3, cancelled: 2 };
 
   function actionButtons(state, id) {
     if (!boot.canAct) return [];
@@ -369,7 +375,9 @@
         ['state', job.state],
         ['due', final ? null : job.runAt],
         ['attempts', final ? null : `${job.attempts} of ${job.maxAttempts}`],
-        ['priority', final ? null : job.priority],
+        ['group', job.group],
+        // A grouped job has no priority: its group is what matters (the row above).
+        ['priority', final || job.group !== undefined ? null : job.priority],
         ['created', job.createdAt],
         ['version', job.version],
         ['lease', job.lease ? `${job.lease.workerId} until ${job.lease.deadline}` : null],
@@ -419,6 +427,56 @@
     }
   }
 
+  // ---------- groups ----------
+  // The top groups by backlog, with running / limit and their pause buttons; hidden until the
+  // queue has a group.
+  async function refreshGroups() {
+    const page = await getJson(`/queues/${encodeURIComponent(boot.queue)}/groups?limit=${PAGE}`);
+    const panel = $('#groups-panel');
+    panel.hidden = page.groups.length === 0;
+    const { concurrency, limit } = page.bounds;
+    $('#groups-bound').textContent =
+      `${concurrency} running per group` + (limit ? `, ${limit.max} starts per ${fmtMs(limit.perMs)}` : '');
+    const head = $('#table-groups thead tr');
+    if (!boot.canAct && head.children.length === 5) head.lastElementChild.remove();
+    $('#table-groups tbody').replaceChildren(
+      ...page.groups.map((g) => {
+        const row = el(
+          'tr',
+          { class: g.paused ? 'paused-row' : '' },
+          el(
+            'td',
+            { class: 'mono' },
+            g.group,
+            ...(g.paused ? [' ', el('span', { class: 'badge paused' }, 'paused')] : []),
+          ),
+          el('td', { class: 'n' }, fmtInt(g.waiting)),
+          el('td', { class: 'n' }, fmtInt(g.due)),
+          el('td', { class: `n${g.running >= concurrency ? ' full' : ''}` }, `${g.running} / ${concurrency}`),
+        );
+        if (boot.canAct) {
+          row.append(
+            el(
+              'td',
+              { class: 'row-actions' },
+              el(
+                'button',
+                {
+                  type: 'button',
+                  class: `small ${g.paused ? 'primary' : 'ghost'}`,
+                  'data-action': g.paused ? 'group-resume' : 'group-pause',
+                  'data-id': g.group,
+                },
+                g.paused ? 'Resume' : 'Pause',
+              ),
+            ),
+          );
+        }
+        return row;
+      }),
+    );
+  }
+
   async function refreshQueue() {
     try {
       const o = await getJson(`/queues/${encodeURIComponent(boot.queue)}`);
@@ -430,10 +488,14 @@
       $('#c-completed').textContent = fmtInt(o.counts.completed);
       $('#c-cancelled').textContent = fmtInt(o.counts.cancelled);
       $('#c-next').textContent = o.nextDue === null ? 'nothing waiting' : `next ${fmtRel(o.nextDue)}`;
-      $('#c-overdue').textContent = o.counts.due ? `oldest ${fmtRel(o.nextDue)}` : 'none waiting past due';
+      // Held: due grouped jobs their group keeps from starting now (its bound, rate or pause).
+      const held = o.counts.held ? `, ${fmtInt(o.counts.held)} held by their group` : '';
+      $('#c-overdue').textContent = o.counts.due
+        ? `oldest ${fmtRel(o.nextDue)}${held}`
+        : 'none waiting past due';
       showPaused(o.paused);
       drawCharts(o);
-      await Promise.all(STATES.map(refreshTable));
+      await Promise.all([...STATES.map(refreshTable), refreshGroups()]);
       setStatus(true, `Redis clock ${fmtTime(o.now)}`);
     } catch (err) {
       setStatus(false, `offline: ${err.message}`);
@@ -458,6 +520,12 @@
       if (action === 'pause' || action === 'resume') {
         await post(`/queues/${q}/${action}`);
         toast(action === 'pause' ? 'paused: workers start no job until resumed' : 'resumed');
+      } else if (action === 'group-pause' || action === 'group-resume') {
+        const verb = action === 'group-pause' ? 'pause' : 'resume';
+        await post(`/queues/${q}/groups/${encodeURIComponent(id)}/${verb}`);
+        toast(
+          verb === 'pause' ? `group ${id} paused: workers start none of its jobs` : `group ${id} resumed`,
+        );
       } else if (action === 'retry-all') {
         const r = await post(`/queues/${q}/dead/retry-all`);
         toast(`${r.moved} dead job${r.moved === 1 ? '' : 's'} back in the schedule`);

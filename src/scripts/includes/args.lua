@@ -23,6 +23,117 @@ local function whole_ms(text)
   return type(text) == 'string' and string.match(text, '^%d+$') ~= nil
 end
 
+-- The KEYS a script takes: exactly `n`, or with `wheel` n + 3 or more (ready, wheel index, wheel
+-- count, then bucket lists, wheel.lua). A key left out would make a later command fail after
+-- earlier ones wrote (issue 32: a cancel without pg removed the lease, then erred): refused first.
+local function check_key_count(n, wheel)
+  local got = #KEYS
+  if got == n or (wheel and got >= n + 3) then return nil end
+  local want = wheel and (n .. ' (or ' .. (n + 3) .. ' or more with the wheel: wr, wi, wc, then bucket lists)') or tostring(n)
+  return 'KEYS has ' .. got .. ' keys; this script takes ' .. want
+end
+
+-- nil when `s` is valid UTF-8 (shortest forms, no surrogates, at most U+10FFFF), else the reason.
+-- Node reads ids and group names as UTF-8 and replaces what is not, so such an id could never be
+-- acked (its lease member would differ): refused at the door. ASCII, the common case, is one search.
+local UTF8_LEAD = { [2] = 0x1F, [3] = 0x0F, [4] = 0x07 }
+local UTF8_MIN = { [2] = 0x80, [3] = 0x800, [4] = 0x10000 }
+local function utf8_problem(s)
+  if not string.find(s, '[\128-\255]') then return nil end
+  local i, n = 1, #s
+  while i <= n do
+    local c = string.byte(s, i)
+    if c < 0x80 then
+      i = i + 1
+    else
+      local len = (c >= 0xC2 and c <= 0xDF and 2) or (c >= 0xE0 and c <= 0xEF and 3) or (c >= 0xF0 and c <= 0xF4 and 4) or nil
+      if not len or i + len - 1 > n then return 'is not valid UTF-8 (byte ' .. i .. ')' end
+      local cp = bit.band(c, UTF8_LEAD[len])
+      for k = 1, len - 1 do
+        local b = string.byte(s, i + k)
+        if b < 0x80 or b > 0xBF then return 'is not valid UTF-8 (byte ' .. (i + k) .. ')' end
+        cp = cp * 64 + (b - 0x80)
+      end
+      if cp < UTF8_MIN[len] or cp > 0x10FFFF or (cp >= 0xD800 and cp <= 0xDFFF) then
+        return 'is not valid UTF-8 (byte ' .. i .. ')'
+      end
+      i = i + len
+    end
+  end
+  return nil
+end
+
+-- The index of the first of ids[1..n] that is not valid UTF-8, or nil; all-ASCII batches (the
+-- usual ones) cost one search over the ids joined.
+local function first_id_not_utf8(ids, n)
+  if not string.find(table.concat(ids, '', 1, n), '[\128-\255]') then return nil end
+  for i = 1, n do
+    if utf8_problem(ids[i]) then return i end
+  end
+  return nil
+end
+
+-- One id passed alone (cancel, get): present, of a size an add accepts, no control character,
+-- valid UTF-8. `what` names the argument ('ARGV[1] id').
+local function check_id(id, what)
+  if type(id) ~= 'string' then return what .. ' is missing' end
+  if #id == 0 then return what .. ' is empty' end
+  if #id > MAX_ID_BYTES then return what .. ' is longer than ' .. MAX_ID_BYTES .. ' bytes' end
+  if string.find(id, '%c') then return what .. ' contains a control character' end
+  local bad = utf8_problem(id)
+  if bad then return what .. ' ' .. bad end
+  return nil
+end
+
+-- A group concurrency as the config record holds it: whole, 0 (none recorded) to 1000000.
+local function check_group_concurrency(text, what)
+  if type(text) ~= 'string' or not string.match(text, '^%d+$') or #text > 7 or tonumber(text) > 1000000 then
+    return what .. ' ' .. tostring(text) .. ' is not a whole number 0..1000000 (the config record\'s groups.concurrency, 0 when none)'
+  end
+  return nil
+end
+
+-- A lease member as a claim wrote it: "<claims>.<claimed at ms>|<id>", optionally "\0<group>".
+local function check_member(member, what)
+  if type(member) ~= 'string' then return what .. ' is missing' end
+  if not string.find(member, '^%d+%.%d+|.') then
+    return what .. ' ' .. member .. ' is not a lease member <claims>.<claimed at ms>|<id>'
+  end
+  return nil
+end
+
+-- The header fields a producer writes, in ranges a worker can run (docs/PROTOCOL.md "The record"):
+-- M 1..65535, backoff kind 1 or 2 (+0x80 jitter) with a delay below 2^32 - 1, timeout >= 1,
+-- version >= 2. `h` is rec_parse's (record.lua); the flag bits are those of record.lua, repeated
+-- here because this file is included first. nil when good, else the reason.
+local function check_new_header(rec, h)
+  if h.fa == 0 and h.fb == 0 then return nil end
+  if bit.band(h.fa, 0x02) ~= 0 and h.max < 1 then return 'record max attempts is 0; it must be 1..65535' end
+  if h.timeout and h.timeout < 1 then return 'record timeout is 0 ms; it must be 1..4294967295' end
+  local at = h.fa >= 0x80 and 4 or 3
+  if bit.band(h.fa, 0x02) ~= 0 then at = at + 2 end
+  if bit.band(h.fa, 0x04) ~= 0 then
+    local kind, delay = struct.unpack('>BI4', rec, at)
+    local base = bit.band(kind, 0x7F)
+    if (base ~= 1 and base ~= 2) then
+      return 'record backoff kind ' .. kind .. ' is unknown (1 fixed, 2 exponential, +0x80 jitter)'
+    end
+    if delay == 0xFFFFFFFF then return 'record backoff delay is 4294967295; it must be below 2^32 - 1' end
+    at = at + 9
+  end
+  if bit.band(h.fb, 0x01) ~= 0 then
+    if bit.band(h.fa, 0x08) ~= 0 then at = at + 2 end
+    if h.group then at = at + 1 + #h.group + 6 end
+    if h.timeout then at = at + 4 end
+    if bit.band(h.fa, 0x40) ~= 0 then at = at + 6 end
+    local version = struct.unpack('>H', rec, at)
+    if version < 2 then
+      return 'record version is ' .. version .. '; a V field holds 2..65535 (version 1 is written as no V)'
+    end
+  end
+  return nil
+end
+
 -- An id's size; its characters are first_id_with_control's to check, for a batch at once.
 local function check_id_size(id)
   if type(id) ~= 'string' or #id == 0 then return 'id is empty' end
@@ -111,6 +222,7 @@ local function check_record_class(class, h, wheel)
     if not h.group then return 'class ' .. class .. ' but the record has no group' end
     if group ~= h.group then return 'class g' .. group .. ' disagrees with the record\'s group ' .. h.group end
     if string.find(group, '%c') then return 'group contains a control character' end
+    if utf8_problem(group) then return 'group ' .. utf8_problem(group) end
     if h.prio ~= 0 then return 'a grouped job cannot have a priority (record has ' .. h.prio .. ')' end
     if wheel then return 'group is not supported with the wheel strategy' end
     return nil

@@ -4,7 +4,8 @@
 -- only: 'failures', the default of layout 2) leaves out the routine events, those of jobs going
 -- as planned (added, claimed, completed, released, rescheduled, retried): each XADD costs Redis
 -- about 3 µs, the largest single cost of a job. Failure events (failed, dead, lease-lost,
--- cancelled) are always written (docs/ARCHITECTURE.md §7).
+-- cancelled) and snoozed (a handler deferred its job: not routine either) are always written
+-- (docs/ARCHITECTURE.md §7).
 
 local ROUTINE_EVENTS = {
   added = true, claimed = true, completed = true, released = true, rescheduled = true, retried = true,

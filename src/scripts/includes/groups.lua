@@ -5,12 +5,21 @@
 -- Keys (in K): gq ZSET, all scores 0, member "<group>\0<due: 6 bytes BE><id>" (ZRANGEBYLEX orders
 -- a group's jobs by due time); gw ZSET group -> due of its head (a free slot, head not due); gr
 -- ZSET group -> turn (a free slot, head due: served lowest turn first); gc HASH group -> running
--- count (the field is deleted at 0), and "<group>\0l" -> the group's rate bucket.
+-- count (the field is deleted at 0), plus GROUP_PAUSED while the group is paused, and
+-- "<group>\0l" -> the group's rate bucket; gn ZSET group -> its waiting jobs (its members in gq:
+-- kept here with gq, so groups are listed by backlog without reading their jobs).
+-- A paused group's count is GROUP_PAUSED or more, above any bound: every path that would put it
+-- in turn (add, ack, fail, release, reap, cancel) finds it full and leaves it out of gw and gr, so
+-- the claim never sees it and pays nothing for pauses (group-pause.lua, group-resume.lua).
 -- K.gmax: the group concurrency the caller knows (from the queue's config record); 0 or nil means
 -- unknown: a group with waiting jobs is then put in turn whatever its count, and the claim, which
 -- always knows it, takes the group out when it is full. So a caller that does not know the value
 -- can make a claim look once too often, never make a group wait for nothing.
 -- Needs struct (every Redis since 2.6) and now_ms (prelude.lua).
+
+-- Added to a paused group's running count in gc (2^40: counts stay exact doubles, and no bound
+-- reaches it; MAX_GROUP_CONCURRENCY in src/definition/definition.ts is far below).
+local GROUP_PAUSED = 1099511627776
 
 -- The lex range of group g's jobs in gq: no group name holds 0x00 or 0x01 (control characters are
 -- refused), so no other group's members fall in it.
@@ -31,6 +40,12 @@ local function group_member_id(g, member)
   return string.sub(member, #g + 8)
 end
 
+-- `delta` jobs of group g came into gq (or left it, negative): its count in gn follows, and a
+-- group with none waiting leaves gn.
+local function group_count(K, g, delta)
+  if tonumber(redis.call('ZINCRBY', K.gn, int_text(delta), g)) <= 0 then redis.call('ZREM', K.gn, g) end
+end
+
 -- Up to `count` of group g's waiting jobs from `offset` on, in due order (gq members).
 local function group_heads(K, g, offset, count)
   local from, to = group_range(g)
@@ -49,16 +64,25 @@ local function group_next_turn(K)
 end
 
 -- Re-activation (§3.1): put group g in the state its waiting jobs and running count say. No
--- waiting job, or no free slot: in neither gw nor gr. A free slot and a head not due: gw at the
+-- waiting job, or paused: in neither gw nor gr; no free slot: left as it is (see below). A free slot and a head not due: gw at the
 -- head's due. A free slot and a due head: gr, keeping its turn when it has one (so a group that
 -- keeps adding jobs does not lose its place). `running` may be passed when the caller knows it.
 -- Returns the head's due time when the group can run (so the caller can wake workers), else nil.
 local function group_refresh(K, g, now, running)
   local head = group_heads(K, g, 0, 1)[1]
-  local gmax = K.gmax or 0
-  if head and gmax > 0 then
+  if head then
+    -- Read even when the bound is unknown: a paused group stays out of turn whatever the caller knows.
     running = running or tonumber(redis.call('HGET', K.gc, g)) or 0
-    if running >= gmax then head = nil end
+    local gmax = K.gmax or 0
+    if running >= GROUP_PAUSED then
+      head = nil
+    elseif gmax > 0 and running >= gmax then
+      -- Full by the caller's bound: left where it is. A full group is in neither gw nor gr
+      -- already, unless the bound was raised (queue.configure) and this caller's is older (a
+      -- Queue opened before): then it is in turn rightly, and only the claim, which always has
+      -- the live bound, takes a full group out.
+      return nil
+    end
   end
   if not head then
     redis.call('ZREM', K.gw, g)
@@ -80,13 +104,14 @@ end
 -- caller writes it), and the group where it belongs. Returns true when workers should hear of it:
 -- the job is its group's head and the group can run.
 local function group_place(K, id, g, due, now)
-  redis.call('ZADD', K.gq, 0, group_member(g, due, id))
+  if redis.call('ZADD', K.gq, 0, group_member(g, due, id)) == 1 then group_count(K, g, 1) end
   return group_refresh(K, g, now) == due
 end
 
 -- Take waiting job `id` of group g, placed at `due`, out of gq. Returns true when it was there.
 local function group_unplace(K, id, g, due, now)
   if redis.call('ZREM', K.gq, group_member(g, due, id)) == 0 then return false end
+  group_count(K, g, -1)
   group_refresh(K, g, now)
   return true
 end

@@ -12,9 +12,9 @@ local REC_CLAIM_LEN = 20
 -- Format byte, flags A (B not present), then the claim block.
 local REC_CLAIMED_HEAD = '>BBHHI6I6I4'
 -- Final records: format 1, flags A 0x80 (flags B follows), B 0x08 completed / 0x10 cancelled;
--- 0x28 = completed with the result after the header.
+-- 0x28 = completed with the result after the header. These are the final records of a job never
+-- claimed, or of a worker of delayq 0.2 (no claim block kept); rec_final keeps C and M.
 local REC_COMPLETED = '\1\128\8'
-local REC_CANCELLED = '\1\128\16'
 local REC_COMPLETED_RESULT_HEAD = '\1\128\40'
 
 local REC_A_CLAIM, REC_A_MAX, REC_A_BACKOFF, REC_A_PRIO = 0x01, 0x02, 0x04, 0x08
@@ -179,9 +179,38 @@ local function rec_with_group_due(rec, h, due)
   return string.sub(rec, 1, h.group_due_at - 1) .. struct.pack('>I6', due) .. string.sub(rec, h.group_due_at + 6)
 end
 
--- A completed record holding `result` (the codec's bytes of the handler's return value).
+-- A completed record holding `result` (the codec's bytes of the handler's return value): what a
+-- worker of delayq 0.2 asks for (ack flag 'u'); later workers send the whole final record ('f').
 local function rec_completed_with_result(result)
   return REC_COMPLETED_RESULT_HEAD .. result
+end
+
+-- The final record of job `rec` (header h) with flags B `fb` (REC_B_CANCELLED here): the claim
+-- block and max attempts are kept, so get() shows the attempts the job used, its max attempts and
+-- the due time of its last run (docs/PROTOCOL.md, "The record"); every other field goes. C and M
+-- are the first two optional fields, so they are one substring.
+local function rec_final(rec, h, fb)
+  local stop = h.claim_end - 1
+  if bit.band(h.fa, REC_A_MAX) ~= 0 then stop = stop + 2 end
+  local fa = bit.bor(bit.band(h.fa, REC_A_CLAIM + REC_A_MAX), REC_A_MORE)
+  return string.char(REC_FORMAT, fa, fb) .. string.sub(rec, h.claim_at, stop)
+end
+
+-- Why `final` (the completed record a worker sent with its ack, flag 'f') cannot be stored, or
+-- nil: it must be what rec_final makes for a completion: format 1, flags A with only C and M,
+-- flags B D or D|U, and as long as the fields it announces (the result, with U, follows).
+-- Three bytes read, no parse: it is checked for every ack.
+local function rec_final_problem(final)
+  local format, fa, fb = string.byte(final, 1, 3)
+  if format ~= REC_FORMAT or not fb or fa < REC_A_MORE or bit.band(fa, 0x7C) ~= 0
+    or bit.band(fb, bit.bnot(REC_B_RESULT)) ~= REC_B_COMPLETED then
+    return 'final record is not a completed one (01, flags A of C and M only, flags B 08 or 28)'
+  end
+  local need = 3
+  if bit.band(fa, REC_A_CLAIM) ~= 0 then need = need + REC_CLAIM_LEN end
+  if bit.band(fa, REC_A_MAX) ~= 0 then need = need + 2 end
+  if #final < need then return 'final record is truncated (' .. #final .. ' bytes, its flags announce ' .. need .. ')' end
+  return nil
 end
 
 -- The lease token of a claimed header: "<claims>.<claimed at ms>" (§3.4).

@@ -272,14 +272,17 @@ local function wheel_reply(K, out)
   for _, start in ipairs(starts) do out[#out + 1] = start end
 end
 
--- Waiting jobs in the wheel, how many of them are due (in ready), and when the next is due (now
--- while ready holds jobs, else the first bucket's end; -1 when none waits).
+-- Waiting jobs in the wheel, how many of them are due (in ready), and when the next is due (the
+-- due time of ready's head, kept in wc, while ready holds jobs: ready is in due order; else the
+-- first bucket's end; -1 when none waits).
 local function wheel_counts(K, now)
   local ready = redis.call('LLEN', K.wr)
   local waiting = redis.call('HLEN', K.wc)
   local next_due = -1
   if ready > 0 then
-    next_due = now
+    local head = redis.call('LRANGE', K.wr, 0, 0)[1]
+    local due = head and tonumber(redis.call('HGET', K.wc, head))
+    next_due = due and math.abs(due) or now
   else
     local bucket = redis.call('ZRANGE', K.wi, 0, 0, 'WITHSCORES')
     if bucket[2] then next_due = tonumber(bucket[2]) end

@@ -1,14 +1,20 @@
 /**
- * What the README shows a user, checked against the package as npm would install it: the current
- * sources are built in a staging copy (the repo's own dist/ is left alone, other tests run it),
- * packed with `npm pack`, and the tarball installed into a fresh project (`npm init -y`: CommonJS
- * by default). Then every import the README's code blocks take from 'delayq' or 'delayq/...' must
- * resolve through the exports map: with ESM `import`, with CommonJS `require`, and for TypeScript in
- * both kinds of file; and every `delayq <command> --flag` of its shell blocks must exist in the
- * installed CLI's --help. The lists are parsed from README.md, so a README change is checked as is.
+ * The package as npm would install it. The current sources are built in a staging copy (the repo's
+ * own dist/ is left alone, other tests run it) and packed once with `npm pack`; the tarball is
+ * installed into a fresh project (`npm init -y`: CommonJS by default) with TypeScript, @types/node
+ * and the optional peers. Then, against that one install:
+ * - every relative link and image of README.md names a file the tarball holds;
+ * - a program using every entry point type-checks with skipLibCheck false, strict and
+ *   exactOptionalPropertyTypes, as an ES module and as a CommonJS file, and every type the public
+ *   signatures mention can be named (is exported by an entry point);
+ * - each entry point loads with ESM `import` and with CommonJS `require`;
+ * - every import the README's code blocks take from 'delayq' or 'delayq/...' resolves, with ESM,
+ *   CommonJS and TypeScript, and every `delayq <command> --flag` of its shell blocks exists in the
+ *   installed CLI's --help. The lists are parsed from README.md, so a README change is checked as is.
  */
 import {
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -20,11 +26,18 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, type CommandResult } from '../support/run-command.js';
+import { unexportedTypes } from './public-types.js';
+import { fragmentOf, headingAnchors, relativeLinks, unresolved } from './readme-links.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+/** A type check reads the .d.ts files of delayq and its dependencies: tens of seconds on a loaded host. */
+const TYPE_CHECK_MS = 120_000;
+/** The package's entry points, as package.json's exports map names them. */
+const ENTRIES = ['delayq', 'delayq/dashboard', 'delayq/metrics', 'delayq/testing', 'delayq/nestjs'];
 /** A name no entry point exports: each check must report it, or the check itself is broken. */
 const CANARY = 'notExportedByDelayq';
 
@@ -98,11 +111,17 @@ const imports = readmeImports(readme);
 const commands = readmeCommands(readme);
 const work = mkdtempSync(join(tmpdir(), 'delayq-package-'));
 const consumer = join(work, 'consumer');
+/** The tarball's files, relative to the package root (npm packs them under package/). */
+let packed: string[] = [];
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 beforeAll(async () => {
   // A copy of what the build reads, so the build does not rewrite dist/ under the CLI tests' feet.
   const staging = join(work, 'staging');
+  // Everything package.json's `files` may pick, and what the build reads.
+  const { files = [] } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files?: string[] };
+  const tops = new Set(files.filter((f) => !f.startsWith('!')).map((f) => f.split('/')[0]!));
+  // README.md: npm packs it whatever `files` says.
   for (const entry of [
     'package.json',
     'README.md',
@@ -110,14 +129,22 @@ beforeAll(async () => {
     'tsconfig.build.json',
     'src',
     'scripts',
+    ...tops,
   ]) {
-    cpSync(join(ROOT, entry), join(staging, entry), { recursive: true });
+    if (entry !== 'dist' && existsSync(join(ROOT, entry))) {
+      cpSync(join(ROOT, entry), join(staging, entry), { recursive: true });
+    }
   }
   symlinkSync(join(ROOT, 'node_modules'), join(staging, 'node_modules'), 'dir');
+  // The build, then the pack without its prepack script (which would build a second time).
   await mustRun('npm', ['run', '--silent', 'build'], staging);
-  await mustRun('npm', ['pack', '--silent', '--pack-destination', work], staging);
+  await mustRun('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], staging);
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
   if (tarball === undefined) throw new Error('npm pack wrote no tarball');
+  packed = (await mustRun('tar', ['-tzf', join(work, tarball)], work))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^package\//, ''));
 
   mkdirSync(consumer);
   await mustRun('npm', ['init', '-y'], consumer);
@@ -132,12 +159,194 @@ beforeAll(async () => {
     ) as { version: string };
     return `${name}@${version}`;
   });
+  // TypeScript and the Node.js types the repo uses too (in npm's cache): the type checks below.
+  const tools = ['typescript', '@types/node'].map((name) => {
+    const { version } = JSON.parse(
+      readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'),
+    ) as { version: string };
+    return `${name}@${version}`;
+  });
   await mustRun(
     'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball), ...peers],
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball), ...peers, ...tools],
     consumer,
   );
 }, 300_000);
+
+describe('the tarball', () => {
+  it("holds every file README.md's relative links and images name", () => {
+    const links = relativeLinks(readme);
+    expect(links.length).toBeGreaterThan(0);
+    expect(packed).toEqual(expect.arrayContaining(['dist/index.js', 'README.md', 'package.json']));
+    expect(unresolved(links, packed).map((l) => `README.md:${l.line} ${l.target}`)).toEqual([]);
+    // The same check reports a link to a file the tarball lacks.
+    const canary = relativeLinks('See [it](manual/not-shipped.md#part) and ![x](./docs/images/none.png).');
+    expect(unresolved(canary, packed).map((l) => l.file)).toEqual([
+      'manual/not-shipped.md',
+      'docs/images/none.png',
+    ]);
+  });
+
+  it("names a heading of the linked file in each README link's #fragment, its own ones too", () => {
+    const installed = join(consumer, 'node_modules/delayq');
+    const targets = [
+      ...relativeLinks(readme).filter((l) => l.file.endsWith('.md')),
+      // Links within the README: [Pause and resume](#pause-and-resume).
+      ...[...readme.matchAll(/\]\((#[^)\s]+)\)/g)].map((m) => ({
+        target: m[1]!,
+        file: 'README.md',
+        line: 0,
+      })),
+    ];
+    const broken = targets.filter((link) => {
+      const fragment = fragmentOf(link);
+      return (
+        fragment !== undefined &&
+        !headingAnchors(readFileSync(join(installed, link.file), 'utf8')).has(fragment)
+      );
+    });
+    expect(targets.filter((l) => fragmentOf(l) !== undefined).length).toBeGreaterThan(1);
+    expect(broken.map((l) => l.target)).toEqual([]);
+    expect(headingAnchors('# A\n## Upgrading from 0.1\n### `delayq/testing`: helpers\n## A')).toEqual(
+      new Set(['a', 'upgrading-from-01', 'delayqtesting-helpers', 'a-1']),
+    );
+  });
+
+  it('ships no source map and no test harness', () => {
+    expect(packed.filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect(packed.filter((f) => /(^|\/)(test|tests|__tests__)\/|\.test\.[cm]?[jt]s$/.test(f))).toEqual([]);
+    expect(packed.filter((f) => /redis-(cluster|sentinel)/.test(f))).toEqual([]);
+  });
+});
+
+describe('types, in a fresh project with skipLibCheck false', () => {
+  const compilerOptions = {
+    module: 'nodenext',
+    target: 'es2022',
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    skipLibCheck: false,
+    noEmit: true,
+    types: ['node'],
+  };
+
+  it(
+    'a program using every entry point type-checks, as an ES module and as CommonJS',
+    async () => {
+      for (const file of ['program.mts', 'program.cts']) {
+        cpSync(join(ROOT, 'test/package/consumer', file), join(consumer, file));
+      }
+      writeFileSync(
+        join(consumer, 'tsconfig.strict.json'),
+        JSON.stringify({ compilerOptions, files: ['program.mts', 'program.cts'] }),
+      );
+      const localTsc = join(consumer, 'node_modules/typescript/bin/tsc');
+      const r = await run(
+        process.execPath,
+        [localTsc, '-p', 'tsconfig.strict.json', '--pretty', 'false'],
+        consumer,
+      );
+      expect(r.stdout + r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      // Every entry point is used.
+      const used = ['program.mts', 'program.cts']
+        .map((f) => readFileSync(join(consumer, f), 'utf8'))
+        .join('\n');
+      for (const entry of ENTRIES) expect(used).toContain(`from '${entry}'`);
+    },
+    TYPE_CHECK_MS,
+  );
+
+  it(
+    'every type a public signature mentions is exported by an entry point',
+    () => {
+      const program = ts.createProgram([join(consumer, 'program.mts')], {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        strict: true,
+        noEmit: true,
+        types: ['node'],
+        typeRoots: [join(consumer, 'node_modules/@types')],
+      });
+      const missing = unexportedTypes(program, ENTRIES, join(consumer, 'node_modules/delayq'));
+      expect(missing.map((t) => `${t.name} (${t.file}, reached from ${t.reachedFrom})`)).toEqual([]);
+    },
+    TYPE_CHECK_MS,
+  );
+
+  it('the unexported-type check reports what a package leaves out', () => {
+    // A package whose export mentions a local type and a type of another file it does not re-export.
+    const pkg = join(work, 'walker/node_modules/fake');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(
+      join(pkg, 'package.json'),
+      JSON.stringify({ name: 'fake', type: 'module', exports: { '.': { types: './index.d.ts' } } }),
+    );
+    writeFileSync(
+      join(pkg, 'index.d.ts'),
+      [
+        "import type { Hidden } from './other.js';",
+        'interface Local { hidden: Hidden }',
+        'export interface Shown { n: number }',
+        'export declare function make(shown: Shown): Local;',
+        'export declare class Box { private secret; private readonly inner: Private; value(): Shown }',
+        'interface Private { x: number }',
+        // As tsc writes it: without this line every declaration of a .d.ts module is exported.
+        'export {};',
+      ].join('\n'),
+    );
+    writeFileSync(join(pkg, 'other.d.ts'), 'export interface Hidden { at: Date }\n');
+    const root = join(work, 'walker/main.mts');
+    writeFileSync(root, "import * as fake from 'fake';\nexport { fake };\n");
+    const program = ts.createProgram([root], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      noEmit: true,
+      types: [],
+    });
+    expect(unexportedTypes(program, ['fake'], pkg).map((t) => [t.name, t.file, t.reachedFrom])).toEqual([
+      ['Hidden', 'other.d.ts', 'fake: make'],
+      ['Local', 'index.d.ts', 'fake: make'],
+    ]);
+  });
+});
+
+describe('the entry points at run time', () => {
+  it('each loads with ESM import and with CommonJS require, with the same exports', async () => {
+    const script = (load: (s: string) => string): string =>
+      [
+        'const out = {};',
+        ...ENTRIES.map((e) => `out[${JSON.stringify(e)}] = Object.keys(${load(e)}).sort();`),
+        'console.log(JSON.stringify(out));',
+      ].join('\n');
+    writeFileSync(
+      join(consumer, 'entries.mjs'),
+      script((s) => `await import('${s}')`),
+    );
+    writeFileSync(
+      join(consumer, 'entries.cjs'),
+      script((s) => `require('${s}')`),
+    );
+    const esm = JSON.parse(await mustRun(process.execPath, ['entries.mjs'], consumer)) as Record<
+      string,
+      string[]
+    >;
+    const cjs = JSON.parse(await mustRun(process.execPath, ['entries.cjs'], consumer)) as Record<
+      string,
+      string[]
+    >;
+    for (const entry of ENTRIES) {
+      expect(esm[entry]!.filter((k) => k !== 'default' && k !== '__esModule').length, entry).toBeGreaterThan(
+        0,
+      );
+      expect(
+        cjs[entry]!.filter((k) => k !== '__esModule'),
+        entry,
+      ).toEqual(esm[entry]!.filter((k) => k !== '__esModule'));
+    }
+    expect(esm['delayq']).toEqual(expect.arrayContaining(['Queue', 'Worker', 'Scheduler']));
+  });
+});
 
 /** Source of a script that loads each entry point and prints the names it lacks, as JSON. */
 function checkScript(load: (specifier: string) => string): string {

@@ -1,0 +1,74 @@
+-- group-jobs: a page of one group's waiting or running jobs, with what a view shows of each, in
+-- list.lua's reply shape (issue 29: queue.list(state, { group })).
+--
+-- KEYS[1] j   HASH id -> record
+-- KEYS[2] gq  ZSET, scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs
+-- KEYS[3] a   ZSET lease member "<claims>.<claimed at>|<id>[\0<group>]" -> deadline ms
+-- KEYS[4] e   HASH id -> JSON of the last error
+-- KEYS[5] wk  HASH holder number -> "<worker id>|<started ms>"
+-- KEYS[6] pg  HASH id -> the running job's last progress
+-- ARGV[1] state: 'waiting' or 'active', ARGV[2] group, ARGV[3] offset, ARGV[4] limit (1..10000)
+-- Returns: a flat array, 7 per job as list.lua: id, record, score (waiting: due; active: lease
+--          deadline), last error or false, holder or false, progress or false, lease member or
+--          false. Waiting jobs in due order; running ones by lease deadline.
+-- Cost: waiting: O(log n + offset + limit) (the group's jobs are one lex range of gq); active:
+--          O(running jobs of the queue), as lease members are ordered by deadline, not by group.
+-- Guarantee: read-only.
+
+--!include prelude.lua
+--!include record.lua
+--!include groups.lua
+
+local j, gq, a, e, wk, pg = unpack(KEYS, 1, 6)
+local state, g = ARGV[1], ARGV[2]
+local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+if (state ~= 'waiting' and state ~= 'active') or not g or g == '' or not offset or not limit then
+  return redis.error_reply('DELAYQ_BAD_ARG group-jobs takes waiting or active, a group, offset and limit')
+end
+
+local ids, scores, members = {}, {}, {}
+if state == 'waiting' then
+  local from, to = group_range(g)
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', gq, from, to, 'LIMIT', offset, limit)) do
+    ids[#ids + 1] = group_member_id(g, member)
+    scores[#ids] = string.format('%.0f', group_member_due(g, member))
+    members[#ids] = false
+  end
+else
+  local suffix = '\0' .. g
+  local seen = 0
+  local leases = redis.call('ZRANGE', a, 0, -1, 'WITHSCORES')
+  for i = 1, #leases, 2 do
+    local member = leases[i]
+    if #ids >= limit then break end
+    if string.sub(member, -#suffix) == suffix then
+      seen = seen + 1
+      if seen > offset then
+        ids[#ids + 1] = member_id(member)
+        scores[#ids] = leases[i + 1]
+        members[#ids] = member
+      end
+    end
+  end
+end
+
+if #ids == 0 then return {} end
+local records = redis.call('HMGET', j, unpack(ids))
+local errors = redis.call('HMGET', e, unpack(ids))
+local progress = state == 'active' and redis.call('HMGET', pg, unpack(ids)) or {}
+local out = {}
+for i, id in ipairs(ids) do
+  local rec = records[i]
+  if rec then
+    local h = rec_parse(rec)
+    local holder = (h and h.holder > 0) and redis.call('HGET', wk, tostring(h.holder)) or false
+    out[#out + 1] = id
+    out[#out + 1] = rec
+    out[#out + 1] = scores[i]
+    out[#out + 1] = errors[i] or false
+    out[#out + 1] = holder or false
+    out[#out + 1] = progress[i] or false
+    out[#out + 1] = members[i]
+  end
+end
+return out

@@ -1,0 +1,31 @@
+-- group-resume: let workers start jobs of a paused group again (issue 29), and wake them when the
+-- group has a due job and a free slot: sleeping workers hear it on the wake channel, no polling.
+--
+-- KEYS[1] gq  ZSET, scores 0: "<group>\0<due: 6 bytes BE><id>" of waiting grouped jobs
+-- KEYS[2] gw  ZSET groups with a free slot whose head is not due
+-- KEYS[3] gr  ZSET groups with a free slot and a due head (in turn)
+-- KEYS[4] gc  HASH group -> running count (+ GROUP_PAUSED while paused)
+-- KEYS[5] w   channel: wake messages ("<due>": the group's head, when it can run)
+-- ARGV[1] group, ARGV[2] group concurrency (the queue's recorded one; 0: unknown, and the group is
+--         put in turn when it has waiting jobs: the claim, which knows the bound, checks it)
+-- Returns: 1 when the group was paused and is resumed now, 0 when it was not paused.
+-- Cost: O(log n).
+-- Guarantee: the group's state (gw, gr or neither) is what its waiting jobs and running count say,
+--          as after any other path that ends a lease (groups.lua group_refresh).
+
+--!include prelude.lua
+--!include groups.lua
+
+local K = { gq = KEYS[1], gw = KEYS[2], gr = KEYS[3], gc = KEYS[4], w = KEYS[5], gmax = tonumber(ARGV[2]) or 0 }
+local g = ARGV[1]
+if not g or g == '' then return redis.error_reply('DELAYQ_BAD_ARG group must be a non-empty string') end
+if (tonumber(redis.call('HGET', K.gc, g)) or 0) < GROUP_PAUSED then return 0 end
+local running = redis.call('HINCRBY', K.gc, g, int_text(-GROUP_PAUSED))
+if running <= 0 then
+  redis.call('HDEL', K.gc, g)
+  running = 0
+end
+local now = now_ms()
+local due = group_refresh(K, g, now, running)
+if due then redis.call('PUBLISH', K.w, ms_text(math.max(due, now))) end
+return 1

@@ -18,6 +18,7 @@ import type { ListState } from '../operations/inspect.js';
 import type { JobInfo } from '../queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertQueueName } from '../redis/keys.js';
+import { assertKnownOptions } from '../option-names.js';
 import { queuePage, queuesPage, signInPage, type PageBoot } from './page.js';
 import { crossSiteProblem, hostOf, isLoopbackHost, SECURITY_HEADERS, TokenAuth } from './security.js';
 import {
@@ -94,7 +95,19 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 const assetCache = new Map<string, Promise<Buffer>>();
 
 /** Build the dashboard handler. Nothing connects until the first request. */
+const DASHBOARD_OPTIONS: ReadonlySet<string> = new Set([
+  'connection',
+  'queues',
+  'token',
+  'readOnly',
+  'metrics',
+  'basePath',
+  'allowedHosts',
+  'codec',
+] satisfies Array<keyof DashboardOptions>);
+
 export function createDashboard(options: DashboardOptions = {}): Dashboard {
+  assertKnownOptions(options, DASHBOARD_OPTIONS, 'dashboard option');
   const base = (options.basePath ?? '').replace(/\/+$/, '');
   const auth = options.token ? new TokenAuth(options.token) : null;
   const readOnly = options.readOnly ?? false;

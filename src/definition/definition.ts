@@ -7,6 +7,7 @@ import type { Codec } from '../codec/codec.js';
 import { resolveCodec, type CodecOption } from '../codec/payload.js';
 import { describe, parseDuration, type Duration } from '../duration.js';
 import { ValidationError } from '../errors.js';
+import { assertKnownOptions } from '../option-names.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import { assertPartitions, assertQueueName } from '../redis/keys.js';
@@ -101,20 +102,15 @@ export function defineQueue(name: string, options: DefinitionOptions = {}): Queu
   };
 }
 
+const GROUPS_KEYS: ReadonlySet<string> = new Set(['concurrency', 'limit']);
+
 /** Validate the `groups` option; throws ValidationError naming the wrong part. */
 export function resolveGroups(value: unknown): GroupBounds {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ValidationError(`groups must be { concurrency?, limit? }, got ${describe(value)}`, 'groups');
   }
   const o = value as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (key !== 'concurrency' && key !== 'limit') {
-      throw new ValidationError(
-        `unknown groups option '${key}'; known options: concurrency, limit`,
-        `groups.${key}`,
-      );
-    }
-  }
+  assertKnownOptions(o, GROUPS_KEYS, 'groups key', { path: 'groups' });
   const concurrency = o['concurrency'] ?? 1;
   if (
     typeof concurrency !== 'number' ||

@@ -7,6 +7,7 @@
  * the gauges of scheduled, due, held, active and dead jobs, of the next due time and of whether
  * the queue is paused from its sets (counts.lua, the same read as queue.counts()).
  */
+import { assertKnownOptions } from '../option-names.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ValidationError } from '../errors.js';
@@ -45,6 +46,14 @@ export interface MetricsOptions {
 
 /** The default of MetricsOptions.groupsTopN. */
 export const DEFAULT_GROUPS_TOP_N = 10;
+
+const METRICS_OPTIONS: ReadonlySet<string> = new Set([
+  'registry',
+  'prefix',
+  'runTimeBuckets',
+  'groupsTopN',
+  'latenessBuckets',
+] satisfies Array<keyof MetricsOptions | 'latenessBuckets'>);
 /** The group label of the groups outside the top N, summed. */
 export const OTHER_GROUPS_LABEL = '(other)';
 const MAX_GROUPS_TOP_N = 1000;
@@ -86,6 +95,8 @@ export class DelayqMetrics {
   private readonly groupsInFlight = new Map<string, Promise<GroupRow[] | undefined>>();
 
   constructor(options: MetricsOptions = {}) {
+    // latenessBuckets, an option of 0.1, gets its own message below: it is known here only to say so.
+    assertKnownOptions(options, METRICS_OPTIONS, 'metrics option');
     if ('latenessBuckets' in options) {
       throw new ValidationError(
         "latenessBuckets is no longer an option: the lateness histogram is read from the queue's counters in Redis, whose buckets are fixed (1 ms to 5 s); remove it",

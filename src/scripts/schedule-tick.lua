@@ -50,7 +50,7 @@
 --!include args.lua
 --!include schedule-common.lua
 
-local key_problem = check_key_count(15, true)
+local key_problem = check_key_count(16, true)
 if key_problem then return bad_arg(key_problem) end
 if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
 

@@ -6,6 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, ValidationError, Worker } from '../../src/index.js';
 import { nearestOption } from '../../src/option-names.js';
+import { createDashboard } from '../../src/dashboard/index.js';
+import { DelayqMetrics } from '../../src/metrics/index.js';
 import { inspector, uniqueQueue, useRedis } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -147,6 +149,20 @@ describe('unknown keys', () => {
     const err = await refusal(() => worker.close({ timeout: 5 } as never));
     expect(err.message).toMatch(/unknown close option 'timeout' \(did you mean 'timeoutMs'\?/);
     await worker.close();
+  });
+
+  it("worker groups, the dashboard's and the metrics' options: each names the key and the nearest one", async () => {
+    const name = uniqueQueue('more-keys');
+    const groups = await refusal(
+      () => new Worker(name, async () => {}, { connection: redis.url(), groups: { concurency: 1 } as never }),
+    );
+    expect(groups.message).toMatch(/unknown groups key 'concurency' \(did you mean 'concurrency'\?\)/);
+    const dashboard = await refusal(() => createDashboard({ connection: redis.url(), tokn: 't' } as never));
+    expect(dashboard.message).toMatch(/unknown dashboard option 'tokn' \(did you mean 'token'\?\)/);
+    expect(dashboard.issues.map((i) => i.path)).toEqual(['tokn']);
+    const metrics = await refusal(() => new DelayqMetrics({ groupsTop: 5 } as never));
+    expect(metrics.message).toMatch(/unknown metrics option 'groupsTop' \(did you mean 'groupsTopN'\?\)/);
+    expect(await keysOf(name)).toEqual([]);
   });
 
   it('nearestOption: the Ms rule, another case, a small edit distance; nothing for a far miss', () => {

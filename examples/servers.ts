@@ -55,7 +55,7 @@ async function withExpress(queue: Queue<Email>): Promise<string> {
 }
 
 // --- Fastify ------------------------------------------------------------------------------
-async function withFastify(_queue: Queue<Email>): Promise<string> {
+async function withFastify(queue: Queue<Email>): Promise<string> {
   const dashboard = createDashboard({
     connection: REDIS_URL,
     basePath: '/admin/queues',
@@ -68,12 +68,22 @@ async function withFastify(_queue: Queue<Email>): Promise<string> {
     reply.hijack();
     dashboard.handler(request.raw, reply.raw);
   });
+  const registry = new Registry();
+  registerMetrics(registry).observeQueue(queue);
+  const serveMetrics = metricsHandler(registry);
+  app.get('/metrics', (request, reply) => {
+    reply.hijack(); // the node:http handler writes the response itself
+    serveMetrics(request.raw, reply.raw);
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   closing.push(
     () => dashboard.close(),
     () => app.close(),
   );
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const scrape = await (await fetch(`${origin}/metrics`)).text();
+  if (!scrape.includes('delayq_scheduled_jobs{queue="emails"} 2')) throw new Error(`metrics: ${scrape}`);
+  return origin;
 }
 
 // --- Hono ---------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ function latenessText(l: Lateness): string {
 
 /** The lateness line of `delayq stats <queue>`. */
 function latenessLine(l: Lateness): string {
-  return `avg ${l.avgMs} ms, p50 ≤ ${l.p50Ms} ms, p99 ≤ ${l.p99Ms} ms over ${l.claimedLastMinute} jobs claimed in the last minute`;
+  return `avg ${l.avgMs} ms, p50 ≤ ${l.p50Ms} ms, p99 ≤ ${l.p99Ms} ms over ${l.claimedLastMinute} ${l.claimedLastMinute === 1 ? 'job' : 'jobs'} claimed in the last minute`;
 }
 
 async function allQueues(
@@ -200,7 +200,10 @@ async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): P
         [
           'waiting',
           lateness.oldestDueWaitingMs > 0
-            ? c.yellow(`the oldest due job has waited ${lateness.oldestDueWaitingMs} ms for a worker`)
+            ? c.yellow(
+                // A held job waits for its group (its bound, rate or pause), not for a worker.
+                `the oldest due job has waited ${lateness.oldestDueWaitingMs} ms for a worker${counts.held > 0 ? ' or its group (see held)' : ''}`,
+              )
             : 'no due job is waiting',
         ],
         ['due', dueChart(due)],

@@ -44,9 +44,15 @@ export async function startDashboard(options: DashboardServerOptions = {}): Prom
     );
   }
   if (options.token !== undefined && options.token.length < 16) {
-    throw new DashboardConfigError('the dashboard token must be at least 16 characters');
+    throw new DashboardConfigError(
+      `the dashboard token must be at least 16 characters, got ${options.token.length}: make one with \`openssl rand -hex 16\``,
+    );
   }
-  const dashboard = createDashboard(options);
+  // host and port are this server's own: createDashboard refuses keys it does not know.
+  const dashboardOptions: DashboardOptions & { host?: string; port?: number } = { ...options };
+  delete dashboardOptions.host;
+  delete dashboardOptions.port;
+  const dashboard = createDashboard(dashboardOptions);
   const server = createServer((req, res) => dashboard.handler(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

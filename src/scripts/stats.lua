@@ -8,6 +8,8 @@
 -- Guarantee: the snapshot of second t holds the totals after the last flush of second t, from
 --            whichever worker flushed last; readers take differences of consecutive snapshots, so
 --            counts bumped by other scripts (add, fail, reap, cancel) show in the next snapshot.
+--            A flush whose previous second has no snapshot first writes one there holding the
+--            totals before its deltas, so its own counts show as a difference too.
 -- Why the server's second and not the caller's: one clock (docs/DESIGN.md invariant 7), so snapshots of
 -- workers with skewed clocks never land in each other's slots.
 -- Snapshot layout: uint48 second, then uint32 per counter in COUNTERS order (each total mod 2^32;
@@ -45,17 +47,33 @@ for i = 1, #ARGV, 2 do
   end
 end
 
-for i = 1, #ARGV, 2 do
-  if tonumber(ARGV[i + 1]) > 0 then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+-- Writes the totals as they are now into the ring slot of `sec`.
+local function snapshot(sec)
+  local totals = redis.call('HMGET', KEYS[1], unpack(COUNTERS))
+  local fields = { sec }
+  local format = '>I6'
+  for i = 1, #COUNTERS do
+    fields[#fields + 1] = (tonumber(totals[i]) or 0) % 4294967296
+    format = format .. 'I4'
+  end
+  redis.call('HSET', KEYS[1], 's:' .. (sec % RING), struct.pack(format, unpack(fields)))
+end
+
+-- Whether a ring slot's bytes are the snapshot of second `sec` (not empty, not an older lap).
+local function holds(slot, sec)
+  return slot ~= false and #slot >= 6 and struct.unpack('>I6', slot) == sec
 end
 
 local second = math.floor(now_ms() / 1000)
-local totals = redis.call('HMGET', KEYS[1], unpack(COUNTERS))
-local fields = { second }
-local format = '>I6'
-for i = 1, #COUNTERS do
-  fields[#fields + 1] = (tonumber(totals[i]) or 0) % 4294967296
-  format = format .. 'I4'
+-- The first flush after an idle spell has no snapshot in the second before it, and readers count
+-- a second's work as the difference from the snapshot before it within their window: without a
+-- baseline, this flush's counts would be lost to the charts and `delayq stats`' lateness. So the
+-- totals as they were before this flush go into the previous second's slot first.
+local slots = redis.call('HMGET', KEYS[1], 's:' .. (second % RING), 's:' .. ((second - 1) % RING))
+if not holds(slots[1], second) and not holds(slots[2], second - 1) then snapshot(second - 1) end
+
+for i = 1, #ARGV, 2 do
+  if tonumber(ARGV[i + 1]) > 0 then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
-redis.call('HSET', KEYS[1], 's:' .. (second % RING), struct.pack(format, unpack(fields)))
+snapshot(second)
 return second

@@ -256,6 +256,10 @@ describe('held grouped jobs', () => {
       nextDue: (await queue.get('second'))!.runAt.getTime(),
     });
     expect(started).not.toContain('second');
+    // `delayq stats <queue>` does not blame the workers for a wait its group causes.
+    const text = (await runCli(['stats', name], { redisUrl: redis.url() })).stdout;
+    expect(text).toMatch(/held\s+1 of the due jobs wait for their group/);
+    expect(text).toMatch(/the oldest due job has waited \d+ ms for a worker or its group \(see held\)/);
 
     release();
     await waitFor(() => started.includes('second'), { what: 'the held job to start once the slot frees' });

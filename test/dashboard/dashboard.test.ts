@@ -160,6 +160,14 @@ describe('dashboard over HTTP', () => {
     );
   });
 
+  it('refuses a token shorter than 16 characters, saying how long it was and how to make one', async () => {
+    const short = startDashboard({ connection: redis.url(), port: 0, token: 'T0ken-abc' });
+    await expect(short).rejects.toThrow(DashboardConfigError);
+    await expect(short).rejects.toThrow(
+      /at least 16 characters, got 9: make one with `openssl rand -hex 16`/,
+    );
+  });
+
   it('with a token: logs in by link, and takes actions only from same-origin requests with the CSRF token', async () => {
     const name = uniqueQueue('d');
     await seed(name, 1, ['y1', 'y2']);

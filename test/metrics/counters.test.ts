@@ -9,6 +9,7 @@ import {
   readTotals,
   RING_SECONDS,
 } from '../../src/operations/stats.js';
+import { growth } from '../../src/metrics/activity.js';
 import { partitionKeys, queueKeys } from '../../src/redis/keys.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
 import { runScript, script } from '../../src/redis/scripts.js';
@@ -45,13 +46,42 @@ describe('stats.lua', () => {
       dead: 0,
     });
     const [time] = await c.time();
-    const snapshots = await readSnapshots(c, keys, second, Number(time));
+    const snapshots = await readSnapshots(c, keys, second - 1, Number(time));
     // Both flushes may fall in one second or two; the last snapshot holds the totals after both.
     expect(snapshots.at(-1)).toEqual({ second: snapshots.at(-1)!.second, values: totals });
-    expect(snapshots[0]!.second).toBe(second);
-    // Only the slot of the flushed seconds exist besides the totals.
+    // Before the first flush, the second before it gets the totals as they were (the baseline).
+    expect(snapshots[0]).toEqual({ second: second - 1, values: { ...zeroCounters(), added: 7 } });
+    expect(snapshots[1]!.second).toBe(second);
+    // Only the slots of the baseline and the flushed seconds exist besides the totals.
     const fields = await c.hkeys(keys.counters);
     expect(fields.filter((f) => f.startsWith('s:')).length).toBe(snapshots.length);
+  });
+
+  it('counts the first flush after an idle spell: its window holds a baseline just before it', async () => {
+    const c = client();
+    const keys = queueKeys(uniqueQueue('n'));
+    const old = await flushCounts(c, keys, { claimed: 1, completed: 1 });
+    // An idle spell: the queue's last snapshot is long before the next flush's window.
+    const idle = 120;
+    for (const field of await c.hkeys(keys.counters)) {
+      if (!field.startsWith('s:')) continue;
+      const slot = (await c.hgetBuffer(keys.counters, field))!;
+      const moved = Buffer.from(slot);
+      moved.writeUIntBE(slot.readUIntBE(0, 6) - idle, 0, 6);
+      await c.hdel(keys.counters, field);
+      await c.hset(keys.counters, `s:${(slot.readUIntBE(0, 6) - idle) % RING_SECONDS}`, moved);
+    }
+    const second = await flushCounts(c, keys, { claimed: 3, completed: 3 });
+    expect(second - old).toBeLessThan(idle - 60);
+    // A reader of the last minute (delayq stats' lateness, the charts) sees the 3 of this flush.
+    const window = await readSnapshots(c, keys, second - 60, second);
+    expect(window.map((s) => s.second)).toEqual([second - 1, second]);
+    expect(growth([window])).toMatchObject({ claimed: 3, completed: 3 });
+    // A second flush in the same second (or the next) adds no baseline over the first's snapshot.
+    const again = await flushCounts(c, keys, { completed: 1 });
+    const after = await readSnapshots(c, keys, second - 60, again);
+    expect(after[0]).toEqual(window[0]);
+    expect(growth([after])).toMatchObject({ claimed: 3, completed: 4 });
   });
 
   it('leaves out a slot that holds a snapshot of an older lap of the ring', async () => {

@@ -10,6 +10,7 @@ import { loadavg } from 'node:os';
 import { Queue, Worker } from '../src/index.js';
 import type { Strategy } from '../src/redis/capabilities.js';
 import { startRedis } from '../src/testing/redis-server.js';
+import { producerOf } from '../src/definition/producer.js';
 
 const JOBS = 100;
 const PAUSE_MS = 1_000;
@@ -41,7 +42,7 @@ try {
         ),
     );
     await Promise.all(workers.map((w) => w.waitUntilReady()));
-    const client = queue.client;
+    const client = producerOf(queue).context.client;
     const serverNow = async (): Promise<number> => {
       const [s, us] = await client.time();
       return Number(s) * 1000 + Math.floor(Number(us) / 1000);

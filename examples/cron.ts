@@ -8,7 +8,7 @@
  * In your project the imports are `from 'delayq'` and `from 'delayq/testing'`.
  */
 import { Queue, Worker } from '../src/index.js';
-import { Scheduler } from '../src/schedule/index.js';
+import { Scheduler } from '../src/scheduler.js';
 import { startRedis } from '../src/testing/index.js';
 
 interface Task {

@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { Queue, Worker } from '../src/index.js';
+import { producerOf } from '../src/definition/producer.js';
 import { startDashboard } from '../src/dashboard/server.js';
 import { DelayqMetrics } from '../src/metrics/metrics.js';
 import { queueKeys } from '../src/redis/keys.js';
@@ -82,7 +83,7 @@ try {
       }),
     );
     await until(
-      async () => Number(await queue.client.hget(counters, 'completed')) >= wave * 2 + 2,
+      async () => Number(await producerOf(queue).context.client.hget(counters, 'completed')) >= wave * 2 + 2,
       `wave ${wave + 1} of the imports in the counters`,
     );
   }

@@ -95,3 +95,9 @@ export function parseEvent(entry: [string, string[]]): JobEvent {
   const { type = '', id = '', at = '0', ...rest } = fields;
   return { streamId, type: type as JobEventType, jobId: id, at: Number(at), fields: rest };
 }
+
+/** The events cap as a person would write the option. */
+export function describeEvents(cap: number): string {
+  if (cap === 0) return 'false';
+  return cap > 0 ? `{ maxLen: ${cap}, only: 'all' }` : `{ maxLen: ${-cap} }`;
+}

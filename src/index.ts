@@ -48,11 +48,9 @@ export {
 } from './errors.js';
 export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';
-export { Scheduler } from './schedule/index.js';
+export { Scheduler } from './scheduler.js';
+export type { SchedulerOptions, SchedulerEvents, SchedulerStats } from './scheduler.js';
 export type {
-  SchedulerOptions,
-  SchedulerEvents,
-  SchedulerStats,
   ScheduleResult,
   UpsertStatus,
   ScheduleInfo,

@@ -14,10 +14,11 @@ import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
 import { readLiveSettings, writeLiveSettings } from './operations/config.js';
-import { resolveConfigure, SETTINGS_MESSAGE, type ConfigureOptions } from './definition/settings.js';
+import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
 import { cancel, reschedule } from './operations/manage.js';
 import { isPaused, pause, resume } from './operations/pause.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
+import { SETTINGS_MESSAGE } from './redis/wake-subscriber.js';
 import type { QueueKeys } from './redis/keys.js';
 import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
 import type { ScheduleOptions } from './schedule/definition.js';
@@ -28,7 +29,7 @@ import { QueueGroups } from './queue/groups.js';
 import { readEvents, type EventsReadOptions } from './queue/events-reader.js';
 import { toInfo, type JobInfo } from './queue/info.js';
 import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } from './queue/options.js';
-import { registerProducer, type Producer } from './queue/producer.js';
+import { registerProducer, type Producer } from './definition/producer.js';
 import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import type { Counts, ListState } from './operations/inspect.js';
@@ -45,15 +46,12 @@ export { QueueGroups, type GroupInfo } from './queue/groups.js';
 /** A delayed job queue's producer side. */
 export class Queue<T = unknown> {
   readonly name: string;
-  /** @internal The keys this queue uses: those of its first partition (with one partition, all of them). */
-  readonly keys: QueueKeys;
-  /** @internal The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
-  readonly partitions: readonly QueueKeys[];
   /** Operations on the dead set. */
   readonly dead: DeadLetters<T>;
   /** The queue's groups: list them by backlog, pause, resume, cancel their waiting jobs. */
   readonly groups: QueueGroups;
   private readonly connection: Connection;
+  /** Keys, partitions and client; with the producer settings, what producerOf(queue) gives. */
   private readonly context: QueueContext;
   private readonly producer: Producer<T>;
   private closed = false;
@@ -69,17 +67,25 @@ export class Queue<T = unknown> {
     if (this.connection.owned) this.connection.client.on('error', () => {});
     // The wheel guesses the bucket of a delay from the server clock as seen in script replies.
     this.context = new QueueContext(this.connection.client, definition, new ServerClock());
-    this.partitions = this.context.partitions;
-    this.keys = this.context.keys;
-    this.producer = { ...settings, context: this.context, assertOpen: () => this.assertOpen() };
+    this.producer = {
+      ...settings,
+      context: this.context,
+      assertOpen: () => this.assertOpen(),
+      assertUnpartitioned: (what) => this.assertUnpartitioned(what),
+    };
     registerProducer(this, this.producer);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
     this.groups = new QueueGroups(this.producer);
   }
 
-  /** @internal The ioredis client this queue uses (shared with helpers such as the dashboard). */
-  get client(): Connection['client'] {
+  /** The ioredis client this queue uses. */
+  private get client(): Connection['client'] {
     return this.connection.client;
+  }
+
+  /** The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
+  private get partitions(): readonly QueueKeys[] {
+    return this.context.partitions;
   }
 
   /** Schedule one job. Throws ValidationError, EncodeError or PayloadTooLargeError, writing nothing. */
@@ -215,11 +221,6 @@ export class Queue<T = unknown> {
     return isPaused(this.client, this.partitions);
   }
 
-  /** @internal The keys of the partition job `id` lives in. */
-  keysOf(id: string): QueueKeys {
-    return this.context.keysOf(id);
-  }
-
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
    * time; active by lease deadline; dead, completed and cancelled most recent first. With `group`,
@@ -283,11 +284,8 @@ export class Queue<T = unknown> {
     await closeConnection(this.connection);
   }
 
-  /**
-   * @internal Throws ValidationError for a feature that needs the queue in one slot: the schedule
-   * tick script writes its occurrence jobs into the slot of the schedule definitions.
-   */
-  assertUnpartitioned(what: string): void {
+  /** Throws ValidationError for a feature that needs the queue in one slot (Producer). */
+  private assertUnpartitioned(what: string): void {
     if (this.partitions.length > 1) {
       throw new ValidationError(
         `${what} need an unpartitioned queue; queue '${this.name}' has partitions: ${this.partitions.length}`,
@@ -295,8 +293,8 @@ export class Queue<T = unknown> {
     }
   }
 
-  /** @internal */
-  assertOpen(): void {
+  /** Throws ClosedError once closed. */
+  private assertOpen(): void {
     if (this.closed) throw new ClosedError(`queue '${this.name}'`);
   }
 }

@@ -28,8 +28,3 @@ export function toPlain(value: unknown, seen = new WeakSet<object>()): unknown {
     seen.delete(value);
   }
 }
-
-/** JSON text of `value` after toPlain, never throwing. */
-export function stringify(value: unknown, indent?: number): string {
-  return JSON.stringify(toPlain(value), null, indent);
-}

@@ -8,7 +8,13 @@ import { ServerClock } from '../clock.js';
 import type { Codec } from '../codec/codec.js';
 import { ConfigMismatchError } from '../errors.js';
 import { eventsCapFor } from '../events.js';
-import { CONFIG_FORMAT, readLiveSettings, settleConfig, type ConfigRecord } from '../operations/config.js';
+import {
+  CONFIG_FORMAT,
+  LIVE_FIELDS,
+  readLiveSettings,
+  settleConfig,
+  type ConfigRecord,
+} from '../operations/config.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { partitionOf } from '../partition/index.js';
 import {
@@ -22,7 +28,7 @@ import { partitionKeys, type QueueKeys } from '../redis/keys.js';
 import { ServerTimeBound } from '../server-time-bound.js';
 import { builtinCodec } from './codecs.js';
 import { groupsRecordValues, type QueueDefinition } from './definition.js';
-import { describeLive, LIVE_FIELDS } from './settings.js';
+import { describeLive } from './settings.js';
 import { whenReachable } from './reach.js';
 
 /** How often a producer reads the live settings again while it adds grouped jobs. */
@@ -76,11 +82,6 @@ export class QueueContext {
 
   get name(): string {
     return this.definition.name;
-  }
-
-  /** The keys of the partition job `id` lives in. */
-  keysOf(id: string): QueueKeys {
-    return this.partitions[partitionOf(id, this.partitions.length)]!;
   }
 
   /**

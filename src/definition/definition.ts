@@ -12,6 +12,7 @@ import { validateEventsOption, type EventsOption } from '../events.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import { assertPartitions, assertQueueName } from '../redis/keys.js';
 import { resolveGranularity } from '../operations/wheel.js';
+import type { GroupBounds } from '../operations/config.js';
 
 /** The options a definition is resolved from (the shared part of QueueOptions and WorkerOptions). */
 export interface DefinitionOptions {
@@ -36,12 +37,6 @@ export interface GroupsOption {
   concurrency?: number;
   /** At most `max` starts per `per` per group, on average (bursts up to max). */
   limit?: { max: number; per: Duration };
-}
-
-/** `groups` after validation: what config.lua records and the claim enforces. */
-export interface GroupBounds {
-  readonly concurrency: number;
-  readonly limit: { readonly max: number; readonly perMs: number } | null;
 }
 
 /** What one client brings to a queue; `null` and 'auto' adopt what the queue has recorded. */
@@ -159,10 +154,4 @@ export function groupsRecordValues(groups: GroupBounds | null): { concurrency: s
     concurrency: String(groups.concurrency),
     limit: groups.limit ? `${groups.limit.max}/${groups.limit.perMs}` : 'none',
   };
-}
-
-/** The events cap as a person would write the option. */
-export function describeEvents(cap: number): string {
-  if (cap === 0) return 'false';
-  return cap > 0 ? `{ maxLen: ${cap}, only: 'all' }` : `{ maxLen: ${-cap} }`;
 }

@@ -5,6 +5,7 @@
  */
 import { describe, type Duration } from '../duration.js';
 import { ValidationError } from '../errors.js';
+import type { LiveField } from '../operations/config.js';
 import { resolveGroups } from './definition.js';
 
 /**
@@ -12,22 +13,6 @@ import { resolveGroups } from './definition.js';
  * partitions, the codec and the events cap. A client that differs gets ConfigMismatchError.
  */
 export const FIXED_FIELDS = ['format', 'layout', 'partitions', 'codec', 'events'] as const;
-
-/**
- * Fields `queue.configure()` may change: the group bounds. A client whose option differs adopts
- * the recorded value (with a one-time warning naming queue.configure), since the bound must be one
- * across all workers.
- */
-export const LIVE_FIELDS = ['groups.concurrency', 'groups.limit'] as const;
-
-/** A live field of the config record. */
-export type LiveField = (typeof LIVE_FIELDS)[number];
-
-/** The record field counting live-setting changes (configure.lua adds one per change). */
-export const SETTINGS_VERSION_FIELD = 'settings.version';
-
-/** The wake message that tells workers the live settings changed (src/redis/wake-subscriber.ts). */
-export const SETTINGS_MESSAGE = 'G';
 
 /** What `queue.configure()` takes. */
 export interface ConfigureOptions {

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Colors } from '../cli/format.js';
 import { startDashboard, type DashboardServer } from '../dashboard/server.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
 import { Queue } from '../queue.js';
@@ -15,6 +14,12 @@ import { Worker } from '../worker.js';
 import { percentile } from './stats.js';
 
 export { percentile } from './stats.js';
+
+/**
+ * The colours the demo's lines use: the CLI passes its own (src/cli/format.ts), identity functions
+ * turn them off. Declared here, so the demo does not reach up into the CLI.
+ */
+export type DemoColors = Record<'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan', (s: string) => string>;
 
 /** Demo settings. */
 export interface DemoOptions {
@@ -34,7 +39,7 @@ export interface DemoOptions {
   /** Stops continuous mode (and cuts a `once` run short). */
   signal?: AbortSignal;
   out: (line: string) => void;
-  colors: Colors;
+  colors: DemoColors;
 }
 
 /** What a demo run did. */

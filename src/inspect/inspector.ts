@@ -12,7 +12,7 @@ import { settleConfig, type ConfigRecord } from '../operations/config.js';
 import { oldestDead } from '../operations/due.js';
 import type { ListState } from '../operations/inspect.js';
 import { Queue, type JobInfo } from '../queue.js';
-import { producerOf } from '../queue/producer.js';
+import { producerOf } from '../definition/producer.js';
 import { activitySeries, growth, latenessBound, type ActivitySecond } from '../metrics/activity.js';
 import { countAll, figuresAll, snapshotsAll, type DueHistogram, type QueueCounts } from '../queue/reads.js';
 import type { RedisClient } from '../redis/connection.js';

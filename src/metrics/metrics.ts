@@ -19,7 +19,7 @@ import {
   type CounterValues,
 } from '../operations/stats.js';
 import type { Queue } from '../queue.js';
-import { producerOf } from '../queue/producer.js';
+import { producerOf } from '../definition/producer.js';
 import { countAll, totalsAll } from '../queue/reads.js';
 import { groupTotals } from '../operations/groups.js';
 import type { Worker } from '../worker.js';

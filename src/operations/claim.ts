@@ -2,6 +2,7 @@
  * The `claim` operation (claim.lua): ack the jobs a worker finished and lease it due jobs, in one
  * call. Every strategy runs the same script; `ackOnly` is a claim of none.
  */
+import { idOfLease, tokenOfLease } from '../members/lease.js';
 import { decodeRecord, finalRecord, type FinalHeader, type RecordHeader } from '../record/index.js';
 import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
@@ -282,10 +283,9 @@ export async function claimPrepared(
   for (let i = 0; i < count; i++) {
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
-    // The token is what precedes the member's first '|' (claim.lua makes the member from it, and
-    // a token has none): the reply does not carry it again.
-    const token = member.slice(0, member.indexOf('|'));
-    const id = memberId(member);
+    // The token is in the member (src/members/lease.ts): the reply does not carry it again.
+    const token = tokenOfLease(member);
+    const id = idOfLease(member);
     const record = bytes(reply, at + 1, 'claim');
     try {
       const { header, payload } = decodeRecord(record);
@@ -352,17 +352,4 @@ function ackOutcomes(letters: Buffer, count: number): AckOutcome[] {
     outcomes[i] = outcome;
   }
   return outcomes;
-}
-
-/** The job id in a lease member "<token>|<id>" or, for a grouped job, "<token>|<id>\0<group>". */
-export function memberId(member: string): string {
-  const rest = member.slice(member.indexOf('|') + 1);
-  const zero = rest.indexOf('\0');
-  return zero === -1 ? rest : rest.slice(0, zero);
-}
-
-/** The group in a lease member, or undefined for an ungrouped job. */
-export function memberGroup(member: string): string | undefined {
-  const zero = member.indexOf('\0');
-  return zero === -1 ? undefined : member.slice(zero + 1);
 }

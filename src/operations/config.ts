@@ -13,9 +13,8 @@ import type { RedisClient } from '../redis/connection.js';
 import { configKey, legacyKeys } from '../redis/keys.js';
 import { ScriptConfigMismatch, ScriptLayoutMismatch, ScriptMigrating } from '../redis/script-errors.js';
 import { runScript, script } from '../redis/scripts.js';
-import { describeEvents, type GroupBounds } from '../definition/definition.js';
+import { describeEvents } from '../events.js';
 import { asArray, num, str } from './reply.js';
-import { SETTINGS_VERSION_FIELD, type LiveField } from '../definition/settings.js';
 import { layoutName, type Layout } from './wheel.js';
 
 /**
@@ -26,6 +25,28 @@ export const CONFIG_FORMAT = 2;
 
 /** The layout delayq 0.1 wrote, which this version refuses until `delayq migrate` converts it. */
 export const LEGACY_FORMAT = 1;
+
+/**
+ * Fields `queue.configure()` may change: the group bounds. A client whose option differs adopts
+ * the recorded value (with a one-time warning naming queue.configure), since the bound must be one
+ * across all workers (src/definition/settings.ts).
+ */
+export const LIVE_FIELDS = ['groups.concurrency', 'groups.limit'] as const;
+
+/** A live field of the config record. */
+export type LiveField = (typeof LIVE_FIELDS)[number];
+
+/** The record field counting live-setting changes (configure.lua adds one per change). */
+export const SETTINGS_VERSION_FIELD = 'settings.version';
+
+/**
+ * The `groups` option after validation (src/definition/): what config.lua records and the claim
+ * enforces.
+ */
+export interface GroupBounds {
+  readonly concurrency: number;
+  readonly limit: { readonly max: number; readonly perMs: number } | null;
+}
 
 /** A queue's config record, as stored in `dq:{q}:config` (docs/PROTOCOL.md). */
 export interface ConfigRecord {

@@ -3,6 +3,7 @@
  * their partitions. The keys of each partition come from src/redis/keys.ts; that every client of a
  * queue agrees on P is the queue's config record's duty (src/definition/).
  */
+import { placementKeyOfLease } from '../members/lease.js';
 
 /**
  * The partition of job `id` among `partitions`: FNV-1a (32 bit) of its UTF-8 bytes, mod P. Stable
@@ -28,18 +29,11 @@ export function placementOf(id: string, group: string | undefined, partitions: n
 }
 
 /**
- * What places the job a lease member "<token>|<id>[\0<group>]" holds: its group if it has one,
- * else its id. The member names the group, so no record is read to find the partition.
+ * The partition of the job a lease member holds: its group's or its id's, as placementOf. The
+ * member names the group (src/members/lease.ts), so no record is read to find the partition.
  */
-export function placementKeyOfMember(member: string): string {
-  const rest = member.slice(member.indexOf('|') + 1);
-  const zero = rest.indexOf('\0');
-  return zero === -1 ? rest : rest.slice(zero + 1);
-}
-
-/** The partition of the job a lease member holds (see placementKeyOfMember). */
 export function partitionOfMember(member: string, partitions: number): number {
-  return partitions === 1 ? 0 : partitionOf(placementKeyOfMember(member), partitions);
+  return partitions === 1 ? 0 : partitionOf(placementKeyOfLease(member), partitions);
 }
 
 /**

@@ -2,7 +2,7 @@
 import { ValidationError } from '../errors.js';
 import { deadRemove, deadRetry } from '../operations/manage.js';
 import type { JobInfo } from './info.js';
-import type { Producer } from './producer.js';
+import type { Producer } from '../definition/producer.js';
 
 /** Dead jobs moved back per script call of a retry of all. */
 const DEAD_RETRY_BATCH = 500;

@@ -17,7 +17,7 @@ import { partitionOf } from '../partition/index.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
 import { readLiveSettings } from '../operations/config.js';
 import type { QueueKeys } from '../redis/keys.js';
-import type { Producer } from './producer.js';
+import type { Producer } from '../definition/producer.js';
 import { checkPage } from './reads.js';
 
 export type { GroupInfo } from '../operations/groups.js';

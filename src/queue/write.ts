@@ -24,7 +24,7 @@ import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index
 import type { QueueKeys } from '../redis/keys.js';
 import type { ServerTimeBound } from '../server-time-bound.js';
 import { validatePayload } from '../schema.js';
-import type { Producer } from './producer.js';
+import type { Producer } from '../definition/producer.js';
 
 /** What add resolves to. */
 export interface AddResult {

@@ -111,11 +111,6 @@ const CLUSTER_DEFAULTS: ClusterOptions = {
   retryDelayOnTryAgain: 250,
 };
 
-/** A second client to the same server(s), e.g. for SUBSCRIBE; always owned by delayq. */
-export function duplicateClient(client: RedisClient): RedisClient {
-  return client.duplicate();
-}
-
 /** Close a client delayq owns; leave a user's client open. */
 export async function closeConnection(connection: Connection): Promise<void> {
   if (!connection.owned) return;

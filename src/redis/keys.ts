@@ -86,23 +86,6 @@ export type QueueKeys = {
   readonly scheduleLast: string;
   /** Pub/sub channel: "a schedule's next step moved earlier", with that time, for sleeping schedulers. */
   readonly scheduleWake: string;
-
-  // Layout 1 names kept only until nothing uses them (the layout-2 work is merged in steps);
-  // new code uses legacyKeys() for layout 1.
-  /** @deprecated layout 1: use `waiting`. */
-  readonly schedule: string;
-  /** @deprecated layout 1: use `records`. */
-  readonly jobs: string;
-  /** @deprecated layout 1: the record header holds this. */
-  readonly meta: string;
-  /** @deprecated layout 1: use `leases` (lease members). */
-  readonly active: string;
-  /** @deprecated layout 1: tokens come from the record's claim count. */
-  readonly token: string;
-  /** @deprecated layout 1: completed records in `records` + `completed` replace it. */
-  readonly done: string;
-  /** @deprecated layout 1: the config record holds the layout. */
-  readonly layout: string;
 };
 
 /**
@@ -276,13 +259,6 @@ function keysWithTag(tag: string): QueueKeys {
     schedulePayloads: `${base}schedules:payloads`,
     scheduleLast: `${base}schedules:last`,
     scheduleWake: `${base}schedules:wake`,
-    schedule: `${base}schedule`,
-    jobs: `${base}jobs`,
-    meta: `${base}meta`,
-    active: `${base}active`,
-    token: `${base}token`,
-    done: `${base}done`,
-    layout: `${base}layout`,
   };
 }
 

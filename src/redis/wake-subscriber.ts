@@ -4,7 +4,9 @@
  */
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
-import { SETTINGS_MESSAGE } from '../definition/settings.js';
+
+/** The wake message that tells workers the live settings changed (queue.configure publishes it). */
+export const SETTINGS_MESSAGE = 'G';
 
 /**
  * A subscription to one channel or several (the partitions of a queue) on one connection that calls
@@ -21,8 +23,8 @@ export class WakeSubscriber {
     channel: string | readonly string[],
     private readonly onWake: (due: number | null, channel: number | null) => void,
     private readonly onError: (err: Error) => void,
-    /** `C <token>|<id>`: the running job `id` held with `token` was cancelled (issue 15). */
-    private readonly onCancel: (token: string, id: string) => void = () => {},
+    /** `C <lease member>`: the running job held by that lease member was cancelled (issue 15). */
+    private readonly onCancel: (leaseMember: string) => void = () => {},
     /**
      * `G`: the queue's live settings changed (queue.configure); also called after a reconnect,
      * when such a message may have been missed.
@@ -43,9 +45,7 @@ export class WakeSubscriber {
       // resume; after `R` the claim takes what fell due during the pause.
       if (message.startsWith('C ')) {
         // Not a reason to claim: it names one running job, whose holder aborts it.
-        const member = message.slice(2);
-        const bar = member.indexOf('|');
-        if (bar > 0) this.onCancel(member.slice(0, bar), member.slice(bar + 1));
+        this.onCancel(message.slice(2));
         return;
       }
       if (message === SETTINGS_MESSAGE) {

@@ -3,7 +3,7 @@
  * Queue methods delegate here), so a schedule's jobs are encoded exactly as the queue's own adds.
  */
 import type { BackoffSpec } from '../backoff.js';
-import type { Producer } from '../queue/producer.js';
+import type { Producer } from '../definition/producer.js';
 import { validatePayload } from '../schema.js';
 import {
   assertScheduleName,

@@ -1,6 +1,5 @@
-// The schedule module's public surface (re-exported by the package entry).
-export { Scheduler } from './scheduler.js';
-export type { SchedulerOptions, SchedulerEvents, SchedulerStats } from './scheduler.js';
+// The schedule module's public surface (re-exported by the package entry; the Scheduler, which
+// takes a Queue, is src/scheduler.ts, above both).
 export type { ScheduleResult, ScheduleInfo } from './api.js';
 export type { UpsertStatus } from './upsert.js';
 export type { ScheduleOptions, MissedPolicy } from './definition.js';

@@ -12,7 +12,7 @@ import { asArray, num, str } from '../operations/reply.js';
 import { layoutRefusal } from '../operations/config.js';
 import { waitingKeys } from '../operations/waiting-keys.js';
 import { guessAt, runWheelAware } from '../operations/wheel.js';
-import { producerOf } from '../queue/producer.js';
+import { producerOf } from '../definition/producer.js';
 import { parseDefinition, type StoredDefinition } from './definition.js';
 import { occurrenceId, occurrenceRecord } from './occurrence.js';
 import type { ScheduleEntry } from './read.js';

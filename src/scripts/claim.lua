@@ -555,7 +555,7 @@ local function take_and_lease(limit)
         local r_score = ri < #r_heads and tonumber(r_heads[ri + 1]) or nil
         if r_score and (not d_score or r_score < d_score) then
           local member = r_heads[ri]
-          take_ids[#take_ids + 1] = string.sub(member, string.find(member, ':', 1, true) + 1)
+          take_ids[#take_ids + 1] = prio_member_id(member)
           take_due[#take_due + 1] = r_score % PLACE_TWO42
           from_r[#from_r + 1] = member
           ri = ri + 2

@@ -14,7 +14,7 @@ import {
 import { ValidationError } from '../errors.js';
 import { Job } from '../job.js';
 import type { Queue } from '../queue.js';
-import { producerOf } from '../queue/producer.js';
+import { producerOf } from '../definition/producer.js';
 import { validatePayload, type StandardSchemaV1 } from '../schema.js';
 import { Worker, type Handler } from '../worker.js';
 import { encodeProgress } from '../worker/progress-value.js';
@@ -69,7 +69,7 @@ export async function drain<T>(
     // The queue's own codec when it was given one; else the worker adopts the recorded one.
     ...codecOf(queue),
     ...workerOptions,
-    connection: queue.client,
+    connection: producerOf(queue).context.client,
   });
   worker.on('completed', (job, value) =>
     result.completed.push({ id: job.id, payload: job.payload, result: value }),

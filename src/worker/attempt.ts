@@ -32,6 +32,7 @@ import { ScriptLeaseLost } from '../redis/script-errors.js';
 import type { AckListener } from './exchange.js';
 import type { HeldLease } from './lease-keeper.js';
 import { ProgressReporter } from './progress.js';
+import { toError } from './to-error.js';
 
 /** Where an attempt is: running, settling (its fate's operation in flight), or its fate. */
 export type AttemptState =
@@ -134,7 +135,7 @@ export interface AttemptEnd {
 
 /**
  * Why a release happens: a shutdown (it also aborts the handler's signal), a payload version newer
- * than this worker reads, or a snooze (the handler threw a SnoozeError).
+ * than this worker reads, or a snooze (the handler threw a SnoozeError; fate.ts).
  */
 export type ReleaseReason = 'shutdown' | 'newer-version' | 'snooze';
 
@@ -287,8 +288,11 @@ export class Attempt<T> implements JobHost, AckListener {
     return this.current;
   }
 
-  /** The handler threw: retry after `retryDelayMs`, or bury when the script finds the attempts spent. */
-  fail(job: Job<T>, error: Error, retryDelayMs: number): Promise<AttemptState> {
+  /**
+   * The handler threw: retry after `retryDelayMs`, or bury when the script finds the attempts spent
+   * (fate.ts chooses). `job` is null only when the payload never became one.
+   */
+  fail(job: Job<T> | null, error: Error, retryDelayMs: number): Promise<AttemptState> {
     if (!this.begin('fail', 'failing')) return Promise.resolve(this.current);
     return this.sendFail(job, error, retryDelayMs);
   }
@@ -468,9 +472,4 @@ export class Attempt<T> implements JobHost, AckListener {
       this.hooks.error(toError(err));
     }
   }
-}
-
-function toError(err: unknown): Error {
-  if (err instanceof Error) return err;
-  return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
 }

@@ -4,6 +4,7 @@
  * so its handler's signal aborts instead of running on unaware.
  */
 import type { ServerClock } from '../clock.js';
+import { DelayqError, LeaseLostError } from '../errors.js';
 import type { ExtendOutput } from '../operations/extend.js';
 import { PeriodicDuty } from './duty.js';
 
@@ -62,6 +63,18 @@ export class LeaseKeeper {
     const due = [...this.held].filter((lease) => !lease.lost && lease.deadline <= renewBefore);
     if (due.length === 0) return;
     await this.extend(due, this.deps.leaseMs);
+  }
+
+  /**
+   * job.extendLease(ms): extend one lease to now + `ms`. Throws ValidationError for a bad `ms`,
+   * LeaseLostError when the lease is gone.
+   */
+  async extendOne(lease: HeldLease, ms: number): Promise<void> {
+    if (!Number.isFinite(ms) || ms <= 0) {
+      throw new DelayqError('DELAYQ_VALIDATION', `extendLease needs a positive number of ms, got ${ms}`);
+    }
+    await this.extend([lease], Math.round(ms));
+    if (lease.lost) throw new LeaseLostError(lease.id, 'could not extend');
   }
 
   /** Extend `leases` to now + `ms`; marks and reports the ones found lost. */

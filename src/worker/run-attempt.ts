@@ -1,17 +1,16 @@
 /**
  * Runs one attempt: decode the payload (the record header came with the claim), hand back a job
  * of a newer payload version, upgrade and validate the payload, run the handler (bounded by the job's timeout, inside a trace span when
- * tracing is loaded), and choose the fate. Applying the fate is the Attempt's (attempt.ts).
+ * tracing is loaded). Its fate is the policy's (fate.ts) and is sent by the Attempt (attempt.ts).
  */
 import type { Codec } from '../codec/codec.js';
 import { encodeJobPayload } from '../codec/payload.js';
-import { isUnrecoverable, JobTimeoutError, UnsupportedVersionError } from '../errors.js';
+import { JobTimeoutError } from '../errors.js';
 import { Job } from '../job.js';
-import { snoozeDelay } from '../snooze.js';
 import type { Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import type { ResolvedWorkerOptions } from './options.js';
-import type { RetryPolicy } from './retry-policy.js';
+import { NEWER_VERSION, type FatePolicy } from './fate.js';
 import { handlerPayload, isPromiseLike } from './handler-payload.js';
 
 /**
@@ -25,11 +24,8 @@ export interface RunDeps<T> {
   queue: string;
   handler: Handler<T>;
   codec: Codec;
-  options: Pick<
-    ResolvedWorkerOptions<T>,
-    'version' | 'migrate' | 'schema' | 'newerVersionDelayMs' | 'keepResults'
-  >;
-  retry: RetryPolicy;
+  options: Pick<ResolvedWorkerOptions<T>, 'version' | 'migrate' | 'schema' | 'keepResults'>;
+  fates: FatePolicy;
   tracing: Tracing | null;
   report(err: unknown): void;
 }
@@ -99,10 +95,10 @@ function jobFor<T>(
   try {
     if (claimed.header.version > o.version) return handBack(attempt, deps, flight);
     const payload = handlerPayload<T>(claimed, deps.codec, o);
-    if (isPromiseLike(payload)) return jobWhenReady(attempt, payload, flight);
+    if (isPromiseLike(payload)) return jobWhenReady(attempt, payload, deps, flight);
     return newJob(attempt, payload);
   } catch (err) {
-    return buryUnreadable(attempt, flight, err);
+    return buryUnreadable(attempt, deps, flight, err);
   }
 }
 
@@ -125,41 +121,36 @@ function newJob<T>(attempt: Attempt<T>, payload: T): Job<T> {
 async function jobWhenReady<T>(
   attempt: Attempt<T>,
   payload: PromiseLike<T>,
+  deps: RunDeps<T>,
   flight: AttemptFlight,
 ): Promise<Job<T> | undefined> {
   try {
     return newJob(attempt, await payload);
   } catch (err) {
-    return buryUnreadable(attempt, flight, err);
+    return buryUnreadable(attempt, deps, flight, err);
   }
 }
 
-/** A rolling deploy: hand it back uncharged, due later, so an upgraded worker takes it. */
+/** A rolling deploy: handed back uncharged, due later, so an upgraded worker takes it (fate.ts). */
 async function handBack<T>(attempt: Attempt<T>, deps: RunDeps<T>, flight: AttemptFlight): Promise<undefined> {
-  const { claimed } = attempt;
-  const o = deps.options;
   try {
     flight.handlerDone();
-    const state = await attempt.release('newer-version', o.newerVersionDelayMs);
-    if (state === 'released')
-      deps.report(new UnsupportedVersionError(claimed.id, claimed.header.version, o.version));
+    await deps.fates.settle(attempt, null, NEWER_VERSION);
   } catch (err) {
-    return buryUnreadable(attempt, flight, err);
+    return buryUnreadable(attempt, deps, flight, err);
   }
   return undefined;
 }
 
-/**
- * An unreadable, un-upgradable or invalid payload cannot succeed by retrying: bury it at once
- * with the reason, and go on.
- */
+/** An unreadable, un-upgradable or invalid payload: buried at once with the reason (fate.ts). */
 async function buryUnreadable<T>(
   attempt: Attempt<T>,
+  deps: RunDeps<T>,
   flight: AttemptFlight,
-  err: unknown,
+  error: unknown,
 ): Promise<undefined> {
   flight.handlerDone();
-  await attempt.bury(null, toError(err));
+  await deps.fates.settle(attempt, null, { kind: 'unreadable', error });
   return undefined;
 }
 
@@ -181,19 +172,9 @@ function observed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>): Promis
   );
 }
 
-/**
- * The handler threw: snooze (SnoozeError: due again after its delay, the attempt uncounted), bury
- * for good (UnrecoverableError, attempts left unused), or fail the attempt.
- */
-async function failed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>, err: unknown): Promise<void> {
-  const snoozeMs = snoozeDelay(err);
-  if (snoozeMs !== undefined) {
-    await attempt.snooze(job, snoozeMs);
-    return;
-  }
-  const error = toError(err);
-  if (isUnrecoverable(error)) await attempt.bury(job, error);
-  else await attempt.fail(job, error, deps.retry.delayMs(job.id, attempt.claimed.header, error));
+/** The handler threw: failed, or buried for good, as the policy says (fate.ts). */
+async function failed<T>(attempt: Attempt<T>, job: Job<T>, deps: RunDeps<T>, error: unknown): Promise<void> {
+  await deps.fates.settle(attempt, job, { kind: 'threw', error });
 }
 
 /**
@@ -231,10 +212,4 @@ function runHandler<T>(attempt: Attempt<T>, job: Job<T>, handler: Handler<T>): P
   });
   run.catch(() => {}); // after a timeout, a late rejection is expected and not ours to report
   return Promise.race([run, timedOut]).finally(() => clearTimeout(timer));
-}
-
-/** `err` as an Error (handlers may throw anything). */
-export function toError(err: unknown): Error {
-  if (err instanceof Error) return err;
-  return new Error(typeof err === 'string' ? err : `non-Error thrown: ${JSON.stringify(err)}`);
 }

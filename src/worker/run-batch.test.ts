@@ -18,6 +18,7 @@ import { NEW_JOB_HEADER } from '../record/index.js';
 import { SnoozeError } from '../snooze.js';
 import { Attempt, type AttemptFail, type AttemptRelease, type AttemptStore } from './attempt.js';
 import { Exchange } from './exchange.js';
+import { FatePolicy } from './fate.js';
 import { RetryPolicy } from './retry-policy.js';
 import { runBatch, type BatchHandler } from './run-batch.js';
 
@@ -85,16 +86,22 @@ function setup() {
     return new Attempt<unknown>(claimed, store, hooks);
   };
   let handlerDone = 0;
+  const report = (err: unknown) => void errors.push(err as Error);
+  const fates = new FatePolicy(
+    new RetryPolicy(undefined, { warn: () => {}, error: () => {} }, 'q'),
+    { version: 1, newerVersionDelayMs: 60_000 },
+    report,
+  );
   const run = (attempts: Array<Attempt<unknown>>, handler: BatchHandler<unknown>, keepResults = false) =>
     runBatch(attempts, {
       handler,
       queue: 'q',
       tracing: null,
       codec,
-      options: { version: 1, migrate: {}, schema: undefined, newerVersionDelayMs: 60_000, keepResults },
-      retry: new RetryPolicy(undefined, { warn: () => {}, error: () => {} }, 'q'),
+      options: { version: 1, migrate: {}, schema: undefined, keepResults },
+      fates,
       handlerDone: () => void handlerDone++,
-      report: (err) => errors.push(err as Error),
+      report,
     });
   return { exchangeCalls, fails, releases, errors, events, attempt, run, handlerDone: () => handlerDone };
 }

@@ -13,24 +13,18 @@
  *   and its late result is refused and reported by its attempt; the others complete.
  *
  * A job that cannot run (a newer payload version, an unreadable or invalid payload) is handed back
- * or buried before the call, as a single job would be, and is not in the handler's array.
+ * or buried before the call, as a single job would be, and is not in the handler's array. Every
+ * fate but the batch's completion is chosen by the one policy of single jobs too (fate.ts).
  */
 import type { Codec } from '../codec/codec.js';
 import { encodeJobPayload } from '../codec/payload.js';
-import {
-  DelayqError,
-  isUnrecoverable,
-  JobTimeoutError,
-  UnsupportedVersionError,
-  ValidationError,
-} from '../errors.js';
-import { snoozeDelay } from '../snooze.js';
+import { DelayqError, JobTimeoutError, ValidationError } from '../errors.js';
 import type { ProcessSpanInfo, Tracing } from '../tracing.js';
 import type { Attempt } from './attempt.js';
 import { BatchJob } from './batch-job.js';
 import type { ResolvedWorkerOptions } from './options.js';
-import type { RetryPolicy } from './retry-policy.js';
-import { RESULT_MAX_BYTES, toError } from './run-attempt.js';
+import { NEWER_VERSION, type FatePolicy } from './fate.js';
+import { RESULT_MAX_BYTES } from './run-attempt.js';
 import { handlerPayload } from './handler-payload.js';
 
 /**
@@ -43,11 +37,8 @@ export type BatchHandler<T> = (jobs: Array<BatchJob<T>>) => Promise<unknown>;
 export interface BatchRunDeps<T> {
   handler: BatchHandler<T>;
   codec: Codec;
-  options: Pick<
-    ResolvedWorkerOptions<T>,
-    'version' | 'migrate' | 'schema' | 'newerVersionDelayMs' | 'keepResults'
-  >;
-  retry: RetryPolicy;
+  options: Pick<ResolvedWorkerOptions<T>, 'version' | 'migrate' | 'schema' | 'keepResults'>;
+  fates: FatePolicy;
   /** OpenTelemetry, when loaded: the batch runs in one consumer span linked to each job's trace. */
   tracing: Tracing | null;
   /** The queue's name, for the span. */
@@ -80,7 +71,7 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
         ),
       );
     }
-    entry.failing = failJob(entry, toError(err), deps).then(() => undefined);
+    entry.failing = failJob(entry, err, deps).then(() => undefined);
     return entry.failing;
   };
 
@@ -93,20 +84,15 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
       const o = deps.options;
       if (header.version > o.version) {
         // A rolling deploy: handed back uncharged, due later, so an upgraded worker takes it.
-        sideFates.push(
-          attempt.release('newer-version', o.newerVersionDelayMs).then((state) => {
-            if (state === 'released')
-              deps.report(new UnsupportedVersionError(claimed.id, header.version, o.version));
-          }),
-        );
+        sideFates.push(deps.fates.settle(attempt, null, NEWER_VERSION));
         return null;
       }
       let payload: T;
       try {
         payload = await handlerPayload<T>(claimed, deps.codec, o);
-      } catch (err) {
+      } catch (error) {
         // Cannot succeed by retrying: buried at once with the reason; the rest of the batch runs.
-        sideFates.push(attempt.bury(null, toError(err)));
+        sideFates.push(deps.fates.settle(attempt, null, { kind: 'unreadable', error }));
         return null;
       }
       const entry = { attempt } as Entry<T>;
@@ -144,7 +130,7 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
     ];
   });
 
-  let outcome: { ok: true; result: unknown } | { ok: false; error: Error };
+  let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
   try {
     const jobs = entries.map((e) => e.job);
     const { tracing } = deps;
@@ -155,8 +141,8 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
         ? tracing.processBatch(deps.queue, entries.map(spanInfo), run)
         : run()),
     };
-  } catch (err) {
-    outcome = { ok: false, error: toError(err) };
+  } catch (error) {
+    outcome = { ok: false, error };
   }
   returned = true;
   for (const timer of timers) clearTimeout(timer);
@@ -186,16 +172,9 @@ function spanInfo<T>({ attempt, job }: Entry<T>): Omit<ProcessSpanInfo, 'queue'>
   };
 }
 
-/**
- * Fail one job of the batch: snoozed for a SnoozeError (due again after its delay, the attempt
- * uncounted), buried at once for an UnrecoverableError, else retried by its own backoff.
- */
-function failJob<T>(entry: Entry<T>, error: Error, deps: BatchRunDeps<T>): Promise<unknown> {
-  const { attempt, job } = entry;
-  const snoozeMs = snoozeDelay(error);
-  if (snoozeMs !== undefined) return attempt.snooze(job, snoozeMs);
-  if (isUnrecoverable(error)) return attempt.bury(job, error);
-  return attempt.fail(job, error, deps.retry.delayMs(job.id, attempt.claimed.header, error));
+/** Fail one job of the batch: the policy buries or retries it by its own backoff (fate.ts). */
+function failJob<T>(entry: Entry<T>, error: unknown, deps: BatchRunDeps<T>): Promise<unknown> {
+  return deps.fates.settle(entry.attempt, entry.job, { kind: 'threw', error });
 }
 
 /**

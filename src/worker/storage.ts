@@ -5,8 +5,10 @@
  * through its Exchange: one script call carries both.
  */
 import type { ServerClock } from '../clock.js';
+import type { Settled } from '../definition/context.js';
 import {
   claimPrepared,
+  DEFAULT_GROUP_CONCURRENCY,
   prepareClaim,
   type AckItem,
   type ClaimInput,
@@ -19,11 +21,13 @@ import { progress } from '../operations/progress.js';
 import { reap, type ReapOutput } from '../operations/reap.js';
 import { release } from '../operations/release.js';
 import { KEEP_CANCELLED, trimAll, type Retention, type TrimOutput } from '../operations/trim.js';
-import { ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
+import type { Layout } from '../operations/wheel.js';
 import { dropHolder, registerHolder } from '../operations/worker-register.js';
+import { hasZmscore } from '../redis/capabilities.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { mapByPartition, partitionOfMember, placementKeyOfMember } from '../partition/index.js';
+import { placementKeyOfLease } from '../members/lease.js';
+import { mapByPartition, partitionOfMember } from '../partition/index.js';
 import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
 import { Exchange, type AckListener } from './exchange.js';
 import { confirmLateClaim, isLateReply } from './late-claim.js';
@@ -49,23 +53,49 @@ export interface StorageOptions {
   wakeClaim?: () => boolean;
 }
 
-/** What every claim of this worker sends besides the limit, the acks and its partition's holder. */
+/**
+ * What every claim of this worker sends besides the limit, the acks and its partition's holder;
+ * the layout, events cap, ZMSCORE and group concurrency in it are what the other operations send
+ * too. Settled at start-up, with the queue's config record, before the storage is made.
+ */
 export type ClaimSettings = Omit<ClaimInput, 'limit' | 'acks' | 'buckets' | 'holder'>;
+
+/** The claim settings of a worker with options `o` on the queue as settled at start-up. */
+export function claimSettings(
+  settled: Settled,
+  o: Pick<ClaimSettings, 'leaseMs' | 'deadMaxCount' | 'deadMaxAgeMs' | 'rate'>,
+): ClaimSettings {
+  const { record } = settled;
+  return {
+    strategy: settled.strategy,
+    layout: settled.layout,
+    leaseMs: o.leaseMs,
+    deadMaxCount: o.deadMaxCount,
+    deadMaxAgeMs: o.deadMaxAgeMs,
+    rate: o.rate,
+    // The recorded group bounds (this worker's, once recorded or checked); none recorded: 1.
+    groups: {
+      concurrency: record.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
+      ...(record.groups?.limit && { limit: record.groups.limit }),
+    },
+    eventsCap: settled.eventsCap,
+    zmscore: hasZmscore(settled.caps),
+  };
+}
 
 /** One worker's operations on its queue. */
 export class WorkerStorage implements AttemptStore {
-  /** Where waiting jobs live; settled by the start-up handshake. */
-  layout: Layout = ZSET_LAYOUT;
-  /** The events stream's cap (0: none); settled at start-up from the queue's config. */
-  eventsCap = 0;
-  /** The server has ZMSCORE; settled at start-up. */
-  zmscore = true;
-  /** The queue's group concurrency (recorded, or the default); settled at start-up. */
-  groupConcurrency = 1;
+  /** Where waiting jobs live. */
+  private readonly layout: Layout;
+  /** The events stream's cap (0: none). */
+  private readonly eventsCap: number;
+  /** The server has ZMSCORE. */
+  private readonly zmscore: boolean;
+  /** The queue's group concurrency (recorded, or the default; live: setGroups). */
+  private groupConcurrency: number;
   /** This worker's holder number in each partition (worker-register), once registered. */
   private holders: number[] = [];
   private exchanges: Exchange[] = [];
-  private settings: ClaimSettings | undefined;
   /** Each partition's claim KEYS and settings ARGV, encoded once (again when the settings change). */
   private prepared: Array<{ now: PreparedClaim; ahead: PreparedClaim }> = [];
   /** The wheel's bucket starts to pass with the next call of each partition (its source sets them). */
@@ -76,11 +106,18 @@ export class WorkerStorage implements AttemptStore {
     /** The keys of each partition (one entry unless `partitions` > 1). */
     private readonly partitions: readonly QueueKeys[],
     private readonly options: StorageOptions,
-  ) {}
+    /** The claim settings, settled with the queue's config record (the group bounds live: setGroups). */
+    private settings: ClaimSettings,
+  ) {
+    this.layout = settings.layout;
+    this.eventsCap = settings.eventsCap;
+    this.zmscore = settings.zmscore;
+    this.groupConcurrency = settings.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY;
+  }
 
   /** Register this worker in every partition (holder numbers) and open the exchanges. */
-  async open(workerId: string, settings: ClaimSettings): Promise<void> {
-    this.settings = settings;
+  async open(workerId: string): Promise<void> {
+    const settings = this.settings;
     this.holders = await Promise.all(
       this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
     );
@@ -119,9 +156,9 @@ export class WorkerStorage implements AttemptStore {
    */
   setGroups(groups: NonNullable<ClaimSettings['groups']>): void {
     this.groupConcurrency = groups.concurrency;
-    if (!this.settings) return;
     this.settings = { ...this.settings, groups };
-    this.prepared = this.partitions.map((keys) => this.prepare(keys, this.settings!));
+    const settings = this.settings;
+    this.prepared = this.partitions.map((keys) => this.prepare(keys, settings));
   }
 
   /** The prepared claims of `keys` with `settings`: as they are, and claiming ahead. */
@@ -152,11 +189,6 @@ export class WorkerStorage implements AttemptStore {
   /** The wheel's bucket starts to pass with `partition`'s calls from now on. */
   setBuckets(partition: number, starts: readonly number[]): void {
     this.buckets[partition] = starts;
-  }
-
-  /** The claim settings, once open. */
-  get claimSettings(): ClaimSettings | undefined {
-    return this.settings;
   }
 
   /** Queue an ack on its partition's exchange; `listener` hears its outcome. */
@@ -215,7 +247,7 @@ export class WorkerStorage implements AttemptStore {
     const deadlines = await mapByPartition(
       held,
       this.partitions.length,
-      (lease) => placementKeyOfMember(lease.member),
+      (lease) => placementKeyOfLease(lease.member),
       async (p, batch) => {
         const out = await extend(
           this.client,
@@ -266,6 +298,11 @@ export class WorkerStorage implements AttemptStore {
       },
       this.holders,
     );
+  }
+
+  /** Whether job `id`, held by lease `member`, is in the cancelled set (queue.cancel took it). */
+  async isCancelled(id: string, member: string): Promise<boolean> {
+    return (await this.client.zscore(this.keysOf(member).cancelled, id)) !== null;
   }
 
   /** The keys of the partition the job held by lease `member` lives in (its group's, if any). */

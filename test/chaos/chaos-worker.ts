@@ -17,7 +17,8 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Worker, type Job } from '../../src/index.js';
-import { ackOutcomeOf, memberId } from '../../src/operations/claim.js';
+import { parseLeaseMember } from '../../src/members/lease.js';
+import { ackOutcomeOf } from '../../src/operations/claim.js';
 import { decodeRecord } from '../../src/record/index.js';
 import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { DELIBERATE, type CallOutcome, type ChaosEntry, type ChaosPayload } from './ledger.js';
@@ -70,9 +71,10 @@ function outcomeOf(err: unknown): CallOutcome | null {
   return lost ? `refused: ${lost[1] ?? ''}` : `error: ${message.slice(0, 200)}`;
 }
 
-/** "<claims>.<claimed at>|<id>[\0<group>]" -> id and token (a token has no '|'; an id may). */
+/** A lease member's id and token (src/members/lease.ts). */
 function splitMember(member: string): { id: string; token: string } {
-  return { token: member.slice(0, member.indexOf('|')), id: memberId(member) };
+  const { id, token } = parseLeaseMember(member);
+  return { token, id };
 }
 
 // claim.lua's ARGV (src/operations/claim.ts): limit, lease ms, holder, 3 group settings, rate max

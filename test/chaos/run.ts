@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
-import { memberId } from '../../src/operations/claim.js';
+import { idOfLease as memberId } from '../../src/members/lease.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedis, type RedisServer } from '../support/redis-server.js';
 import {
@@ -25,6 +25,7 @@ import {
 import { readChaosLedger, type ChaosEntry, type ChaosPayload } from './ledger.js';
 import { FaultProxy } from './proxy.js';
 import { killAllChaosWorkers, spawnChaosWorker, type ChaosWorker } from './worker-handle.js';
+import { internals } from '../support/internals.js';
 
 /** What to run. */
 export interface ChaosOptions {
@@ -120,7 +121,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const queue = new Queue<ChaosPayload>(name, {
     connection: { host: '127.0.0.1', port: server.port, maxRetriesPerRequest: null },
   });
-  queue.client.on('error', () => {});
+  internals(queue).client.on('error', () => {});
   const slots: Slot[] = [];
   const faults: FaultRecord[] = [];
   const exits = new Map<number, number>();

@@ -8,6 +8,7 @@ import { DurabilityError, Queue, ValidationError } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
 import { useRedisCluster } from './support.js';
+import { internals } from '../support/internals.js';
 
 const redis = useRedisCluster({ nodeTimeoutMs: 1_000 });
 
@@ -81,7 +82,7 @@ describe('cluster: replicated durability', () => {
     async () => {
       const name = uniqueQueue('loss');
       const queue = new Queue<string>(name, { connection: redis.connection() });
-      queue.client.on('error', () => {}); // a Queue reports nothing itself; ioredis would print each reconnect
+      internals(queue).client.on('error', () => {}); // a Queue reports nothing itself; ioredis would print each reconnect
       try {
         const kept = await queue.add('kept', { id: 'kept', durability: { replicas: 1, timeoutMs: 5_000 } });
         expect(kept.replicated).toBe(1);

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, Worker, type Counts } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { startRedisCluster, type Failover, type RedisCluster } from '../support/redis-cluster.js';
+import { internals } from '../support/internals.js';
 
 /** Settings of one run. */
 export interface FailoverScenarioOptions {
@@ -84,7 +85,7 @@ export async function runFailoverScenario(
   const keys = queueKeys(name);
   const connection = { cluster: cluster.seeds() };
   const queue = new Queue<number>(name, { connection });
-  queue.client.on('error', () => {}); // a Queue reports nothing itself; ioredis would print each reconnect
+  internals(queue).client.on('error', () => {}); // a Queue reports nothing itself; ioredis would print each reconnect
   const runs: Run[] = [];
   const completed = new Map<string, number>();
   const errors: Record<string, number> = {};

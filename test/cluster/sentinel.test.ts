@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
+import { internals } from '../support/internals.js';
 
 let setup: RedisSentinelSetup | undefined;
 beforeAll(async () => {
@@ -21,7 +22,7 @@ describe('sentinel: master failover', () => {
     expect(await s.currentMaster()).toEqual({ host: '127.0.0.1', port: s.master.port });
     const name = uniqueQueue('sentinel');
     const queue = new Queue<number>(name, { connection });
-    queue.client.on('error', () => {}); // a Queue reports nothing itself; ioredis would print each reconnect
+    internals(queue).client.on('error', () => {}); // a Queue reports nothing itself; ioredis would print each reconnect
     const runs = new Map<number, Array<{ start: number; end: number }>>();
     const completions: Array<{ claimedAt: number; at: number }> = [];
     const worker = new Worker<number>(

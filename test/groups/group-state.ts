@@ -1,5 +1,6 @@
 /** What a queue's group keys hold (docs/ARCHITECTURE.md §3.1), read directly: the tests' view of gq gw gr gc. */
 import type { Queue } from '../../src/index.js';
+import { internals } from '../support/internals.js';
 
 export interface GroupState {
   /** Waiting grouped jobs (gq), groups in gw and gr, and gc's running counts (bucket fields left out). */
@@ -13,12 +14,12 @@ export interface GroupState {
 
 export async function groupState<T>(queue: Queue<T>): Promise<GroupState> {
   const states = await Promise.all(
-    queue.partitions.map(async (keys) => {
+    internals(queue).partitions.map(async (keys) => {
       const [waiting, gw, gr, counts] = await Promise.all([
-        queue.client.zcard(keys.groupJobs),
-        queue.client.zcard(keys.groupsWaiting),
-        queue.client.zcard(keys.groupsReady),
-        queue.client.hgetall(keys.groupCounts),
+        internals(queue).client.zcard(keys.groupJobs),
+        internals(queue).client.zcard(keys.groupsWaiting),
+        internals(queue).client.zcard(keys.groupsReady),
+        internals(queue).client.hgetall(keys.groupCounts),
       ]);
       return { waiting, gw, gr, counts };
     }),

@@ -16,6 +16,7 @@ import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { FaultProxy } from '../chaos/proxy.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { addCallIds } from '../support/add-argv.js';
+import { internals } from '../support/internals.js';
 
 const redis = useRedis();
 
@@ -47,7 +48,7 @@ function recordSends(queue: Queue<number>): Map<string, { elapsed: number; bound
   const add = script('add');
   const addFunction = functionLibrary().functions.get('add');
   const byId = new Map<string, { elapsed: number; bound?: number }>();
-  const client = queue.client;
+  const client = internals(queue).client;
   const callBuffer = client.callBuffer.bind(client) as (...args: unknown[]) => Promise<unknown>;
   (client as unknown as { callBuffer: (...args: unknown[]) => Promise<unknown> }).callBuffer = (
     ...args: unknown[]

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type JobEvent, type WorkerOptions } from '../../src/index.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { internals } from '../support/internals.js';
 
 const redis = useRedis();
 const closers: Array<() => Promise<void>> = [];
@@ -67,7 +68,7 @@ describe("events: { only: 'all' }", () => {
     await q.cancel('later');
     await waitFor(async () => (await q.get('doomed'))?.state === 'dead', { what: "'doomed' to die" });
     await waitFor(async () => (await q.get('flaky'))?.state === 'completed', { what: "'flaky' to complete" });
-    const events = await allEvents(q, Number(await q.client.xlen(q.keys.events)));
+    const events = await allEvents(q, Number(await internals(q).client.xlen(internals(q).keys.events)));
     const of = (id: string) => events.filter((e) => e.jobId === id).map((e) => e.type);
     expect(of('flaky')).toEqual(['added', 'claimed', 'failed', 'claimed', 'completed']);
     expect(of('doomed').slice(0, 2)).toEqual(['added', 'claimed']);
@@ -134,7 +135,7 @@ describe('events by default: failures only', () => {
     await waitFor(async () => (await q.get('fine'))?.state === 'completed', { what: "'fine' to complete" });
     await waitFor(async () => (await q.get('flaky'))?.state === 'completed', { what: "'flaky' to complete" });
     await waitFor(async () => (await q.get('broken'))?.state === 'dead', { what: "'broken' to die" });
-    const events = await allEvents(q, Number(await q.client.xlen(q.keys.events)));
+    const events = await allEvents(q, Number(await internals(q).client.xlen(internals(q).keys.events)));
     const of = (id: string) => events.filter((e) => e.jobId === id).map((e) => e.type);
     expect(of('fine')).toEqual([]);
     expect(of('flaky')).toEqual(['failed']);
@@ -151,7 +152,7 @@ describe('events by default: failures only', () => {
     await q.add(1, { attempts: 1 });
     await q.add(2, { id: 'x', delay: '1h' });
     await q.cancel('x');
-    expect(await q.client.exists(q.keys.events)).toBe(0);
+    expect(await internals(q).client.exists(internals(q).keys.events)).toBe(0);
   });
 
   it('the option is checked: only is all or failures', () => {

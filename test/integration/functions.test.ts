@@ -117,7 +117,7 @@ describe('the function library', () => {
     const r = open(s.url);
     const client = open(s.url);
     const keys = queueKeys(uniqueQueue('err'));
-    const failure = await runScript(client, script('extend'), [keys.active], ['soon', 'm']).catch(
+    const failure = await runScript(client, script('extend'), [keys.leases], ['soon', 'm']).catch(
       (e: unknown) => e,
     );
     expect(failure).toBeInstanceOf(ScriptBadArg);

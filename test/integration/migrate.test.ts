@@ -12,7 +12,7 @@ import { migrationCodec } from '../../src/migrate/codecs.js';
 import { payloadConverter, templateConverter } from '../../src/migrate/payloads.js';
 import { jsonCodec } from '../../src/codec/json.js';
 import { configKey, legacyKeys, partitionKeys } from '../../src/redis/keys.js';
-import { Scheduler } from '../../src/schedule/scheduler.js';
+import { Scheduler } from '../../src/scheduler.js';
 import { Layout1Queue, seedEveryState } from '../fixtures/layout1/index.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 

@@ -8,6 +8,7 @@ import { Queue, type JobEvent } from '../../src/index.js';
 import { parseEvent } from '../../src/events.js';
 import { useWorkerProcesses } from '../support/processes.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { internals } from '../support/internals.js';
 
 const redis = useRedis();
 const procs = useWorkerProcesses();
@@ -41,7 +42,7 @@ it('two worker processes together start at most max jobs per window, in due orde
 
   // Read the stream as it stands (XRANGE) until every job has its 'claimed' entry.
   const claimed = async (): Promise<JobEvent[]> =>
-    (await queue.client.xrange(queue.keys.events, '-', '+'))
+    (await internals(queue).client.xrange(internals(queue).keys.events, '-', '+'))
       .map(parseEvent)
       .filter((e) => e.type === 'claimed');
   const claims = await waitFor(

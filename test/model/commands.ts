@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { add } from '../../src/operations/add.js';
+import { priorityMember } from '../../src/members/priority.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
 import { cancel } from '../../src/operations/manage.js';
@@ -66,14 +67,14 @@ export async function checkState(model: HotModel, real: Real): Promise<void> {
     sorted(
       waiting
         .filter(([id, j]) => j.header.priority !== 0 && !model.promoted.has(id))
-        .map(([id, j]) => [`${j.header.priority}:${id}`, j.score]),
+        .map(([id, j]) => [priorityMember(j.header.priority, id), j.score]),
     ),
   );
   expect(await zset(keys.prioReady), 'r').toEqual(
     sorted(
       waiting
         .filter(([id, j]) => j.header.priority !== 0 && model.promoted.has(id))
-        .map(([id, j]) => [`${j.header.priority}:${id}`, prioScore(j.header.priority, j.score)]),
+        .map(([id, j]) => [priorityMember(j.header.priority, id), prioScore(j.header.priority, j.score)]),
     ),
   );
   const inSet = (state: string): Array<[string, number]> =>

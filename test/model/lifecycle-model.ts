@@ -6,6 +6,8 @@
  *
  * Orders follow Redis sorted sets: by score, then by member bytes (memcmp of the UTF-8 form).
  */
+import { leaseMember, leaseToken, parseLeaseMember } from '../../src/members/lease.js';
+import { priorityMember } from '../../src/members/priority.js';
 import { NEW_JOB_HEADER, type RecordHeader } from '../../src/record/index.js';
 import type { ResolvedBackoff } from '../../src/backoff.js';
 
@@ -118,11 +120,6 @@ export function zsetOrder<T>(entries: Array<[string, number, T?]>): Array<[strin
   return entries.sort(([ma, a], [mb, b]) => a - b || compareMembers(ma, mb));
 }
 
-/** The member of a prioritized job in p and r. */
-export function prioMember(priority: number, id: string): string {
-  return `${priority}:${id}`;
-}
-
 /** The state of one queue. */
 export class LifecycleModel {
   /** The server clock, epoch ms. */
@@ -166,7 +163,7 @@ export class LifecycleModel {
     return zsetOrder(
       this.inState('waiting')
         .filter(([id, j]) => j.header.priority !== 0 && !this.promoted.has(id))
-        .map(([id, j]): [string, number] => [prioMember(j.header.priority, id), j.at]),
+        .map(([id, j]): [string, number] => [priorityMember(j.header.priority, id), j.at]),
     ) as Array<[string, number]>;
   }
 
@@ -176,7 +173,7 @@ export class LifecycleModel {
       this.inState('waiting')
         .filter(([id, j]) => j.header.priority !== 0 && this.promoted.has(id))
         .map(([id, j]): [string, number] => [
-          prioMember(j.header.priority, id),
+          priorityMember(j.header.priority, id),
           (j.header.priority + PRIO_BASE) * TWO42 + j.at,
         ]),
     ) as Array<[string, number]>;
@@ -254,9 +251,8 @@ export class LifecycleModel {
     let returned = 0;
     let buried = 0;
     for (const [member] of expired) {
-      const id = member.slice(member.indexOf('|') + 1);
+      const { id, token } = parseLeaseMember(member);
       const job = this.jobs.get(id)!;
-      const token = member.slice(0, member.indexOf('|'));
       this.endLease(job);
       job.error = {
         name: 'LeaseExpired',
@@ -426,8 +422,8 @@ export class LifecycleModel {
         job.header.claimedAt = this.now;
         job.header.runDue = due;
         job.header.holder = input.holder;
-        const token = `${claims}.${this.now}`;
-        const member = `${token}|${id}`;
+        const token = leaseToken(claims, this.now);
+        const member = leaseMember(token, id);
         job.state = 'active';
         job.member = member;
         job.deadline = deadline;

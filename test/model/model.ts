@@ -7,6 +7,8 @@
  *
  * Orders follow Redis sorted sets: by score, then by member bytes.
  */
+import { leaseMember, leaseToken } from '../../src/members/lease.js';
+import { priorityMember } from '../../src/members/priority.js';
 
 /** The header fields the model tracks (the rest stay at their defaults). */
 export interface ModelHeader {
@@ -210,7 +212,7 @@ export class HotModel {
     const key = ([id, j]: [string, ModelJob]): [number, string] =>
       j.header.priority === 0
         ? [prioScore(0, j.score), id]
-        : [prioScore(j.header.priority, j.score), `${j.header.priority}:${id}`];
+        : [prioScore(j.header.priority, j.score), priorityMember(j.header.priority, id)];
     return due.sort((a, b) => {
       const [sa, ma] = key(a);
       const [sb, mb] = key(b);
@@ -236,7 +238,7 @@ export class HotModel {
       h.claimedAt = this.now;
       h.runDue = job.score;
       h.holder = holder;
-      const member = `${h.claims}.${this.now}|${id}`;
+      const member = leaseMember(leaseToken(h.claims, this.now), id);
       const due = job.score;
       job.state = 'active';
       job.member = member;

@@ -5,11 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
-import { Scheduler } from '../../src/schedule/index.js';
+import { Scheduler } from '../../src/scheduler.js';
 import { tickContextOf } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
 import { advanceSchedule } from '../../src/schedule/tick.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { internals } from '../support/internals.js';
 
 const redis = useRedis();
 const cleanups: Array<() => Promise<void>> = [];
@@ -38,7 +39,7 @@ async function threeSchedulers(
     expect(errors).toEqual([]);
   });
   // Connected before anything races, so no instance starts late for want of a connection.
-  await Promise.all(queues.map((q) => q.client.ping()));
+  await Promise.all(queues.map((q) => internals(q).client.ping()));
   return { queues, schedulers, addedBySchedulers };
 }
 
@@ -101,7 +102,7 @@ describe('three schedulers racing on one schedule', () => {
     // every round is a true race on the same state (in free running the first one's tick often
     // lands before the others read, and they merely find nothing due).
     const contexts = queues.map((q) => tickContextOf(q));
-    const lastKey = queues[0]!.keys.scheduleLast;
+    const lastKey = internals(queues[0]!).keys.scheduleLast;
     const rounds = 20;
     for (let round = 0; round < rounds; round++) {
       const last = Number(await r.zscore(lastKey, 'beat'));
@@ -110,7 +111,7 @@ describe('three schedulers racing on one schedule', () => {
         what: 'the occurrence to fall due',
       });
       const reads = await Promise.all(
-        queues.map((q) => readSchedules(q.client, q.keys, { mode: 'due', limit: 10 })),
+        queues.map((q) => readSchedules(internals(q).client, internals(q).keys, { mode: 'due', limit: 10 })),
       );
       for (const read of reads) expect(read.entries.map((e) => [e.name, e.last])).toEqual([['beat', last]]);
       const outs = await Promise.all(

@@ -19,11 +19,13 @@ import { decodeRecord, encodeRecord, NEW_JOB_HEADER } from '../../src/record/ind
 import { configKey, wheelBucketKey } from '../../src/redis/keys.js';
 import { runScript, script } from '../../src/redis/scripts.js';
 import { waitingKeys } from '../../src/operations/waiting-keys.js';
-import { Scheduler, type ScheduleSpec } from '../../src/schedule/index.js';
+import type { ScheduleSpec } from '../../src/schedule/index.js';
+import { Scheduler } from '../../src/scheduler.js';
 import { advanceSchedule, tickContextOf } from '../../src/schedule/tick.js';
 import { readSchedules } from '../../src/schedule/read.js';
 import { drain } from '../../src/testing/index.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { internals } from '../support/internals.js';
 
 const redis = useRedis();
 const cleanups: Array<() => Promise<void>> = [];
@@ -46,7 +48,7 @@ function newInspector(): Redis {
 
 /** The waiting jobs of `queue` (default class): id -> due time. */
 async function waiting(r: Redis, queue: Queue<unknown>): Promise<Record<string, number>> {
-  const flat = await r.zrange(queue.keys.waiting, 0, -1, 'WITHSCORES');
+  const flat = await r.zrange(internals(queue).keys.waiting, 0, -1, 'WITHSCORES');
   const out: Record<string, number> = {};
   for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = Number(flat[i + 1]);
   return out;
@@ -58,14 +60,14 @@ async function recordOf(
   queue: Queue<unknown>,
   id: string,
 ): Promise<ReturnType<typeof decodeRecord>> {
-  const stored = await r.hgetBuffer(queue.keys.records, id);
+  const stored = await r.hgetBuffer(internals(queue).keys.records, id);
   if (!stored) throw new Error(`no record of ${id}`);
   return decodeRecord(stored);
 }
 
 /** Every schedule key of `queue` with its size, to assert what is stored. */
 async function scheduleKeys(r: Redis, queue: Queue<unknown>): Promise<Record<string, number>> {
-  const k = queue.keys;
+  const k = internals(queue).keys;
   return {
     schedules: await r.hlen(k.schedules),
     payloads: await r.hlen(k.schedulePayloads),
@@ -93,7 +95,7 @@ describe('queue.schedule', () => {
     expect(due).toBeGreaterThan(before);
     expect(due).toBeLessThanOrEqual(after + MINUTE);
     expect(await scheduleKeys(r, queue)).toEqual({ schedules: 1, payloads: 1, last: 1 });
-    expect(Number(await r.zscore(queue.keys.scheduleLast, 'digest'))).toBe(due);
+    expect(Number(await r.zscore(internals(queue).keys.scheduleLast, 'digest'))).toBe(due);
     expect(await waiting(r, queue)).toEqual({ [`digest@${due}`]: due });
     const job = await queue.get(`digest@${due}`);
     expect(job).toMatchObject({
@@ -103,13 +105,13 @@ describe('queue.schedule', () => {
       payload: { to: 'ops', at: new Date(0) },
     });
     // The record is a new job's: the schedule's attempts in the header, then the template's bytes.
-    expect(await r.hgetBuffer(queue.keys.records, `digest@${due}`)).toEqual(
+    expect(await r.hgetBuffer(internals(queue).keys.records, `digest@${due}`)).toEqual(
       encodeRecord(
         { ...NEW_JOB_HEADER, maxAttempts: 5 },
         jsonCodec.encodePayload({ to: 'ops', at: new Date(0) }),
       ),
     );
-    expect(await r.hget(queue.keys.counters, 'added')).toBe('1');
+    expect(await r.hget(internals(queue).keys.counters, 'added')).toBe('1');
   });
 
   it("each occurrence added is an added event in the queue stream, like any add (events only: 'all')", async () => {
@@ -152,10 +154,10 @@ describe('queue.schedule', () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
     const first = await queue.schedule('s', { every: '1h' }, { n: 1 });
-    const definition = await r.hget(queue.keys.schedules, 's');
+    const definition = await r.hget(internals(queue).keys.schedules, 's');
     const again = await queue.schedule('s', { every: '1h' }, { n: 1 });
     expect(again).toEqual({ name: 's', status: 'unchanged', next: first.next });
-    expect(await r.hget(queue.keys.schedules, 's')).toBe(definition);
+    expect(await r.hget(internals(queue).keys.schedules, 's')).toBe(definition);
     expect(Object.keys(await waiting(r, queue))).toEqual([`s@${first.next.getTime()}`]);
   });
 
@@ -239,7 +241,7 @@ describe('queue.schedule', () => {
     );
     expect(await scheduleKeys(r, queue)).toEqual({ schedules: 0, payloads: 0, last: 0 });
     expect(await scheduleKeys(r, small)).toEqual({ schedules: 0, payloads: 0, last: 0 });
-    expect(await r.zcard(queue.keys.waiting)).toBe(0);
+    expect(await r.zcard(internals(queue).keys.waiting)).toBe(0);
   });
 
   it('validates the payload with the queue schema', async () => {
@@ -270,7 +272,7 @@ describe('queue layout', () => {
     await r.hset(configKey(queue.name), 'layout', 'zset');
     await queue.schedule('t', { every: 100 }, { n: 1 });
     await r.hset(configKey(queue.name), 'layout', 'wheel:1000');
-    const before = await r.zcard(queue.keys.waiting);
+    const before = await r.zcard(internals(queue).keys.waiting);
     await new Promise((resolve) => setTimeout(resolve, 150));
     const scheduler = new Scheduler(queue);
     const errors: Error[] = [];
@@ -279,7 +281,7 @@ describe('queue layout', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(LayoutMismatchError);
     expect(errors[0]!.message).toMatch(/has layout 'wheel:1000' but this zpopmin\/range client uses 'zset'/);
-    expect(await r.zcard(queue.keys.waiting)).toBe(before);
+    expect(await r.zcard(internals(queue).keys.waiting)).toBe(before);
     expect(scheduler.stats.added).toBe(0);
   });
 
@@ -294,8 +296,8 @@ describe('queue layout', () => {
     const first = await queue.schedule('beat', { every: '1m' }, { v: 1 });
     const firstId = `beat@${first.next.getTime()}`;
     // The waiting occurrence is in its bucket list, none in the schedule ZSET.
-    expect(await r.zcard(queue.keys.waiting)).toBe(0);
-    const bucket = wheelBucketKey(queue.keys, first.next.getTime() - (first.next.getTime() % G));
+    expect(await r.zcard(internals(queue).keys.waiting)).toBe(0);
+    const bucket = wheelBucketKey(internals(queue).keys, first.next.getTime() - (first.next.getTime() % G));
     expect(await r.lrange(bucket, 0, -1)).toEqual([firstId]);
 
     // A new definition takes the waiting occurrence back out of its bucket and adds its own.
@@ -339,8 +341,8 @@ describe('queue layout', () => {
       what: 'the running occurrence to finish',
     });
     expect(await queue.counts()).toMatchObject({ scheduled: 0, active: 0, dead: 0 });
-    expect(await r.llen(queue.keys.ready)).toBe(0);
-    expect(await r.zcard(queue.keys.wheel)).toBe(0);
+    expect(await r.llen(internals(queue).keys.ready)).toBe(0);
+    expect(await r.zcard(internals(queue).keys.wheel)).toBe(0);
   });
 });
 
@@ -350,9 +352,13 @@ describe('schedules stored before layout 2', () => {
     const r = newInspector();
     // Layout 1 kept the template as an envelope: its bytes would decode as a wrong payload.
     const v1 = { v: 1, rev: 'old', spec: { every: 60_000 }, missed: 'skip', grace: 1_000, m: 3 };
-    await r.hset(queue.keys.schedules, 'old', JSON.stringify(v1));
-    await r.hset(queue.keys.schedulePayloads, 'old', '{"v":1,"id":"old@template","version":1,"payload":1}');
-    await r.zadd(queue.keys.scheduleLast, (await serverNow(r)) - MINUTE, 'old');
+    await r.hset(internals(queue).keys.schedules, 'old', JSON.stringify(v1));
+    await r.hset(
+      internals(queue).keys.schedulePayloads,
+      'old',
+      '{"v":1,"id":"old@template","version":1,"payload":1}',
+    );
+    await r.zadd(internals(queue).keys.scheduleLast, (await serverNow(r)) - MINUTE, 'old');
     await expect(queue.schedules()).rejects.toThrow(
       /'old' was stored by a delayq before layout 2.*delayq migrate/,
     );
@@ -361,7 +367,7 @@ describe('schedules stored before layout 2', () => {
     scheduler.on('error', (err) => errors.push(err));
     await scheduler.runOnce();
     expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/delayq migrate/)]);
-    expect(await r.zcard(queue.keys.waiting)).toBe(0);
+    expect(await r.zcard(internals(queue).keys.waiting)).toBe(0);
   });
 });
 
@@ -438,13 +444,18 @@ describe('exactly once', () => {
   it('never adds an occurrence again after its job completed and was deleted', async () => {
     const queue = newQueue<{ n: number }>();
     const r = newInspector();
-    const read0 = await readSchedules(queue.client, queue.keys, { mode: 'one', name: 'x' });
+    const read0 = await readSchedules(internals(queue).client, internals(queue).keys, {
+      mode: 'one',
+      name: 'x',
+    });
     expect(read0.entries).toEqual([]);
     // Grace 0: occurrences missed while nothing ran are skipped, so only the next one is added.
     await queue.schedule('x', { every: 100 }, { n: 1 }, { grace: 0 });
     // Let the first occurrence fall due, run it, and add the next.
-    const first = Number(await r.zscore(queue.keys.scheduleLast, 'x'));
-    const stale = (await readSchedules(queue.client, queue.keys, { mode: 'one', name: 'x' })).entries[0]!;
+    const first = Number(await r.zscore(internals(queue).keys.scheduleLast, 'x'));
+    const stale = (
+      await readSchedules(internals(queue).client, internals(queue).keys, { mode: 'one', name: 'x' })
+    ).entries[0]!;
     await new Promise((resolve) => setTimeout(resolve, 150));
     const ran = await drain(queue, async () => {});
     // On a busy machine schedule() itself may outlast a period and add the one after too: then
@@ -452,11 +463,11 @@ describe('exactly once', () => {
     expect(ran.completed.map((c) => c.id)).toContain(`x@${first}`);
     // The completed record stays while it is kept; trimming it (as trim.lua would) must not let
     // the occurrence be added again.
-    await r.hdel(queue.keys.records, `x@${first}`);
-    await r.zrem(queue.keys.completed, `x@${first}`);
+    await r.hdel(internals(queue).keys.records, `x@${first}`);
+    await r.zrem(internals(queue).keys.completed, `x@${first}`);
     const scheduler = new Scheduler(queue);
     await scheduler.runOnce();
-    const mark = Number(await r.zscore(queue.keys.scheduleLast, 'x'));
+    const mark = Number(await r.zscore(internals(queue).keys.scheduleLast, 'x'));
     expect(mark).toBeGreaterThan(first);
 
     // A scheduler that read the schedule before all that, when `first` was its newest occurrence
@@ -466,19 +477,21 @@ describe('exactly once', () => {
 
     // Even with the current mark, an occurrence at or before it is never added: the id alone
     // (name + due time) would not stop it, since that job is gone.
-    const definition = JSON.parse((await r.hget(queue.keys.schedules, 'x')) ?? '{}') as { rev: string };
+    const definition = JSON.parse((await r.hget(internals(queue).keys.schedules, 'x')) ?? '{}') as {
+      rev: string;
+    };
     const reply = (await runScript(
-      queue.client,
+      internals(queue).client,
       script('schedule-tick'),
       [
-        ...waitingKeys(queue.keys),
-        queue.keys.records,
-        queue.keys.wake,
-        queue.keys.counters,
-        queue.keys.events,
-        queue.keys.schedules,
-        queue.keys.scheduleLast,
-        queue.keys.scheduleWake,
+        ...waitingKeys(internals(queue).keys),
+        internals(queue).keys.records,
+        internals(queue).keys.wake,
+        internals(queue).keys.counters,
+        internals(queue).keys.events,
+        internals(queue).keys.schedules,
+        internals(queue).keys.scheduleLast,
+        internals(queue).keys.scheduleWake,
         configKey(queue.name),
       ],
       [
@@ -488,7 +501,10 @@ describe('exactly once', () => {
         1_000,
         'runOnce',
         0,
-        encodeRecord(NEW_JOB_HEADER, (await queue.client.hgetBuffer(queue.keys.schedulePayloads, 'x'))!),
+        encodeRecord(
+          NEW_JOB_HEADER,
+          (await internals(queue).client.hgetBuffer(internals(queue).keys.schedulePayloads, 'x'))!,
+        ),
         2,
         first,
         mark,
@@ -500,7 +516,7 @@ describe('exactly once', () => {
       expect.any(Number),
       0,
     ]);
-    expect(await r.hexists(queue.keys.records, `x@${first}`)).toBe(0);
+    expect(await r.hexists(internals(queue).keys.records, `x@${first}`)).toBe(0);
     expect(Object.keys(await waiting(r, queue))).toEqual([`x@${mark}`]);
   });
 });
@@ -512,8 +528,8 @@ describe('missed occurrences', () => {
    */
   async function unadd(queue: Queue<{ n: number }>, r: Redis, id: string): Promise<void> {
     expect(await queue.cancel(id)).toBe(true);
-    await r.hdel(queue.keys.records, id);
-    await r.zrem(queue.keys.cancelled, id);
+    await r.hdel(internals(queue).keys.records, id);
+    await r.zrem(internals(queue).keys.cancelled, id);
   }
 
   /**
@@ -528,7 +544,7 @@ describe('missed occurrences', () => {
     const out = await queue.schedule('m', { every: '1m' }, { n: 1 }, { missed, grace: 0 });
     await unadd(queue, r, `m@${out.next.getTime()}`);
     const mark = out.next.getTime() - 11 * MINUTE;
-    await r.zadd(queue.keys.scheduleLast, 'XX', mark, 'm');
+    await r.zadd(internals(queue).keys.scheduleLast, 'XX', mark, 'm');
     return { queue, r, mark };
   }
 
@@ -546,7 +562,7 @@ describe('missed occurrences', () => {
     expect(next).toBeGreaterThan(before);
     expect(next).toBeLessThanOrEqual(after + MINUTE);
     expect(jobs).toEqual({ [`m@${next}`]: next });
-    expect(Number(await r.zscore(queue.keys.scheduleLast, 'm'))).toBe(next);
+    expect(Number(await r.zscore(internals(queue).keys.scheduleLast, 'm'))).toBe(next);
     expect(scheduler.stats.added).toBe(1);
   });
 
@@ -564,7 +580,7 @@ describe('missed occurrences', () => {
     expect(missed).toBeLessThan(after);
     expect(missed).toBeGreaterThan(before - MINUTE);
     expect(next).toBe(missed + MINUTE);
-    expect(Number(await r.zscore(queue.keys.scheduleLast, 'm'))).toBe(next);
+    expect(Number(await r.zscore(internals(queue).keys.scheduleLast, 'm'))).toBe(next);
     // The missed one is due already: a drain runs it, and only it.
     const ran = await drain(queue, async (job) => job.runAt.getTime());
     expect(ran.completed.map((c) => [c.id, c.result])).toEqual([[`m@${missed}`, missed]]);
@@ -580,7 +596,7 @@ describe('missed occurrences', () => {
     await unadd(queue, r, `g@${out.next.getTime()}`);
     // Down for the last four periods and a bit: the four occurrences since are within the grace.
     const mark = out.next.getTime() - 5 * MINUTE;
-    await r.zadd(queue.keys.scheduleLast, 'XX', mark, 'g');
+    await r.zadd(internals(queue).keys.scheduleLast, 'XX', mark, 'g');
     const scheduler = new Scheduler(queue);
     await scheduler.runOnce();
     const dues = Object.values(await waiting(r, queue)).sort((a, b) => a - b);

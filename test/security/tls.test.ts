@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis-server.js';
+import { internals } from '../support/internals.js';
 
 interface Pki {
   ca: string;
@@ -203,7 +204,7 @@ describe('TLS with verification on', () => {
         maxRetriesPerRequest: 0,
       },
     });
-    queue.client.on('error', () => {});
+    internals(queue).client.on('error', () => {});
     try {
       await expect(queue.add('never')).rejects.toThrow();
     } finally {

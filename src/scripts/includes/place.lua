@@ -13,9 +13,14 @@
 local PLACE_TWO42 = 4398046511104
 local PLACE_PRIO_BASE = 1024
 
--- The member of a prioritized job in p and r.
+-- The member of a prioritized job in p and r: "<prio>:<id>" (src/members/priority.ts).
 local function prio_member(prio, id)
   return string.format('%d', prio) .. ':' .. id
+end
+
+-- The job id of a member of p or r (a priority has no ':'; an id may).
+local function prio_member_id(member)
+  return string.sub(member, string.find(member, ':', 1, true) + 1)
 end
 
 -- The score of a due prioritized job in r.

@@ -6,14 +6,15 @@
  * each occurrence is added once however many schedulers race.
  */
 import { EventEmitter } from 'node:events';
-import { ServerClock, Sleeper } from '../clock.js';
-import { parseMs } from '../duration.js';
-import { ValidationError } from '../errors.js';
-import { assertKnownOptions } from '../option-names.js';
-import type { Queue } from '../queue.js';
-import { WakeSubscriber } from '../redis/wake-subscriber.js';
-import { readSchedules } from './read.js';
-import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './tick.js';
+import { ServerClock, Sleeper } from './clock.js';
+import { producerOf } from './definition/producer.js';
+import { parseMs } from './duration.js';
+import { ValidationError } from './errors.js';
+import { assertKnownOptions } from './option-names.js';
+import type { Queue } from './queue.js';
+import { WakeSubscriber } from './redis/wake-subscriber.js';
+import { readSchedules } from './schedule/read.js';
+import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './schedule/tick.js';
 
 const SCHEDULER_OPTIONS: ReadonlySet<string> = new Set(['maxSleepMs', 'batch']);
 
@@ -65,7 +66,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     options: SchedulerOptions = {},
   ) {
     super();
-    queue.assertUnpartitioned('repeating schedules (a Scheduler)');
+    const producer = producerOf(queue);
+    producer.assertUnpartitioned('repeating schedules (a Scheduler)');
     assertKnownOptions(options, SCHEDULER_OPTIONS, 'scheduler option');
     this.maxSleepMs = parseMs(options.maxSleepMs ?? 5_000, 'maxSleepMs');
     if (this.maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
@@ -78,8 +80,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     this.context = tickContextOf(queue);
     this.subscriber = new WakeSubscriber(
-      queue.client,
-      queue.keys.scheduleWake,
+      producer.context.client,
+      producer.context.keys.scheduleWake,
       (due) => {
         if (due === null) this.sleeper.wakeNow();
         else this.sleeper.wakeWithin(due - this.clock.now());

@@ -1,10 +1,13 @@
 /**
- * What a Queue's producer side is beyond the public API: its settled context and the settings its
- * adds share with the jobs its repeating schedules add. The schedule module, the Scheduler and the
- * test helpers take this, never the Queue's private fields.
+ * The one way into a Queue's internals: producerOf(queue). A Queue registers its producer here when
+ * it is made: its context (keys, partitions, client, the settled definition) and the settings its
+ * adds share with the jobs its repeating schedules add. The schedule module, the Scheduler, the
+ * views (src/inspect/, src/metrics/), the test helpers and the tests take this, never a Queue's
+ * fields: a Queue's public members are its API, and nothing internal is on it for a user to reach.
+ * Here, below src/queue/ and everything that takes a Queue, so none of them imports the other.
  */
 import type { ResolvedBackoff } from '../backoff.js';
-import type { QueueContext } from '../definition/context.js';
+import type { QueueContext } from './context.js';
 import type { StandardSchemaV1 } from '../schema.js';
 
 /** A Queue's producer settings. */
@@ -15,6 +18,11 @@ export interface Producer<T> {
   readonly jobDefaults: { attempts: number; backoff?: ResolvedBackoff };
   /** Throws ClosedError once the queue is closed. */
   assertOpen(): void;
+  /**
+   * Throws ValidationError for a feature that needs the queue in one slot (`what` names it): the
+   * schedule tick script writes its occurrence jobs into the slot of the schedule definitions.
+   */
+  assertUnpartitioned(what: string): void;
 }
 
 const producers = new WeakMap<object, Producer<unknown>>();

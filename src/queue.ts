@@ -78,11 +78,6 @@ export class Queue<T = unknown> {
     this.groups = new QueueGroups(this.producer);
   }
 
-  /** The ioredis client this queue uses. */
-  private get client(): Connection['client'] {
-    return this.connection.client;
-  }
-
   /** The keys of every partition, partition i at index i (one entry unless `partitions` > 1). */
   private get partitions(): readonly QueueKeys[] {
     return this.context.partitions;
@@ -118,7 +113,7 @@ export class Queue<T = unknown> {
   async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
     const { layout, codec } = await this.context.settle();
-    const raw = await this.context.findById(id, (keys) => getJob(this.client, keys, id, layout));
+    const raw = await this.context.findById(id, (keys) => getJob(this.connection.client, keys, id, layout));
     return raw ? toInfo<T, R>(codec, raw) : null;
   }
 
@@ -133,7 +128,12 @@ export class Queue<T = unknown> {
     const { eventsCap, layout, record } = await this.context.settle();
     const groupConcurrency = record.groups?.concurrency;
     const how = await this.context.findById(id, (keys) =>
-      cancel(this.client, keys, { id, eventsCap, layout, ...(groupConcurrency && { groupConcurrency }) }),
+      cancel(this.connection.client, keys, {
+        id,
+        eventsCap,
+        layout,
+        ...(groupConcurrency && { groupConcurrency }),
+      }),
     );
     return how !== null;
   }
@@ -155,7 +155,7 @@ export class Queue<T = unknown> {
     const { eventsCap, layout, record } = await this.context.settle();
     const groupConcurrency = record.groups?.concurrency;
     const at = await this.context.findById(id, (keys) =>
-      reschedule(this.client, keys, {
+      reschedule(this.connection.client, keys, {
         id,
         when,
         eventsCap,
@@ -185,7 +185,7 @@ export class Queue<T = unknown> {
   async pause(): Promise<void> {
     this.assertOpen();
     await this.context.settle();
-    await pause(this.client, this.partitions);
+    await pause(this.connection.client, this.partitions);
   }
 
   /**
@@ -195,7 +195,7 @@ export class Queue<T = unknown> {
   async resume(): Promise<void> {
     this.assertOpen();
     await this.context.settle();
-    await resume(this.client, this.partitions);
+    await resume(this.connection.client, this.partitions);
   }
 
   /**
@@ -209,16 +209,18 @@ export class Queue<T = unknown> {
     this.assertOpen();
     const fields = resolveConfigure(options);
     await this.context.settle();
-    await writeLiveSettings(this.client, this.name, fields);
-    await this.context.adoptLive(await readLiveSettings(this.client, this.name));
-    await Promise.all(this.partitions.map((keys) => this.client.publish(keys.wake, SETTINGS_MESSAGE)));
+    await writeLiveSettings(this.connection.client, this.name, fields);
+    await this.context.adoptLive(await readLiveSettings(this.connection.client, this.name));
+    await Promise.all(
+      this.partitions.map((keys) => this.connection.client.publish(keys.wake, SETTINGS_MESSAGE)),
+    );
   }
 
   /** Whether the queue is paused (with partitions: whether any of them is). */
   async isPaused(): Promise<boolean> {
     this.assertOpen();
     await this.context.settle();
-    return isPaused(this.client, this.partitions);
+    return isPaused(this.connection.client, this.partitions);
   }
 
   /**

@@ -17,6 +17,7 @@
 
 --!include prelude.lua
 --!include record.lua
+--!include job-rows.lua
 --!include groups.lua
 
 local j, gq, a, e, wk, pg = unpack(KEYS, 1, 6)
@@ -52,23 +53,4 @@ else
   end
 end
 
-if #ids == 0 then return {} end
-local records = redis.call('HMGET', j, unpack(ids))
-local errors = redis.call('HMGET', e, unpack(ids))
-local progress = state == 'active' and redis.call('HMGET', pg, unpack(ids)) or {}
-local out = {}
-for i, id in ipairs(ids) do
-  local rec = records[i]
-  if rec then
-    local h = rec_parse(rec)
-    local holder = (h and h.holder > 0) and redis.call('HGET', wk, tostring(h.holder)) or false
-    out[#out + 1] = id
-    out[#out + 1] = rec
-    out[#out + 1] = scores[i]
-    out[#out + 1] = errors[i] or false
-    out[#out + 1] = holder or false
-    out[#out + 1] = progress[i] or false
-    out[#out + 1] = members[i]
-  end
-end
-return out
+return job_rows({ j = j, e = e, wk = wk, pg = pg }, ids, scores, members, state == 'active')

@@ -20,6 +20,7 @@
 -- Guarantee: read-only.
 
 --!include record.lua
+--!include job-rows.lua
 --!include wheel.lua
 
 local TWO42 = 4398046511104
@@ -104,33 +105,4 @@ else
   return redis.error_reply('DELAYQ_BAD_ARG list state must be waiting, active, completed, cancelled, dead or ids, got ' .. tostring(state))
 end
 
--- HMGET in chunks: unpack() of more values than Lua's stack allows (8000) would fail a big page.
-local function hmget(key, fields)
-  local values = {}
-  for first = 1, #fields, 1000 do
-    local part = redis.call('HMGET', key, unpack(fields, first, math.min(#fields, first + 999)))
-    for i = 1, #part do values[first + i - 1] = part[i] end
-  end
-  return values
-end
-
-if #ids == 0 then return {} end
-local records = hmget(j, ids)
-local errors = hmget(e, ids)
-local progress = state == 'active' and hmget(pg, ids) or {}
-local out = {}
-for i, id in ipairs(ids) do
-  local rec = records[i]
-  if rec then
-    local h = rec_parse(rec)
-    local holder = (h and h.holder > 0) and redis.call('HGET', wk, tostring(h.holder)) or false
-    out[#out + 1] = id
-    out[#out + 1] = rec
-    out[#out + 1] = scores[i]
-    out[#out + 1] = errors[i] or false
-    out[#out + 1] = holder or false
-    out[#out + 1] = progress[i] or false
-    out[#out + 1] = members[i]
-  end
-end
-return out
+return job_rows({ j = j, e = e, wk = wk, pg = pg }, ids, scores, members, state == 'active')

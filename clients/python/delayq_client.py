@@ -232,7 +232,7 @@ def backoff_delay(backoff, attempt):
         ms = min(ms, cap)
     if jitter:
         ms = ms / 2 + random.random() * ms / 2
-    return int(round(ms))
+    return int(math.floor(ms + 0.5))  # JavaScript's Math.round: halves up (Python's round() goes to even)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,7 +392,12 @@ class Worker:
     def __init__(self, queue, worker_id, lease_ms=30_000, backoff=("exponential", 1000, 3_600_000, True),
                  dead_max_count=100_000, dead_max_age_ms=30 * 86_400_000):
         if queue.partitions != 1:
-            raise DelayqError(f"queue {queue.name} has {queue.partitions} partitions; this worker serves one")
+            # A worker of P partitions claims from each (one claim per partition, its keys in tag
+            # {q#i}); this one claims from {q} only, where a partitioned queue keeps no jobs.
+            raise DelayqError(
+                f"queue {queue.name} has {queue.partitions} partitions; this worker serves unpartitioned queues "
+                "only (nothing was written): run a Node worker for it, or port the per-partition claim "
+                "(clients/python/README.md, 'Not covered here')")
         self.queue, self.lease_ms, self.backoff = queue, lease_ms, backoff
         self.dead = (str(dead_max_count), str(dead_max_age_ms))
         self.holder = int(queue.call("worker-register", [queue.key("wk")], ["register", worker_id]))

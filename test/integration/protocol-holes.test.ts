@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigMismatchError, Queue, Worker } from '../../src/index.js';
-import { queueKeys } from '../../src/redis/keys.js';
+import { configKey, legacyKeys, queueKeys } from '../../src/redis/keys.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -298,10 +298,10 @@ describe('hole 5: creating a queue', () => {
 
     // The documented call and a Node client started together, 20 times: one of them creates the
     // queue, the other is refused, and the record is the creator's.
-    const configKeys = (name: string): string[] => [
-      `dq:{${name}}:config`,
-      ...['layout', 'partitions', 'schedule', 'active', 'dead'].map((role) => `dq:{${name}}:${role}`),
-    ];
+    const configKeys = (name: string): string[] => {
+      const old = legacyKeys(name);
+      return [configKey(name), old.layout, old.partitions, old.schedule, old.active, old.dead];
+    };
     const json = ['write', '2', '', '1', 'zset', 'zset', 'json', 'json', '', '-10000', '', '', ''];
     for (let round = 0; round < 20; round++) {
       const name = uniqueQueue('race');

@@ -30,6 +30,7 @@ import { CANCELLED_RECORD, encodeRecord, NEW_JOB_HEADER } from '../../src/record
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { connectionsBefore, waitForSleepingWorker } from '../support/idle-worker.js';
 import type { RedisServerOptions } from '../support/redis-server.js';
+import { neverEarlyTests } from './never-early.js';
 
 // The direct script calls below use the waiting sets whatever the strategy: the wheel's claim
 // takes from them too (retries written by a producer that does not know the wheel).
@@ -240,7 +241,11 @@ export function conformanceSuite(
       const { queue, name } = setup<number>();
       const runs: Array<{ n: number; runAt: number; claimedAt: number }> = [];
       // Added in reverse due order: only the schedule's ordering can put them right. Absolute due
-      // times, so a slow add on a loaded machine cannot reorder them.
+      // times, so a slow add on a loaded machine cannot reorder them. The queue is ready first (a
+      // first call connects, probes and records the definition: 300 ms on a loaded machine, when
+      // this test runs alone), so no job is already due when it is added: the wheel would push it
+      // straight to ready, in add order.
+      await queue.counts();
       const r = at.inspector();
       const base = (await serverNow(r)) + 300;
       await r.quit();
@@ -252,6 +257,12 @@ export function conformanceSuite(
       expect(runs.map((r) => r.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       for (const run of runs) expect(run.claimedAt).toBeGreaterThanOrEqual(run.runAt);
       await w.close();
+    });
+
+    neverEarlyTests(strategy, at, {
+      precisionMs,
+      granularityMs,
+      closeAfter: (close) => void closers.push(async () => void (await close())),
     });
 
     it('leaves only its completed record after a job completes', async () => {

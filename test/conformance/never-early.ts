@@ -49,6 +49,80 @@ export function neverEarlyTests(strategy: Strategy, at: NeverEarlyTarget, option
   // How early a lease may begin: a claim may reach CLAIM_AHEAD_MS ahead; the wheel never does.
   const reach = strategy === 'wheel' ? 0 : CLAIM_AHEAD_MS;
 
+  /**
+   * Claim `dueOf`'s jobs (already waiting) by direct calls, a ms apart, cycling through `kinds`
+   * of claim, until every one is leased; then check each lease's start, as the script wrote it
+   * in the member and the claim block, against its due time less the reach the claim was allowed
+   * for it (`reachOf`: the claim's, or 0 for a class never claimed ahead).
+   */
+  async function leaseAllAndCheck(
+    r: Redis | Cluster,
+    name: string,
+    dueOf: ReadonlyMap<string, number>,
+    kinds: ReadonlyArray<{ limit: number; aheadMs: number }>,
+    reachOf: (id: string, aheadMs: number) => number,
+  ): Promise<void> {
+    const keys = queueKeys(name);
+    const base: ClaimInput = {
+      strategy,
+      limit: 1,
+      leaseMs: 60_000,
+      holder: 1,
+      deadMaxCount: 1_000,
+      deadMaxAgeMs: 0,
+      rate: { max: 0, perMs: 0 },
+      eventsCap: 0,
+      zmscore: true,
+      layout: ZSET_LAYOUT,
+      // One job per group here: the bound never holds a due job back.
+      groups: { concurrency: 1 },
+    };
+    const leased: Array<{
+      id: string;
+      due: number;
+      aheadMs: number;
+      limit: number;
+      memberAt: number;
+      recordAt: number;
+      replyNow: number;
+      replyDue: number;
+    }> = [];
+    const start = await serverNow(r);
+    let claims = 0;
+    while (leased.length < dueOf.size) {
+      const kind = kinds[claims++ % kinds.length]!;
+      const out = await claim(r, keys, { ...base, limit: kind.limit, aheadMs: kind.aheadMs });
+      for (const job of out.jobs) {
+        leased.push({
+          id: job.id,
+          due: dueOf.get(job.id)!,
+          ...kind,
+          memberAt: leaseStartOf(job.member),
+          recordAt: job.header.claimedAt,
+          replyNow: out.now,
+          replyDue: job.runAt,
+        });
+      }
+      if (out.now > start + 30_000)
+        throw new Error(`only ${leased.length} of ${dueOf.size} jobs leased in 30 s`);
+      await new Promise((res) => setTimeout(res, 1));
+    }
+    expect(new Set(leased.map((l) => l.id)).size).toBe(dueOf.size);
+    for (const l of leased) {
+      const what = JSON.stringify(l);
+      expect(l.memberAt, `leased before due minus the reach allowed: ${what}`).toBeGreaterThanOrEqual(
+        l.due - reachOf(l.id, l.aheadMs),
+      );
+      expect(l.recordAt, `the claim block's start is not the member's: ${what}`).toBe(l.memberAt);
+      expect(l.replyNow, what).toBe(l.memberAt);
+      expect(l.replyDue, what).toBe(l.due);
+    }
+  }
+
+  // A few ms ahead, and some further: a due check that lets a job through early by any margin up
+  // to a second is met by one of them while the claims run.
+  const OFFSETS = [2, 4, 7, 11, 16, 25, 40, 80, 250, 1_000];
+
   if (strategy !== 'wheel') {
     it('a claim leases no job before its due time by the Redis clock: the lease start the script writes, at limit 1 (ZPOPMIN where allowed) and 10, plain and reaching ahead', async () => {
       const name = uniqueQueue(`${strategy}-early`);
@@ -56,76 +130,48 @@ export function neverEarlyTests(strategy: Strategy, at: NeverEarlyTarget, option
       const r = at.inspector();
       options.closeAfter(() => r.quit());
       const now = await serverNow(r);
-      // A few ms ahead, and some further: a due check that lets a job through early by any margin
-      // up to a second is met by one of them while the claims below run.
-      const offsets = [2, 4, 7, 11, 16, 25, 40, 80, 250, 1_000];
       const dueOf = new Map<string, number>();
-      for (const [i, offset] of offsets.entries()) {
+      for (const [i, offset] of OFFSETS.entries()) {
         const id = `e${i}`;
         dueOf.set(id, now + offset);
         await r.hset(keys.records, id, encodeRecord(NEW_JOB_HEADER, jsonCodec.encodePayload(i)));
       }
-      // One ZADD: every job is in the waiting set before the first claim.
-      await r.zadd(keys.waiting, ...[...dueOf].flatMap(([id, due]) => [due, id]));
-      const base: ClaimInput = {
-        strategy,
-        limit: 1,
-        leaseMs: 60_000,
-        holder: 1,
-        deadMaxCount: 1_000,
-        deadMaxAgeMs: 0,
-        rate: { max: 0, perMs: 0 },
-        eventsCap: 0,
-        zmscore: true,
-        layout: ZSET_LAYOUT,
-      };
-      // A claim of 1 with nothing but default-class jobs waiting is the ZPOPMIN path (strategy
+      // One ZADD, and nothing but default-class jobs: a claim of 1 is the ZPOPMIN path (strategy
       // zpopmin); a claim of 10 reads the due heads by score. Each also reaching ahead.
+      await r.zadd(keys.waiting, ...[...dueOf].flatMap(([id, due]) => [due, id]));
       const kinds = [
         { limit: 1, aheadMs: 0 },
         { limit: 10, aheadMs: 0 },
         { limit: 1, aheadMs: CLAIM_AHEAD_MS },
         { limit: 10, aheadMs: CLAIM_AHEAD_MS },
       ];
-      const leased: Array<{
-        id: string;
-        due: number;
-        aheadMs: number;
-        limit: number;
-        memberAt: number;
-        recordAt: number;
-        replyNow: number;
-        replyDue: number;
-      }> = [];
-      let claims = 0;
-      while (leased.length < offsets.length) {
-        const kind = kinds[claims++ % kinds.length]!;
-        const out = await claim(r, keys, { ...base, limit: kind.limit, aheadMs: kind.aheadMs });
-        for (const job of out.jobs) {
-          leased.push({
-            id: job.id,
-            due: dueOf.get(job.id)!,
-            ...kind,
-            memberAt: leaseStartOf(job.member),
-            recordAt: job.header.claimedAt,
-            replyNow: out.now,
-            replyDue: job.runAt,
-          });
-        }
-        if (out.now > now + 30_000)
-          throw new Error(`only ${leased.length} of ${offsets.length} jobs leased in 30 s`);
-        await new Promise((res) => setTimeout(res, 1));
-      }
-      expect(new Set(leased.map((l) => l.id)).size).toBe(offsets.length);
-      for (const l of leased) {
-        const what = JSON.stringify(l);
-        expect(l.memberAt, `leased before due minus the reach asked: ${what}`).toBeGreaterThanOrEqual(
-          l.due - l.aheadMs,
-        );
-        expect(l.recordAt, `the claim block's start is not the member's: ${what}`).toBe(l.memberAt);
-        expect(l.replyNow, what).toBe(l.memberAt);
-        expect(l.replyDue, what).toBe(l.due);
-      }
+      await leaseAllAndCheck(r, name, dueOf, kinds, (_id, aheadMs) => aheadMs);
+    });
+
+    it('a claim leases no prioritized or grouped job before its due time by the Redis clock (a prioritized one not even when reaching ahead)', async () => {
+      const name = uniqueQueue(`${strategy}-early`);
+      const r = at.inspector();
+      options.closeAfter(() => r.quit());
+      const queue = new Queue<number>(name, { connection: at.connection(), strategy });
+      options.closeAfter(() => queue.close());
+      // Ready first, so the adds below are quick and the clock read just before them holds.
+      await queue.counts();
+      const now = await serverNow(r);
+      const jobs = OFFSETS.flatMap((offset, i) => [
+        { payload: i, opts: { id: `p${i}`, runAt: now + offset, priority: i % 2 === 0 ? -5 : 3 } },
+        { payload: i, opts: { id: `g${i}`, runAt: now + offset, group: `g${i}` } },
+        { payload: i, opts: { id: `d${i}`, runAt: now + offset } },
+      ]);
+      await queue.addBulk(jobs);
+      const dueOf = new Map(jobs.map((j) => [j.opts.id, j.opts.runAt]));
+      const kinds = [
+        { limit: 1, aheadMs: 0 },
+        { limit: 10, aheadMs: CLAIM_AHEAD_MS },
+        { limit: 1, aheadMs: CLAIM_AHEAD_MS },
+        { limit: 10, aheadMs: 0 },
+      ];
+      // Prioritized jobs are promoted only when due by now: no claim leases one ahead.
+      await leaseAllAndCheck(r, name, dueOf, kinds, (id, aheadMs) => (id.startsWith('p') ? 0 : aheadMs));
     });
   }
 

@@ -1403,6 +1403,25 @@ export function conformanceSuite(
           { what: 'group keys empty' },
         );
       });
+
+      it('groups: a claim leases no more of a group than its bound leaves room for, whatever its limit, until an ack frees a slot', async () => {
+        const { queue, name } = setup<number>();
+        await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: i, opts: { group: 'g' } })));
+        const r = at.inspector();
+        closers.push(async () => void (await r.quit()));
+        const keys = queueKeys(name);
+        const bounded = { ...claimInput(60_000), groups: { concurrency: 2 } };
+        const first = await claim(r, keys, bounded);
+        expect(first.jobs).toHaveLength(2);
+        // Full: another claim (another worker) takes none of it.
+        expect((await claim(r, keys, bounded)).jobs).toEqual([]);
+        expect(await r.hget(keys.groupCounts, 'g')).toBe('2');
+        // An ack frees one slot, and the same call takes one job, no more.
+        const next = await claim(r, keys, { ...bounded, acks: [ackOf(first.jobs[0]!)] });
+        expect(next.acks).toEqual([{ status: 'ok' }]);
+        expect(next.jobs).toHaveLength(1);
+        expect(await r.hget(keys.groupCounts, 'g')).toBe('2');
+      });
     }
 
     it('caps the dead set by count', async () => {

@@ -12,7 +12,7 @@ import { ClosedError, ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
-import { getJob } from './operations/inspect.js';
+import { getJob } from './operations/get.js';
 import { readLiveSettings, writeLiveSettings } from './operations/config.js';
 import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
 import { cancel, reschedule } from './operations/manage.js';
@@ -32,7 +32,8 @@ import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } fro
 import { registerProducer, type Producer } from './definition/producer.js';
 import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
-import type { Counts, ListState } from './operations/inspect.js';
+import type { Counts } from './operations/counts.js';
+import type { ListState } from './operations/list.js';
 
 export type { QueueOptions } from './queue/options.js';
 export type { ConfigureOptions } from './definition/settings.js';

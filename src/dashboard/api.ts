@@ -3,7 +3,7 @@
  * charts, a page of jobs in one state, the groups panel and one job. Each answers a plain JSON
  * value, read with ZRANGE/ZCOUNT/SCAN only.
  */
-import type { ListState } from '../operations/inspect.js';
+import type { ListState } from '../operations/list.js';
 import type { JobInfo } from '../queue.js';
 import { HttpError } from './exchange.js';
 import { decodeSegment } from './paths.js';

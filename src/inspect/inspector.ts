@@ -10,7 +10,7 @@ import { whenReachable } from '../definition/reach.js';
 import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
 import { settleConfig, type ConfigRecord } from '../operations/config.js';
 import { oldestDead } from '../operations/due.js';
-import type { ListState } from '../operations/inspect.js';
+import type { ListState } from '../operations/list.js';
 import { Queue, type JobInfo } from '../queue.js';
 import { producerOf } from '../definition/producer.js';
 import { activitySeries, growth, latenessBound, type ActivitySecond } from '../metrics/activity.js';

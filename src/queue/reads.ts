@@ -6,16 +6,9 @@
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { assertKnownOptions } from '../option-names.js';
-import {
-  counts,
-  listJobs,
-  NEWEST_FIRST,
-  type Counts,
-  type HistogramRequest,
-  type PartitionCounts,
-  type ListState,
-  type RawJob,
-} from '../operations/inspect.js';
+import { counts, type Counts, type HistogramRequest, type PartitionCounts } from '../operations/counts.js';
+import { listJobs, NEWEST_FIRST, type ListState } from '../operations/list.js';
+import type { RawJob } from '../operations/raw-job.js';
 import {
   TOTAL_NAMES,
   readSnapshots,

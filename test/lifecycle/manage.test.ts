@@ -6,7 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { deadRemove, deadRetry, reschedule } from '../../src/operations/manage.js';
+import { deadRemove } from '../../src/operations/dead-remove.js';
+import { deadRetry } from '../../src/operations/dead-retry.js';
+import { reschedule } from '../../src/operations/reschedule.js';
 import { isPaused, pause, resume } from '../../src/operations/pause.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';

@@ -11,7 +11,7 @@ import { add } from '../../src/operations/add.js';
 import { priorityMember } from '../../src/members/priority.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
-import { cancel } from '../../src/operations/manage.js';
+import { cancel } from '../../src/operations/cancel.js';
 import { pause, resume } from '../../src/operations/pause.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';

@@ -28,7 +28,7 @@ import { add } from '../../src/operations/add.js';
 import { groupOfLease as memberGroup, idOfLease as memberId } from '../../src/members/lease.js';
 import { claim } from '../../src/operations/claim.js';
 import { fail } from '../../src/operations/fail.js';
-import { cancel } from '../../src/operations/manage.js';
+import { cancel } from '../../src/operations/cancel.js';
 import { reap } from '../../src/operations/reap.js';
 import { release } from '../../src/operations/release.js';
 import { GROUP_PAUSED, pauseGroup, resumeGroup } from '../../src/operations/groups.js';

@@ -21,7 +21,7 @@ import {
 import type { Queue } from '../queue.js';
 import { producerOf } from '../definition/producer.js';
 import { countAll, totalsAll } from '../queue/reads.js';
-import { groupTotals } from '../operations/groups.js';
+import { groupTotals } from '../operations/group-totals.js';
 import type { Worker } from '../worker.js';
 
 /** Options of DelayqMetrics. */

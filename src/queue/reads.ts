@@ -18,7 +18,7 @@ import {
   type CounterValues,
 } from '../operations/stats.js';
 import type { Layout } from '../operations/wheel.js';
-import { groupJobs } from '../operations/groups.js';
+import { groupJobs } from '../operations/group-jobs.js';
 import { validateGroup } from '../job-options.js';
 import { partitionOf } from '../partition/index.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';

@@ -7,7 +7,7 @@
 import type { QueueContext } from '../definition/context.js';
 import { readLiveSettings } from '../operations/config.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
-import { refreshGroups } from '../operations/groups.js';
+import { refreshGroups } from '../operations/group-refresh.js';
 import type { ClaimSettings } from './storage.js';
 
 /** The group bounds a claim sends. */

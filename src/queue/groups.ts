@@ -11,7 +11,7 @@ import { resumeGroup } from '../operations/group-resume.js';
 import { listGroups, type GroupInfo } from '../operations/groups-list.js';
 import { partitionOf } from '../partition/index.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
-import { readLiveSettings } from '../operations/config.js';
+import { readLiveSettings } from '../operations/config-record.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { Producer } from '../definition/producer.js';
 import { checkPage } from './reads.js';

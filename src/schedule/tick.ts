@@ -9,7 +9,7 @@
 import type { QueueContext } from '../definition/context.js';
 import { configKey } from '../redis/keys.js';
 import { asArray, num, str } from '../operations/reply.js';
-import { layoutRefusal } from '../operations/config.js';
+import { layoutRefusal } from '../operations/wheel.js';
 import { waitingKeys } from '../operations/waiting-keys.js';
 import { guessAt, runWheelAware } from '../operations/wheel.js';
 import { producerOf } from '../definition/producer.js';

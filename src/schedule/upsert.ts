@@ -2,7 +2,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import { configKey, type QueueKeys } from '../redis/keys.js';
 import { asArray, num, str } from '../operations/reply.js';
-import { layoutRefusal } from '../operations/config.js';
+import { layoutRefusal } from '../operations/wheel.js';
 import { waitingKeys } from '../operations/waiting-keys.js';
 import { runWheelAware, type Layout } from '../operations/wheel.js';
 import type { StoredDefinition } from './definition.js';

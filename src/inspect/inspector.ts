@@ -10,7 +10,7 @@ import { whenReachable } from '../definition/reach.js';
 import { CodecUnavailableError, UnknownQueueError } from '../errors.js';
 import { settleConfig } from '../operations/config.js';
 import type { ConfigRecord } from '../operations/config-record.js';
-import { oldestDead } from '../operations/due.js';
+import { oldestDead } from '../operations/oldest-dead.js';
 import type { ListState } from '../operations/list.js';
 import { Queue, type JobInfo } from '../queue.js';
 import { producerOf } from '../definition/producer.js';

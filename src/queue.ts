@@ -12,11 +12,14 @@ import { ClosedError, ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
-import { getJob } from './operations/inspect.js';
-import { readLiveSettings, writeLiveSettings } from './operations/config.js';
+import { getJob } from './operations/get.js';
+import { readLiveSettings } from './operations/config-record.js';
+import { writeLiveSettings } from './operations/configure.js';
 import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
-import { cancel, reschedule } from './operations/manage.js';
-import { isPaused, pause, resume } from './operations/pause.js';
+import { cancel } from './operations/cancel.js';
+import { reschedule } from './operations/reschedule.js';
+import { isPaused, pause } from './operations/pause.js';
+import { resume } from './operations/resume.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { SETTINGS_MESSAGE } from './redis/wake-subscriber.js';
 import type { QueueKeys } from './redis/keys.js';
@@ -32,7 +35,8 @@ import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } fro
 import { registerProducer, type Producer } from './definition/producer.js';
 import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
-import type { Counts, ListState } from './operations/inspect.js';
+import type { Counts } from './operations/counts.js';
+import type { ListState } from './operations/list.js';
 
 export type { QueueOptions } from './queue/options.js';
 export type { ConfigureOptions } from './definition/settings.js';

@@ -22,6 +22,8 @@ export function escapeHtml(text: string): string {
 function shell(title: string, boot: PageBoot, body: string): string {
   // '<' is escaped so no payload text can close the JSON block early.
   const json = JSON.stringify(boot).replace(/</g, '\\u003c');
+  // app.js is an ES module that imports its parts from beside it; a module runs after the deferred
+  // uPlot script before it, in document order, so uPlot is defined by then.
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -33,7 +35,7 @@ function shell(title: string, boot: PageBoot, body: string): string {
 <link rel="stylesheet" href="${boot.base}/assets/app.css">
 <script type="application/json" id="boot">${json}</script>
 <script src="${boot.base}/assets/uPlot.iife.min.js" defer></script>
-<script src="${boot.base}/assets/app.js" defer></script>
+<script type="module" src="${boot.base}/assets/app.js"></script>
 </head>
 <body>
 <header class="top">

@@ -1,7 +1,7 @@
 /** A stored job as the Queue API shows it: its record decoded with the queue's codec, times as Dates. */
 import type { Codec } from '../codec/codec.js';
 import type { RecordedError } from '../operations/fail.js';
-import type { JobState, RawJob } from '../operations/inspect.js';
+import type { JobState, RawJob } from '../operations/raw-job.js';
 import { decodeRecord, type RecordHeader } from '../record/index.js';
 
 /**

@@ -22,7 +22,7 @@ import { waitingKeys } from '../../src/operations/waiting-keys.js';
 import type { ScheduleSpec } from '../../src/schedule/index.js';
 import { Scheduler } from '../../src/scheduler.js';
 import { advanceSchedule, tickContextOf } from '../../src/schedule/tick.js';
-import { readSchedules } from '../../src/schedule/read.js';
+import { readSchedules } from '../../src/operations/schedule-read.js';
 import { drain } from '../../src/testing/index.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { internals } from '../support/internals.js';

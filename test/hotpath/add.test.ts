@@ -166,6 +166,44 @@ describe('an id that exists', () => {
     expect(await f.client.hget(keys.counters, 'added')).toBe('2');
   });
 
+  it('an id twice in one call: a replace finds the job the call wrote before it, and the jobs after it are placed', async () => {
+    const keys = freshKeys('add-twice');
+    const now = await serverNow();
+    const grouped = { group: 'g1', groupDue: 0 };
+    const outs = await addJobs(f, keys, [
+      job('a', { at: now + 60_000, header: grouped, payload: '{"v":1}' }),
+      job('b', { at: now + 50_000 }),
+      job('a', { at: now + 30_000, header: grouped, payload: '{"v":2}', mode: 'replace' }),
+      job('a', { at: now + 10_000, header: grouped, payload: '{"v":3}' }),
+      job('c', { at: now + 40_000 }),
+      job('c', { at: now + 20_000, mode: 'replace' }),
+    ]);
+    expect(outs).toStrictEqual([
+      { created: true, runAt: now + 60_000 },
+      { created: true, runAt: now + 50_000 },
+      { created: false, replaced: true, runAt: now + 30_000 },
+      { created: false, runAt: now + 30_000 },
+      { created: true, runAt: now + 40_000 },
+      { created: false, replaced: true, runAt: now + 20_000 },
+    ]);
+    const a = decodeRecord((await f.client.hgetBuffer(keys.records, 'a'))!);
+    expect(a.header).toStrictEqual({ ...NEW_JOB_HEADER, ...grouped, groupDue: now + 30_000 });
+    expect(a.payload.toString()).toBe('{"v":2}');
+    expect(await f.client.zcard(keys.groupJobs)).toBe(1);
+    expect(await f.client.zrange(keys.groupBacklog, 0, -1, 'WITHSCORES')).toStrictEqual(['g1', '1']);
+    expect(await f.client.zrange(keys.groupsWaiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'g1',
+      String(now + 30_000),
+    ]);
+    expect(await f.client.zrange(keys.waiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'c',
+      String(now + 20_000),
+      'b',
+      String(now + 50_000),
+    ]);
+    expect(await f.client.hget(keys.counters, 'added')).toBe('3');
+  });
+
   it('replace moves a waiting job to its new class and due time, keeping attempts and the error flag', async () => {
     const keys = freshKeys('add-replace');
     const now = await serverNow();

@@ -12,7 +12,18 @@ import {
   CANCELLED_RECORD,
 } from '../../src/record/index.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
-import { addJobs, claimJobs, freshKeys, job, startFixture, stopFixture, type Fixture } from './support.js';
+import { cancel } from '../../src/operations/manage.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
+import {
+  addJobs,
+  claimJobs,
+  EVENTS_FAILURES,
+  freshKeys,
+  job,
+  startFixture,
+  stopFixture,
+  type Fixture,
+} from './support.js';
 
 let f: Fixture;
 beforeAll(async () => {
@@ -202,6 +213,32 @@ describe('an id that exists', () => {
       String(now + 50_000),
     ]);
     expect(await f.client.hget(keys.counters, 'added')).toBe('3');
+  });
+
+  it('replace of a grouped job that ran before: the record keeps its attempts and names the due time it waits under', async () => {
+    const keys = freshKeys('add-replace-group');
+    const now = await serverNow();
+    const grouped = { group: 'g1', groupDue: 0 };
+    await addJobs(f, keys, [job('r', { at: now + 60_000, header: grouped })]);
+    // It ran once and was put back (a retry): its record now has a claim block.
+    const put = decodeRecord((await f.client.hgetBuffer(keys.records, 'r'))!);
+    const ran = { ...put.header, attempts: 1, claims: 1, claimedAt: now - 100, runDue: now - 200, holder: 3 };
+    await f.client.hset(keys.records, 'r', encodeRecord(ran, put.payload));
+    const [out] = await addJobs(f, keys, [
+      job('r', { at: now + 30_000, header: grouped, payload: '{"new":1}', mode: 'replace' }),
+    ]);
+    expect(out).toStrictEqual({ created: false, replaced: true, runAt: now + 30_000 });
+    const stored = decodeRecord((await f.client.hgetBuffer(keys.records, 'r'))!);
+    expect(stored.header).toStrictEqual({ ...ran, groupDue: now + 30_000 });
+    expect(await f.client.zrange(keys.groupsWaiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'g1',
+      String(now + 30_000),
+    ]);
+    // A cancel finds the job in gq by the due time its record names: nothing is left behind.
+    expect(await cancel(f.client, keys, { id: 'r', eventsCap: EVENTS_FAILURES, layout: ZSET_LAYOUT })).toBe(
+      'waiting',
+    );
+    expect(await f.client.exists(keys.groupJobs, keys.groupBacklog, keys.groupsWaiting)).toBe(0);
   });
 
   it('replace moves a waiting job to its new class and due time, keeping attempts and the error flag', async () => {

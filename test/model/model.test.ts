@@ -142,8 +142,8 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'replace resetting the attempts a waiting job has used',
       script: 'add',
-      from: 'new = rec_claimed(rec, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
-      to: 'new = rec_claimed(rec, h, 0, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
+      from: 'new = rec_claimed(new, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
+      to: 'new = rec_claimed(new, h, 0, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
     },
     {
       what: 'cancel of a running job leaving its lease behind (the holder could still ack)',

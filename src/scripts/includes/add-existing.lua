@@ -80,7 +80,7 @@ local function add_on_exists(call, jobs, i, old, done)
     h.group_due = due
   end
   if oh.claims > 0 then
-    new = rec_claimed(rec, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)
+    new = rec_claimed(new, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)
   end
   if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end
   redis.call('HSET', K.j, id, new)

@@ -76,9 +76,9 @@
 -- test/integration/script-inputs.test.ts (every refusal before the first write),
 -- test/integration/{add-clock,protocol,protocol-holes,python-producer,foreign-producer}.test.ts,
 -- test/model/ (random batches, duplicate ids and replaces included, against a model) and
--- test/docs/script-keys.test.ts (the KEYS order); cost by `npm run bench:redis-instructions --
--- --phase=add --jobs=20000` (instructions per job, steady to ~0.3 % between runs): a change may
--- not raise it by more than 1 %. A Lua function call per job is ~450 of its ~32,000.
+-- test/hotpath/add-keys.test.ts (the KEYS order); cost by `npm run bench:redis-instructions --
+-- --phase=add --jobs=20000` (instructions per job, steady to ~0.5 % between runs): a change may
+-- not raise it by more than 1 %. A Lua function call per job is ~450 of its ~30,000.
 
 --!include prelude.lua
 --!include args.lua

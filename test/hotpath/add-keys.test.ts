@@ -33,7 +33,7 @@ function letters(key: string): string {
   return key.slice(key.indexOf('}:') + 2);
 }
 
-describe('KEYS order, one for the header, the Lua and the wrapper', () => {
+describe('add.lua KEYS order: one for the header, the Lua and the wrapper', () => {
   it('add.lua: header, ADD_KEYS (add-call.lua) and addKeys() agree', () => {
     const header = headerKeys('add');
     expect(header).toHaveLength(16);

@@ -8,8 +8,8 @@
  * worker process at concurrency 50, on a private redis-server.
  *
  * `--w3`: W3's shape instead (bench/workloads/w2-w3-lateness.ts): one addBulk of `--jobs` (500)
- * jobs from a fresh Queue, due evenly over `--span` ms (10,000) after a 1 s lead, one worker at
- * concurrency 10. `--bounds=<jobs>[x<bytes>]` sets the bounds of one add call
+ * jobs from a fresh Queue (on a server that has loaded the scripts), due evenly over `--span` ms
+ * (10,000) after a 1 s lead, one worker at concurrency 10. `--bounds=<jobs>[x<bytes>]` sets the bounds of one add call
  * (src/queue/add-calls.ts) for the producer here.
  *
  * Run: node --import tsx bench/lateness-breakdown.ts [--rate=6000] [--seconds=10]
@@ -40,17 +40,22 @@ function summary(values: number[]): string {
   return `min ${sorted[0]} p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} max ${sorted[sorted.length - 1]} ms`;
 }
 
-/** W3's arrivals: one addBulk of W3_JOBS jobs due evenly over W3_SPAN_MS after a 1 s lead. */
-async function addW3(queue: Queue<{ due: number }>): Promise<number> {
+/**
+ * W3's arrivals: one addBulk of W3_JOBS jobs due evenly over W3_SPAN_MS after a 1 s lead. Returns
+ * how long it took, and each job's place in it by its asked due time.
+ */
+async function addW3(queue: Queue<{ due: number }>): Promise<{ ms: number; indexOf: Map<number, number> }> {
   const calledAt = Date.now();
   const before = performance.now();
+  const indexOf = new Map<number, number>();
   await queue.addBulk(
     Array.from({ length: W3_JOBS }, (_, i) => {
       const delay = LEAD_MS + Math.floor((i * W3_SPAN_MS) / W3_JOBS);
+      indexOf.set(calledAt + delay, i);
       return { payload: { due: calledAt + delay }, opts: { delay } };
     }),
   );
-  return performance.now() - before;
+  return { ms: performance.now() - before, indexOf };
 }
 
 async function main(): Promise<void> {
@@ -74,11 +79,20 @@ async function main(): Promise<void> {
     const done = new Promise<{ rows?: number[] }>((resolve) => messages.set('rows', resolve));
     await ready;
     let maxAddMs = 0;
+    let w3Index: Map<number, number> | undefined;
     if (W3) {
+      // The server loads delayq's function library once (the bench's W3 runs on one server): done
+      // by another producer here, so the measured Queue is as fresh as W3's, no bound of the
+      // server clock learnt, but the first call does not wait for the library to load.
+      const warm = new Queue<number>('breakdown-warm', { connection: redis.url });
+      await warm.add(0);
+      await warm.close();
       console.log(
         `lateness breakdown, W3: ${W3_JOBS} jobs over ${W3_SPAN_MS} ms in one addBulk [${boundsLabel(bounds)}]; load average ${loadavg()[0]!.toFixed(2)}`,
       );
-      maxAddMs = await addW3(queue);
+      const w3 = await addW3(queue);
+      maxAddMs = w3.ms;
+      w3Index = w3.indexOf;
     } else {
       // The producer's first add connects and loads the script: before the arrivals start.
       await queue.addBulk([{ payload: { due: 0 }, opts: { delay: 60_000 } }]);
@@ -105,15 +119,20 @@ async function main(): Promise<void> {
     const addPath: number[] = [];
     const claimPart: number[] = [];
     const startPart: number[] = [];
+    // W3: the add path of each add call's jobs (its place in the addBulk / the job bound).
+    const addPathByCall: number[][] = [];
     for (let i = 0; i < rows.length; i += 4) {
       const [asked, runAt, claimedAt, started] = [rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!];
       total.push(started - asked);
       addPath.push(runAt - asked);
+      const at = w3Index?.get(asked);
+      if (at !== undefined) (addPathByCall[Math.floor(at / bounds.jobs)] ??= []).push(runAt - asked);
       claimPart.push(claimedAt - runAt);
       startPart.push(started - claimedAt);
     }
     console.log(`from the add call (${W3 ? 'W3' : 'W8'}'s figure, at handler start): ${summary(total)}`);
     console.log(`  1. add path, stored due - asked due: ${summary(addPath)}`);
+    addPathByCall.forEach((late, k) => console.log(`     jobs of add call ${k + 1}: ${summary(late)}`));
     console.log(`  2. claim, claim time - due (Redis clock): ${summary(claimPart)}`);
     console.log(`  3. start, handler - claim time: ${summary(startPart)}`);
     console.log(

@@ -11,6 +11,7 @@ import { readdirSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/index.js';
+import { addKeys } from '../../src/operations/add.js';
 import { configKey, legacyKeys, queueKeys } from '../../src/redis/keys.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { decodeRecord, encodeRecord } from '../../src/record/index.js';
@@ -201,18 +202,7 @@ function specs(name: string, member: string): Spec[] {
     },
     {
       script: 'add',
-      keys: [
-        ...waiting.slice(0, 7),
-        k.records,
-        k.completed,
-        k.cancelled,
-        k.dead,
-        k.wake,
-        k.counters,
-        k.events,
-        k.leases,
-        k.groupBacklog,
-      ],
+      keys: addKeys(k),
       args: ['1', '0', '0', '0', 'n1', 'dk', '0', Buffer.from('\x01\x00{}'), ''],
       names: [
         /N |ARGV has/,

@@ -173,14 +173,14 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'replace keeping the old job (debounce writing nothing)',
       script: 'add',
-      from: "elseif code == 'k' and mode == 'r' and oh then",
-      to: "elseif code == 'k' and mode == 'R' and oh then",
+      from: "if mode ~= 'r' or not oh then return code, add_waiting_due(K, id, oh) end",
+      to: "if mode ~= 'R' or not oh then return code, add_waiting_due(K, id, oh) end",
     },
     {
       what: 'replace resetting the attempts a waiting job has used',
       script: 'add',
-      from: 'new = rec_claimed(rec, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
-      to: 'new = rec_claimed(rec, h, 0, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
+      from: 'new = rec_claimed(new, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
+      to: 'new = rec_claimed(new, h, 0, oh.claims, oh.claimed_at, oh.run_due, oh.holder)',
     },
     {
       what: 'cancel of a running job leaving its lease behind (the holder could still ack)',

@@ -12,7 +12,7 @@ import {
   CANCELLED_RECORD,
 } from '../../src/record/index.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
-import { cancel } from '../../src/operations/manage.js';
+import { cancel } from '../../src/operations/cancel.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import {
   addJobs,

@@ -106,26 +106,26 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'a job claimed 1 ms before it is due',
       script: 'claim',
-      from: 'local cutoff_text = ms_text(cutoff)',
-      to: 'local cutoff_text = ms_text(cutoff + 1)',
+      from: 'cutoff_text = ms_text(cutoff),',
+      to: 'cutoff_text = ms_text(cutoff + 1),',
     },
     {
       what: 'a claim ahead reaching 1 ms further than it was asked',
       script: 'claim',
-      from: 'local cutoff = K.wi and now or now + ahead',
-      to: 'local cutoff = K.wi and now or now + ahead + (ahead > 0 and 1 or 0)',
+      from: 'local cutoff = K.wi and now or now + ahead_ms',
+      to: 'local cutoff = K.wi and now or now + ahead_ms + (ahead_ms > 0 and 1 or 0)',
     },
     {
       what: 'a claim ahead ignored (only due jobs taken)',
       script: 'claim',
-      from: 'local cutoff = K.wi and now or now + ahead',
+      from: 'local cutoff = K.wi and now or now + ahead_ms',
       to: 'local cutoff = now',
     },
     {
       what: 'a paused queue’s claim taking jobs (the pause gate never shut)',
       script: 'claim',
-      from: "if special > 0 and redis.call('EXISTS', K.z) == 1 then",
-      to: "if special > 0 and redis.call('EXISTS', K.z) == 2 then",
+      from: "special > 0 and redis.call('EXISTS', K.z) == 1",
+      to: "special > 0 and redis.call('EXISTS', K.z) == 2",
     },
     {
       what: 'priorities served in reverse (higher first)',

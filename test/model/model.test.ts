@@ -100,8 +100,8 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'a lease still valid at its deadline (fencing off by one)',
       script: 'claim',
-      from: 'elseif deadline and deadline > now then',
-      to: 'elseif deadline and deadline >= now then',
+      from: 'score > now and CLAIM_ACK_IN_A',
+      to: 'score >= now and CLAIM_ACK_IN_A',
     },
     {
       what: 'a job claimed 1 ms before it is due',

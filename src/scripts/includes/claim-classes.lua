@@ -41,8 +41,13 @@ local function claim_default_heads(c, want, special)
   -- heads whatever their due time made Redis format each score as a double for Lua to parse back.
   local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', c.cutoff_text, 'WITHSCORES', 'LIMIT', '0', int_text(want + 1))
   local due_count = #heads / 2
+  -- Jobs added together share a due time, and Lua strings are interned: a score text like the
+  -- one before is the same number, and == compares pointers (no strtod).
+  local last_text, last_due = nil, nil
   for i = 1, math.min(due_count, want) do
-    ids[i], dues[i] = heads[2 * i - 1], tonumber(heads[2 * i])
+    local text = heads[2 * i]
+    if text ~= last_text then last_text, last_due = text, tonumber(text) end
+    ids[i], dues[i] = heads[2 * i - 1], last_due
   end
   if due_count > want then
     -- Due by the cutoff, perhaps not yet by now (a claim ahead).

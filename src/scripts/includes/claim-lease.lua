@@ -53,8 +53,16 @@ local function claim_lease(c, ids, dues, groups, records, out)
     end
   end
   local deadline_text = ms_text(now + c.lease_ms)
-  -- ".<now>|" of every member this call writes.
+  -- "<claims>.<now>|" of every member this call writes, and the whole of it for a first claim.
   local token_tail = '.' .. c.now_text .. '|'
+  local first_token = '1' .. token_tail
+  -- A new job of default options (record '\1\0' + payload, rec_parse's shared h) is leased as
+  -- '\1\1' + the claim block {attempts 1, claims 1, now, its due, the holder} + its payload: the
+  -- block's fixed parts made once per call, its due packed once per due time (a batch of jobs
+  -- added together shares one), where struct.pack made the whole header per job.
+  local fresh_head = '\1\1\0\1\0\1' .. struct.pack('>I6', now)
+  local holder_tail = struct.pack('>I4', holder)
+  local packed_for, packed_due = nil, nil
   local zadd, starts = {}, {}
   local rate_limited = c.rate_max > 0
   local emit_claimed = emits(K, 'claimed')
@@ -66,12 +74,18 @@ local function claim_lease(c, ids, dues, groups, records, out)
     local h, why = nil, 'no record'
     if rec then h, why = rec_parse(rec) end
     if h and not h.completed and not h.cancelled then
-      local claims = h.claims % CLAIM_MAX_CLAIMS + 1
       local due = dues[i]
-      local leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
-      -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s float format '%.14g';
-      -- a first claim needs no format at all.
-      local member = (claims == 1 and '1' or string.format('%d', claims)) .. token_tail .. id
+      local leased, member
+      if h.fa == 0 and h.fb == 0 then
+        if due ~= packed_for then packed_for, packed_due = due, struct.pack('>I6', due) end
+        leased = fresh_head .. packed_due .. holder_tail .. string.sub(rec, 3)
+        member = first_token .. id
+      else
+        local claims = h.claims % CLAIM_MAX_CLAIMS + 1
+        leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
+        -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s float format '%.14g'.
+        member = (claims == 1 and first_token or string.format('%d', claims) .. token_tail) .. id
+      end
       -- A grouped job's member names its group, so whatever ends the lease frees the slot
       -- without reading the record.
       local group = groups[i]

@@ -92,7 +92,8 @@ if not c then return bad_arg(problem) end
 local records = {}
 
 -- 1. Acks first: their first write frees memory (ZREM), so a full Redis still lets a worker drain.
-local letters, acked_grouped, acked_other, woke = claim_acks(c, records)
+local ack_problem, letters, acked_grouped, acked_other, woke = claim_acks(c, records)
+if ack_problem then return bad_arg(ack_problem) end
 local out = { c.now, -1, 0, letters, 0 }
 if c.limit <= 0 then
   claim_wake_acked(c, woke)

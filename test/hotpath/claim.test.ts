@@ -558,15 +558,43 @@ describe('acks inside the claim', () => {
     expect(reversed.acks).toStrictEqual([{ status: 'lost', detail: 'not held' }, { status: 'ok' }]);
   });
 
-  it('gives the same outcomes without ZMSCORE (Redis before 6.2)', async () => {
+  it('gives the same outcomes without ZMSCORE (Redis before 6.2): the reads by score are a ZSCORE each', async () => {
     const keys = freshKeys('ack-nozm');
-    await addJobs(f, keys, [job('a'), job('b')]);
-    const { jobs } = await claimJobs(f, keys, 2, { zmscore: false });
+    await addJobs(f, keys, [job('a'), job('b'), job('c')]);
+    const { jobs } = await claimJobs(f, keys, 3, { zmscore: false });
+    const [a, b, c] = jobs;
+    const before = await commandCalls();
     const out = await claimJobs(f, keys, 0, {
       zmscore: false,
-      acks: [ackOf(jobs[0]!), { ...ackOf(jobs[1]!), member: 'nope|b' }],
+      // b: its known deadline past (read by score, still valid); the last: a member never leased.
+      acks: [ackOf(a!), ackOf(b!, { knownDeadline: 1 }), ackOf(c!), { ...ackOf(c!), member: '9.1|zz' }],
     });
-    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'lost', detail: 'not held' }]);
+    const calls = diffCalls(before, await commandCalls());
+    expect(out.acks).toStrictEqual([
+      { status: 'ok' },
+      { status: 'ok' },
+      { status: 'ok' },
+      { status: 'lost', detail: 'not held' },
+    ]);
+    expect(calls.get('zmscore')).toBeUndefined();
+    expect(calls.get('zscore')).toBeGreaterThanOrEqual(2);
+    expect(await f.client.exists(keys.leases)).toBe(0);
+  });
+
+  it('refuses an ack whose member is not a lease member, before any write (the others not applied)', async () => {
+    const keys = freshKeys('ack-bad-member');
+    await addJobs(f, keys, [job('a'), job('b'), job('c')]);
+    const { jobs } = await claimJobs(f, keys, 3);
+    for (const acks of [
+      [ackOf(jobs[0]!), { ...ackOf(jobs[1]!), member: 'nope|b' }],
+      [...jobs.map((j) => ackOf(j)), { ...ackOf(jobs[0]!), member: 'r1' }],
+    ]) {
+      await expect(claimJobs(f, keys, 0, { acks })).rejects.toThrow(
+        new RegExp(`ack ${acks.length} of ${acks.length}: member .* is not a lease member`),
+      );
+    }
+    expect(await f.client.zcard(keys.leases)).toBe(3);
+    expect(await f.client.exists(keys.completed)).toBe(0);
   });
 });
 

@@ -112,13 +112,13 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'a claim ahead reaching 1 ms further than it was asked',
       script: 'claim',
-      from: 'local cutoff = K.wi and now or now + ahead_ms',
-      to: 'local cutoff = K.wi and now or now + ahead_ms + (ahead_ms > 0 and 1 or 0)',
+      from: 'local cutoff = K.wi and now or now + s.ahead_ms',
+      to: 'local cutoff = K.wi and now or now + s.ahead_ms + (s.ahead_ms > 0 and 1 or 0)',
     },
     {
       what: 'a claim ahead ignored (only due jobs taken)',
       script: 'claim',
-      from: 'local cutoff = K.wi and now or now + ahead_ms',
+      from: 'local cutoff = K.wi and now or now + s.ahead_ms',
       to: 'local cutoff = now',
     },
     {

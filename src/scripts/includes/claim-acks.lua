@@ -36,7 +36,7 @@ local CLAIM_ACK_SHARED, CLAIM_ACK_IN_A, CLAIM_ACK_REMOVED, CLAIM_ACK_EXPIRED = 1
 
 -- The scores of `members` in a (nil for a member not there), one command on Redis >= 6.2.
 local function claim_lease_scores(c, members)
-  if c.has_zmscore then return redis.call('ZMSCORE', c.K.a, unpack(members)) end
+  if c.s.has_zmscore then return redis.call('ZMSCORE', c.K.a, unpack(members)) end
   local scores = {}
   for i, member in ipairs(members) do scores[i] = redis.call('ZSCORE', c.K.a, member) end
   return scores
@@ -61,18 +61,36 @@ local function claim_acked_before(done_c, id)
   return false
 end
 
--- Each ack's lease. Returns fact[i] (CLAIM_ACK_*, nil: not in a), ahead[i] (true when ack i's
--- known deadline is ahead) and the shared deadline's members (member -> true; nil when none was
--- read).
+-- The reason `member` cannot be a lease member, or nil.
+local function claim_member_problem(i, acks, member)
+  if string.find(member, '^%d+%.%d+|.') then return nil end
+  return 'ack ' .. i .. ' of ' .. acks .. ': member ' .. member .. ' is not a lease member <claims>.<claimed at ms>|<id>'
+end
+
+-- Each ack's lease. Returns the reason an ack's member is not one (found before any write; then
+-- nothing else), else nil, then fact[i] (CLAIM_ACK_*, nil: not in a), ahead[i] (true when ack
+-- i's known deadline is ahead) and the shared deadline's members (member -> true; nil when none
+-- was read).
 local function claim_ack_facts(c)
   local K, acks, now, now_text = c.K, c.acks, c.now, c.now_text
   local now_digits = #now_text
   -- An ack whose known deadline is ahead: that deadline is one the server told the worker, and no
   -- lease is ever shortened (extend.lua), so the lease is valid exactly when its member is in a.
-  -- The acks of one claim share its deadline: the first one ahead (`shared`) is read once, with
-  -- 3 acks or more, and its members decide the acks naming it; the others ahead each by its own
-  -- ZREM. Acks whose known deadline passed, or whose member was not at the shared deadline (an
-  -- extend whose reply was lost moved it, or it is gone), are read by score.
+  -- The acks of one claim share its deadline: with 3 acks or more, the first one ahead (`shared`)
+  -- is read once, and its members decide the acks naming it; every other ack is read by score
+  -- (its known deadline passed, or differs, or its member was not at the shared deadline: an
+  -- extend whose reply was lost moved it, or it is gone). Nothing is written until every member
+  -- not found has been checked. Fewer acks (concurrency 1) are each decided by its own ZREM when
+  -- their known deadline is ahead (one command where a read and a removal are two).
+  local few = acks < CLAIM_ACKS_SHARED
+  -- One ack alone: its ZREM writes nothing when its member is not there, and that is when it is
+  -- checked, below.
+  if few and acks > 1 then
+    for i = 1, acks do
+      local problem = claim_member_problem(i, acks, ARGV[CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * (i - 1)])
+      if problem then return problem end
+    end
+  end
   local fact, ahead = {}, {}
   local shared, present, read, read_at = nil, nil, nil, nil
   local last, last_ahead = nil, false
@@ -88,14 +106,14 @@ local function claim_ack_facts(c)
     local by_score = not last_ahead
     if last_ahead then
       ahead[i] = true
-      if not shared and acks >= CLAIM_ACKS_SHARED then
-        shared = text
-        present = claim_members_at(c, text, acks)
-      end
-      if text == shared then
-        if present[ARGV[at]] then fact[i] = CLAIM_ACK_SHARED else by_score = true end
-      elseif redis.call('ZREM', K.a, ARGV[at]) == 1 then
-        fact[i] = CLAIM_ACK_REMOVED
+      if few then
+        if redis.call('ZREM', K.a, ARGV[at]) == 1 then fact[i] = CLAIM_ACK_REMOVED end
+      else
+        if not shared then
+          shared = text
+          present = claim_members_at(c, text, acks)
+        end
+        if text == shared and present[ARGV[at]] then fact[i] = CLAIM_ACK_SHARED else by_score = true end
       end
     end
     if by_score then
@@ -114,7 +132,15 @@ local function claim_ack_facts(c)
       end
     end
   end
-  return fact, ahead, present
+  if not few or acks == 1 then
+    for i = 1, acks do
+      if not fact[i] then
+        local problem = claim_member_problem(i, acks, ARGV[CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * (i - 1)])
+        if problem then return problem end
+      end
+    end
+  end
+  return nil, fact, ahead, present
 end
 
 -- Each ack's outcome, in ack order, and the applied acks' writes: their leases leave a (those
@@ -237,9 +263,11 @@ local function claim_ack_apply(c, fact, ahead, present, records)
   return outcomes, grouped, done_n / 2 - grouped, woke
 end
 
--- The acks of this call (see the file's header).
+-- The acks of this call (see the file's header), after the reason they cannot be applied (nil
+-- when they can; then nothing was written).
 local function claim_acks(c, records)
-  if c.acks == 0 then return '', 0, 0, nil end
-  local fact, ahead, present = claim_ack_facts(c)
-  return claim_ack_apply(c, fact, ahead, present, records)
+  if c.acks == 0 then return nil, '', 0, 0, nil end
+  local problem, fact, ahead, present = claim_ack_facts(c)
+  if problem then return problem end
+  return nil, claim_ack_apply(c, fact, ahead, present, records)
 end

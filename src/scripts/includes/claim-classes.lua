@@ -20,7 +20,7 @@ local CLAIM_PROMOTE = 1000
 local function claim_default_heads(c, want, special)
   local K = c.K
   local ids, dues, next_at = {}, {}, -1
-  if want == 1 and special == 0 and c.may_pop then
+  if want == 1 and special == 0 and c.s.may_pop then
     -- A take of one pops the head, and puts it back when it is not due: one command where
     -- ZRANGE + ZREM are two. Larger takes read first, so a claim at the edge of the due jobs
     -- never pops and rewrites jobs it cannot take.

@@ -23,7 +23,7 @@ end
 
 local function claim_take_groups(c, want, others, acked_grouped, acked_other)
   local K, now, cutoff = c.K, c.now, c.cutoff
-  local group_max, rate_max, rate_per = c.group_max, c.group_rate_max, c.group_rate_per
+  local group_max, rate_max, rate_per = c.s.group_max, c.s.group_rate_max, c.s.group_rate_per
   local g_ids, g_due, g_groups = {}, {}, {}
   local next_at = -1
   -- Groups whose head's time has come go from gw to gr. The head of gw first (one score): when it

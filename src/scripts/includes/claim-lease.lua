@@ -28,20 +28,20 @@ local function claim_bury_unleasable(c, id, rec, h, why, group)
     or 'job data missing from Redis (removed outside delayq)'
   redis.call('HSET', K.e, id, cjson.encode({ name = name, message = message, at = now, attempt = 0 }))
   if rec then
-    bury(K, id, rec, now, 0, c.dead_max_count, c.dead_max_age_ms)
+    bury(K, id, rec, now, 0, c.s.dead_max_count, c.s.dead_max_age_ms)
   else
     -- Nothing to keep in j: the dead entry and the error say what happened.
     redis.call('ZADD', K.d, now, id)
     redis.call('HINCRBY', K.n, 'dead', 1)
     emit(K, 'dead', id, 'attempt', 0, 'at', now)
-    trim_dead(K, now, c.dead_max_count, c.dead_max_age_ms)
+    trim_dead(K, now, c.s.dead_max_count, c.s.dead_max_age_ms)
   end
 end
 
 local function claim_lease(c, ids, dues, groups, records, out)
   local count = #ids
   if count == 0 then return 0 end
-  local K, now, holder = c.K, c.now, c.holder
+  local K, now, holder = c.K, c.now, c.s.holder
   local recs
   if count <= UNPACK_CHUNK then
     recs = redis.call('HMGET', K.j, unpack(ids))
@@ -52,7 +52,7 @@ local function claim_lease(c, ids, dues, groups, records, out)
       for k = 1, #part do recs[first + k - 1] = part[k] end
     end
   end
-  local deadline_text = ms_text(now + c.lease_ms)
+  local deadline_text = ms_text(now + c.s.lease_ms)
   -- "<claims>.<now>|" of every member this call writes, and the whole of it for a first claim.
   local token_tail = '.' .. c.now_text .. '|'
   local first_token = '1' .. token_tail
@@ -64,7 +64,7 @@ local function claim_lease(c, ids, dues, groups, records, out)
   local holder_tail = struct.pack('>I4', holder)
   local packed_for, packed_due = nil, nil
   local zadd, starts = {}, {}
-  local rate_limited = c.rate_max > 0
+  local rate_limited = c.s.rate_max > 0
   local emit_claimed = emits(K, 'claimed')
   -- Where the next entries of records, zadd and out go: counted here, where `#t + 1` searched each
   -- table's array part for its end, several times per job.

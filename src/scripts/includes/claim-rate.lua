@@ -8,11 +8,11 @@
 -- Cost: none without a rate limit; else ZREMRANGEBYSCORE lim, ZCARD lim, and ZRANGE lim 0 0 when
 --   it limits.
 local function claim_rate_window(c, want)
-  if c.rate_max <= 0 then return want, -1 end
+  if c.s.rate_max <= 0 then return want, -1 end
   local K, now = c.K, c.now
-  redis.call('ZREMRANGEBYSCORE', K.lim, '-inf', now - c.rate_per_ms)
-  local allowed = c.rate_max - redis.call('ZCARD', K.lim)
+  redis.call('ZREMRANGEBYSCORE', K.lim, '-inf', now - c.s.rate_per_ms)
+  local allowed = c.s.rate_max - redis.call('ZCARD', K.lim)
   if allowed >= want then return want, -1 end
   local oldest = redis.call('ZRANGE', K.lim, 0, 0, 'WITHSCORES')
-  return math.max(allowed, 0), (oldest[2] and tonumber(oldest[2]) or now) + c.rate_per_ms + 1
+  return math.max(allowed, 0), (oldest[2] and tonumber(oldest[2]) or now) + c.s.rate_per_ms + 1
 end

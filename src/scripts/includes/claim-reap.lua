@@ -22,7 +22,7 @@ end
 local function claim_reap(c, announce)
   local head_at = claim_lease_head(c)
   if head_at == -1 or head_at > c.now then return 0, head_at end
-  local returned = reap_expired(c.K, c.now, CLAIM_REAP_MAX, c.dead_max_count, c.dead_max_age_ms)
+  local returned = reap_expired(c.K, c.now, CLAIM_REAP_MAX, c.s.dead_max_count, c.s.dead_max_age_ms)
   if returned > 0 and announce then redis.call('PUBLISH', c.K.w, c.now_text) end
   return returned, nil
 end

@@ -24,35 +24,40 @@
 -- KEYS[19] pg HASH id -> progress of a running job (deleted when its attempt ends)
 -- KEYS[20] gn  ZSET group -> its waiting jobs (taken jobs leave their group's count)
 -- KEYS[21...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
--- ARGV[1] limit: jobs to claim (0: ack only), ARGV[2] lease ms, ARGV[3] holder number (wk),
--- ARGV[4] group concurrency (the queue's recorded one, >= 1), ARGV[5] group rate max, ARGV[6]
--- group rate per ms (0, 0: none), ARGV[7] queue rate max, ARGV[8] queue rate per ms (0, 0: none),
--- ARGV[9] dead max count, ARGV[10] dead max age ms, ARGV[11] flags: 'z' the strategy allows
--- ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), 'a<ms>' claim ahead: also lease jobs of the
--- default class and of groups due up to <ms> (0-1000) after now, which the worker starts at their
--- due time by its lower bound of the server clock, not before (docs/ARCHITECTURE.md §5.3; prioritized jobs
--- and the wheel, whose buckets go whole, only when due),
+-- ARGV[1] limit: jobs to claim, 0..1000000 (0: ack only), ARGV[2] lease ms (>= 1), ARGV[3] holder
+-- number (wk, 0..4294967295), ARGV[4] group concurrency (the queue's recorded one, 0..1000000; 0
+-- counts as 1), ARGV[5] group rate max, ARGV[6] group rate per ms (0, 0: none; a max > 0 needs a
+-- per >= 1), ARGV[7] queue rate max, ARGV[8] queue rate per ms (the same rule), ARGV[9] dead max
+-- count, ARGV[10] dead max age ms (whole numbers, 0: no bound), ARGV[11] flags, each at most
+-- once: 'z' the strategy allows ZPOPMIN, 'm' the server has ZMSCORE (Redis >= 6.2), 'a<ms>' claim
+-- ahead: also lease jobs of the default class and of groups due up to <ms> (0-1000) after now,
+-- which the worker starts at their due time by its lower bound of the server clock, not before
+-- (docs/ARCHITECTURE.md §5.3; prioritized jobs and the wheel, whose buckets go whole, only when
+-- due),
 -- ARGV[12] events cap (events.lua),
--- ARGV[13] M acks, then 4 per ack: lease member; the lease deadline the worker was last told
--- (a resent ack is recognised by it); flags: 'e' the job had a last error, 'p' it reported
--- progress, 'f' the job's final record follows (what to store: a completed record with the claim
--- block and max attempts of the claim, and the result with U; record.lua rec_final_problem says
--- what is accepted), or, from workers of delayq 0.2, 'u' a result follows; the final record
--- ('f'), the result bytes (the codec's, with 'u') or nothing. Wheel strategy only, after the
--- acks: granularity ms and the start of each bucket list in KEYS.
+-- ARGV[13] M acks (0..1000000), then 4 per ack: lease member "<claims>.<claimed at>|<id>[\0<group>]";
+-- the lease deadline the worker was last told, whole ms (a resent ack is recognised by it); flags,
+-- each at most once: 'e' the job had a last error, 'p' it reported progress, 'f' the job's final
+-- record follows (what to store: a completed record with the claim block and max attempts of the
+-- claim, and the result with U; record.lua rec_final_problem says what is accepted), or, from
+-- workers of delayq 0.2, 'u' a result follows; the final record ('f'), the result bytes (the
+-- codec's, with 'u') or nothing (''). Wheel strategy only, after the acks: granularity ms and the
+-- start of each bucket list in KEYS.
 -- Returns: { now, next_at, paused (0/1), the M ack outcomes as one string of a letter each (O: OK,
 --          A: already applied, C: lost, cancelled, E: lost, expired, N: lost, not held), n, then 3
 --          per job: lease member, record (with its new claim block), due }, and with the wheel
 --          strategy after them: jobs left in ready, 1 when due buckets were left for lack of their
 --          keys (claim again at once), m, and the starts of the index's first m buckets (pass
 --          those next time); last, the script's TIME in µs. next_at: when to claim again (-1:
---          nothing known; paused: wait for the resume message).
--- Cost (fast path, default class): TIME, a ZREM a per ack whose known deadline is ahead (its
---          answer decides; ZMSCORE a and one ZREM a for the others), ZADD c, EXISTS, ZPOPMIN s (or
---          ZRANGEBYSCORE s + ZREM s, and ZRANGE s n n when fewer than limit + 1 were due), HMGET
---          j, HSET j, ZADD a, and ZRANGE a 0 0 when the batch was not full; a claim of 16 jobs or
---          more also OBJECT ENCODING a (and ZADD, ZREM of a long member when a is a listpack:
---          skiplist.lua). No per-job command but the acks' ZREM.
+--          nothing known; paused: wait for the resume message). Error 'DELAYQ_BAD_ARG <reason>'
+--          for a KEYS count other than 20 (23 or more with the wheel), an ARGV count other than 13
+--          + 4 per ack (+ the wheel's), or any argument out of its range, naming it (ARGV[2] lease
+--          ms ..., ack 3 of 50: member ...); wheel: error 'DELAYQ_WRONG_BUCKET <start>'. Any error
+--          means nothing was written.
+-- Cost: see each step's include. At 50 jobs a call: a read of the acks' shared deadline (no
+--          scores) and one ZREM a, ZADD c, EXISTS, ZRANGEBYSCORE s + ZREM s, HMGET j, HSET j and
+--          ZADD a: no command per job. At 1: TIME, the ack's own ZREM a, ZADD c, EXISTS, ZPOPMIN s,
+--          HMGET j, HSET j, ZADD a.
 -- Guarantee: an ack is applied only for a member whose lease is still valid (docs/DESIGN.md invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among
 --          due jobs the lower priority goes first, equal priorities in due order (the default
@@ -60,10 +65,27 @@
 --          counts them; every path that ends a lease frees its slot), groups with due jobs take
 --          turns (one job per group per round) and get half of a claim when other due jobs wait
 --          (all of it when none do), a paused group is in neither gw nor gr and is never taken
---          (groups.lua: no check here, so a pause costs the claim nothing), and with a group rate limit a group starts at most max jobs
---          per `per` ms on average (token bucket, bursts up to max); with a rate limit no more
---          than max jobs start in any window of `per` ms across all workers; a taken id without a
---          readable record is buried, never dropped (invariant 5).
+--          (groups.lua: no check here, so a pause costs the claim nothing), and with a group rate
+--          limit a group starts at most max jobs per `per` ms on average (token bucket, bursts up
+--          to max); with a rate limit no more than max jobs start in any window of `per` ms across
+--          all workers; a taken id without a readable record is buried, never dropped (invariant
+--          5); every argument is checked before the first write (invariant 11).
+-- Steps (one include each, in this order; the context is read only, and what a step finds it
+--          returns): claim-context.lua (keys, settings, clock; every check), claim-acks.lua,
+--          claim-gate.lua (pause), claim-rate.lua, claim-classes.lua (default and prioritized,
+--          with claim-groups.lua for grouped jobs), claim-lease.lua, claim-reap.lua,
+--          claim-wake.lua (next wake).
+-- How to change this script: correctness is decided by test/hotpath/claim.test.ts,
+--          test/hotpath/claim-keys.test.ts (the KEYS order, here, in claim-context.lua and
+--          claimKeys()), test/conformance/*.test.ts, test/integration/{claim-ahead, prepared-claim,
+--          rate-limit, partitions, protocol, protocol-holes, script-inputs, start-after-lease,
+--          retry-gaps}.test.ts, test/groups/, test/model/ (its mutants name lines of the steps:
+--          move them with the code), test/lifecycle/, test/members/, test/record/ and
+--          test/cluster/conformance.test.ts; run them with --maxWorkers=1. Cost is decided by
+--          `npm run bench:redis-instructions -- --phase=claim --limit=50 --jobs=3000` and
+--          `-- --phase=claim --limit=1 --jobs=1000` (instructions per job; a busy host does not
+--          move them): a change may not raise either by more than 3 % without a reason in its
+--          commit. A header change regenerates docs/PROTOCOL.md (scripts/protocol-tables.ts).
 
 --!include prelude.lua
 --!include args.lua

@@ -110,8 +110,9 @@
 -- what a step finds it returns, and this body hands it to the next.
 local c, problem = claim_context()
 if not c then return bad_arg(problem) end
--- Field/value pairs of the one HSET j of every record this call writes (completed and leased).
-local records = {}
+-- Field/value pairs of the one HSET j of every record this call writes (completed and leased),
+-- sized for one ack and one job (concurrency 1): a growing table rehashes at each power of two.
+local records = { nil, nil, nil, nil }
 
 -- 1. Acks first: their first write frees memory (ZREM), so a full Redis still lets a worker drain.
 local ack_problem, letters, acked_grouped, acked_other, woke = claim_acks(c, records)

@@ -106,7 +106,7 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     {
       what: 'a job claimed 1 ms before it is due',
       script: 'claim',
-      from: 'cutoff_text = ms_text(cutoff),',
+      from: 'cutoff_text = cutoff == now and now_text or ms_text(cutoff),',
       to: 'cutoff_text = ms_text(cutoff + 1),',
     },
     {

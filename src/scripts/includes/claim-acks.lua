@@ -91,7 +91,8 @@ local function claim_ack_facts(c)
       if problem then return problem end
     end
   end
-  local fact, ahead = {}, {}
+  -- Sized for one ack (concurrency 1): a table's first entry otherwise rehashes it.
+  local fact, ahead = { nil }, { nil }
   local shared, present, read, read_at = nil, nil, nil, nil
   local last, last_ahead = nil, false
   for i = 1, acks do
@@ -154,14 +155,14 @@ local function claim_ack_apply(c, fact, ahead, present, records)
   local done = nil
   -- The letters, made at the first that is not O: most calls apply every ack.
   local letters = nil
-  local unremoved, done_c = {}, {}
+  local unremoved, done_c = { nil }, { nil, nil }
   local records_n, done_n = #records, 0
   -- Made when an ack needs them: most calls have no job with an error or progress.
   local error_ids, progress_ids = nil, nil
   -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group.
   local freed, freed_order = nil, nil
   local grouped = 0
-  local emit_completed = emits(K, 'completed')
+  local emit_completed = c.s.emits_completed
   for i = 1, acks do
     local at = CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * (i - 1)
     local member = ARGV[at]

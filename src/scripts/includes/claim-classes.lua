@@ -14,12 +14,14 @@
 
 -- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
 local CLAIM_PROMOTE = 1000
+-- An empty list, read only, shared by every call: what a take without jobs or without grouped
+-- jobs returns (a table made and collected per call costs about as much as a command's reply).
+local CLAIM_NONE = {}
 
 -- The default class's due heads: up to `want` ids and their dues, when to look again, and whether
 -- they were popped already (ZPOPMIN) or are still in s.
 local function claim_default_heads(c, want, special)
   local K = c.K
-  local ids, dues, next_at = {}, {}, -1
   if want == 1 and special == 0 and c.s.may_pop then
     -- A take of one pops the head, and puts it back when it is not due: one command where
     -- ZRANGE + ZREM are two. Larger takes read first, so a claim at the edge of the due jobs
@@ -27,16 +29,14 @@ local function claim_default_heads(c, want, special)
     local head = redis.call('ZPOPMIN', K.s)
     if head[2] then
       local due = tonumber(head[2])
-      if due <= c.cutoff then
-        -- The next head is not read: this worker is full now and claims again when it acks.
-        ids[1], dues[1] = head[1], due
-      else
-        redis.call('ZADD', K.s, head[2], head[1])
-        next_at = due
-      end
+      -- The next head is not read: this worker is full now and claims again when it acks.
+      if due <= c.cutoff then return { head[1] }, { due }, -1, true end
+      redis.call('ZADD', K.s, head[2], head[1])
+      return CLAIM_NONE, CLAIM_NONE, due, true
     end
-    return ids, dues, next_at, true
+    return CLAIM_NONE, CLAIM_NONE, -1, true
   end
+  local ids, dues, next_at = {}, {}, -1
   -- The due heads only, up to want + 1 (one more than taken says more are due): reading want + 1
   -- heads whatever their due time made Redis format each score as a double for Lua to parse back.
   local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', c.cutoff_text, 'WITHSCORES', 'LIMIT', '0', int_text(want + 1))
@@ -96,15 +96,15 @@ end
 
 local function claim_take(c, want, special, acked_grouped, acked_other)
   local K = c.K
-  if want <= 0 then return {}, {}, {}, -1 end
+  if want <= 0 then return CLAIM_NONE, CLAIM_NONE, CLAIM_NONE, -1 end
   if K.wi then
     local ids, dues, wheel_next = wheel_take(K, want, c.now)
-    return ids, dues, {}, wheel_next or -1
+    return ids, dues, CLAIM_NONE, wheel_next or -1
   end
   local d_ids, d_due, next_at, popped = claim_default_heads(c, want, special)
   if special == 0 then
     if #d_ids > 0 and not popped then redis.call('ZREM', K.s, unpack(d_ids)) end
-    return d_ids, d_due, {}, next_at
+    return d_ids, d_due, CLAIM_NONE, next_at
   end
   -- Priorities: promote p's due heads to r, then merge r with the default class's due jobs by
   -- score (the default class is priority 0): lower priority first, then due order.

@@ -101,6 +101,11 @@ local function claim_settings_of_texts()
     has_zmscore = string.find(flags, 'm', 1, true) ~= nil,
     ahead_ms = ahead_ms,
     events_cap = tonumber(ARGV[12]),
+    -- What each call would otherwise work out again from these: the claim block's last field, and
+    -- whether the routine events are written (events.lua).
+    holder_packed = struct.pack('>I4', holder),
+    emits_claimed = emits({ events_cap = tonumber(ARGV[12]) }, 'claimed'),
+    emits_completed = emits({ events_cap = tonumber(ARGV[12]) }, 'completed'),
   }
 end
 
@@ -195,6 +200,8 @@ local function claim_context()
   -- wheel takes whole buckets by their end, so it never claims ahead. Leases, rate limits, tokens
   -- and reaps count from now.
   local cutoff = K.wi and now or now + s.ahead_ms
+  -- The scores this call writes (ZADD c, ZADD a, ZADD lim), as text made once (prelude.lua).
+  local now_text = ms_text(now)
   return {
     K = K,
     s = s,
@@ -202,10 +209,9 @@ local function claim_context()
     acks = acks,
     now = now,
     now_us = now_us,
-    -- The scores this call writes (ZADD c, ZADD a, ZADD lim), as text made once (prelude.lua).
-    now_text = ms_text(now),
+    now_text = now_text,
     cutoff = cutoff,
-    cutoff_text = ms_text(cutoff),
+    cutoff_text = cutoff == now and now_text or ms_text(cutoff),
   }
 end
 

@@ -8,9 +8,11 @@
 --   the call's id/record pairs for its one HSET j; `out`, the reply.
 -- Outputs: how many jobs were leased. Appends each leased record to `records` and lease member,
 --   record and due per job to `out`.
--- Cost: HMGET j (one per 1000 ids), one ZADD a, and with a queue rate limit one ZADD lim; per job
---   one struct.pack, one string.sub and two concatenations. A lease of 16 jobs or more also makes
---   sure a is a skiplist (skiplist.lua). Burials cost their own commands (bury.lua).
+-- Cost: HMGET j (one per 1000 ids), one ZADD a, and with a queue rate limit one ZADD lim. Per
+--   job of default options (the usual new job) one string.sub and one concatenation: its claim
+--   block is made of parts made once per call and its due packed once per due time; other headers
+--   one struct.pack (record.lua rec_claimed). A lease of 16 jobs or more also makes sure a is a
+--   skiplist (skiplist.lua). Burials cost their own commands (bury.lua).
 
 -- Claims are a uint16 in the record; past it they wrap (the claim time still tells tokens apart).
 local CLAIM_MAX_CLAIMS = 65535
@@ -53,19 +55,20 @@ local function claim_lease(c, ids, dues, groups, records, out)
     end
   end
   local deadline_text = ms_text(now + c.s.lease_ms)
-  -- "<claims>.<now>|" of every member this call writes, and the whole of it for a first claim.
-  local token_tail = '.' .. c.now_text .. '|'
-  local first_token = '1' .. token_tail
+  -- "1.<now>|", the token of every first claim this call makes, and its ".<now>|" for the others
+  -- (made at the first of them).
+  local first_token = '1.' .. c.now_text .. '|'
+  local token_tail = nil
   -- A new job of default options (record '\1\0' + payload, rec_parse's shared h) is leased as
   -- '\1\1' + the claim block {attempts 1, claims 1, now, its due, the holder} + its payload: the
   -- block's fixed parts made once per call, its due packed once per due time (a batch of jobs
   -- added together shares one), where struct.pack made the whole header per job.
   local fresh_head = '\1\1\0\1\0\1' .. struct.pack('>I6', now)
-  local holder_tail = struct.pack('>I4', holder)
+  local holder_tail = c.s.holder_packed
   local packed_for, packed_due = nil, nil
-  local zadd, starts = {}, {}
+  local zadd, starts = { nil, nil }, nil
   local rate_limited = c.s.rate_max > 0
-  local emit_claimed = emits(K, 'claimed')
+  local emit_claimed = c.s.emits_claimed
   -- Where the next entries of records, zadd and out go: counted here, where `#t + 1` searched each
   -- table's array part for its end, several times per job.
   local records_n, zadd_n, out_n, leased_n = #records, 0, #out, 0
@@ -84,7 +87,12 @@ local function claim_lease(c, ids, dues, groups, records, out)
         local claims = h.claims % CLAIM_MAX_CLAIMS + 1
         leased = rec_claimed(rec, h, h.attempts + 1, claims, now, due, holder)
         -- claims < 2^16: '%d' is exact on any build, and cheaper than `..`'s float format '%.14g'.
-        member = (claims == 1 and first_token or string.format('%d', claims) .. token_tail) .. id
+        if claims == 1 then
+          member = first_token .. id
+        else
+          token_tail = token_tail or string.sub(first_token, 2)
+          member = string.format('%d', claims) .. token_tail .. id
+        end
       end
       -- A grouped job's member names its group, so whatever ends the lease frees the slot
       -- without reading the record.
@@ -95,6 +103,7 @@ local function claim_lease(c, ids, dues, groups, records, out)
       zadd[zadd_n + 1], zadd[zadd_n + 2] = deadline_text, member
       zadd_n = zadd_n + 2
       if rate_limited then
+        starts = starts or {}
         starts[#starts + 1] = c.now_text
         starts[#starts + 1] = member
       end
@@ -113,8 +122,8 @@ local function claim_lease(c, ids, dues, groups, records, out)
   if leased_n > 0 then
     local added = leased_n >= CLAIM_LEASES_SKIPLIST_AT and skiplist_begin(K.a)
     call_chunked('ZADD', K.a, zadd, 2)
-    skiplist_end(K.a, added)
-    if #starts > 0 then call_chunked('ZADD', K.lim, starts, 2) end
+    if added then skiplist_end(K.a, added) end
+    if starts then call_chunked('ZADD', K.lim, starts, 2) end
   end
   return leased_n
 end

@@ -45,6 +45,7 @@ export {
   UnrecoverableError,
   CancelledError,
   ProgressTooLargeError,
+  LogLimitError,
 } from './errors.js';
 export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';

@@ -13,6 +13,7 @@ import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
 import { getJob } from './operations/inspect.js';
+import { readLogs } from './operations/log.js';
 import { readLiveSettings, writeLiveSettings } from './operations/config.js';
 import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
 import { cancel, reschedule } from './operations/manage.js';
@@ -113,8 +114,14 @@ export class Queue<T = unknown> {
   async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
     const { layout, codec } = await this.context.settle();
-    const raw = await this.context.findById(id, (keys) => getJob(this.connection.client, keys, id, layout));
-    return raw ? toInfo<T, R>(codec, raw) : null;
+    const client = this.connection.client;
+    // The log lines are read beside the record (one round trip, same partition): the lines only
+    // grow while the job is kept, so a read a moment apart shows no other job's.
+    const found = await this.context.findById(id, async (keys) => {
+      const [raw, logs] = await Promise.all([getJob(client, keys, id, layout), readLogs(client, keys, id)]);
+      return raw ? { raw, logs } : null;
+    });
+    return found ? toInfo<T, R>(codec, found.raw, found.logs) : null;
   }
 
   /**

@@ -1,6 +1,16 @@
 // Public exports only.
 export { Queue, DeadLetters, QueueGroups } from './queue.js';
-export type { QueueOptions, AddResult, BulkJob, JobInfo, GroupInfo, ConfigureOptions } from './queue.js';
+export type {
+  QueueOptions,
+  AddResult,
+  BulkJob,
+  JobInfo,
+  GroupInfo,
+  ConfigureOptions,
+  SearchOptions,
+  SearchPage,
+} from './queue.js';
+export type { JobLogLine } from './operations/log.js';
 export { Worker } from './worker.js';
 export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
 export type { WorkerOptions, BatchWorkerOptions, Logger, Migrations } from './worker/options.js';

@@ -8,14 +8,14 @@
 --             claimed at, the lease member's token)
 -- KEYS[3] x   ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
 -- ARGV[1] lease member, ARGV[2] attempt (1..65535: the attempt number the handler sees),
--- ARGV[3] the line (valid UTF-8, no control character (C0, DEL, C1) but tab, 1..ARGV[4] bytes),
--- ARGV[4] max bytes per line, ARGV[5] max lines per run, ARGV[6] max lines per job (more than
--- ARGV[5]; each 1..65535)
--- Returns: the number of lines this run now has (1..ARGV[5]).
--- Errors (nothing written): 'DELAYQ_LEASE_LOST <why>' (cancelled, expired, not held);
---          'DELAYQ_LOG_FULL <max>' when this run has its ARGV[5] lines already;
---          'DELAYQ_BAD_ARG <reason>' for a malformed argument, a line over ARGV[4] bytes, with a
---          control character or not UTF-8, or a KEYS count other than 3.
+-- ARGV[3] the line (valid UTF-8, no control character (C0, DEL, C1) but tab, 1 byte up to the
+-- max bytes per line), ARGV[4] max bytes per line, ARGV[5] max lines per run, ARGV[6] max lines
+-- per job (more than the max lines per run; each cap 1..65535)
+-- Returns: the number of lines this run now has (1 up to the max lines per run). Errors (nothing
+--          written): 'DELAYQ_LEASE_LOST <why>' (cancelled, expired, not held); 'DELAYQ_LOG_FULL
+--          <max>' when this run has its max lines already; 'DELAYQ_BAD_ARG <reason>' for a
+--          malformed argument, a line over the max bytes, with a control character or not
+--          UTF-8, or a KEYS count other than 3.
 -- Guarantee (fencing): only the holder of a valid lease writes, so a holder that lost its lease
 --          cannot add to the next attempt's lines. The lines are kept while the job's record is:
 --          no script that ends an attempt deletes them; trim.lua and dead-remove.lua delete them

@@ -5,7 +5,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { runScript, script } from '../redis/scripts.js';
-import { LOG_MAX_LINE_BYTES, LOG_MAX_LINES_PER_ATTEMPT, LOG_MAX_LINES_PER_JOB } from '../worker/log-line.js';
+import { LOG_MAX_LINE_BYTES, LOG_MAX_LINES_PER_ATTEMPT, LOG_MAX_LINES_PER_JOB } from '../log-line.js';
 
 /** One line of a job's log, as get() shows it. */
 export interface JobLogLine {
@@ -22,7 +22,7 @@ export interface LogInput {
   member: string;
   /** The attempt number the handler sees. */
   attempt: number;
-  /** The line, already checked (src/worker/log-line.ts). */
+  /** The line, already checked (src/log-line.ts). */
   line: string;
 }
 

@@ -17,7 +17,7 @@ import type { Queue } from '../queue.js';
 import { producerOf } from '../definition/producer.js';
 import { validatePayload, type StandardSchemaV1 } from '../schema.js';
 import { Worker, type Handler } from '../worker.js';
-import { checkLogLine, LOG_MAX_LINES_PER_ATTEMPT } from '../worker/log-line.js';
+import { checkLogLine, LOG_MAX_LINES_PER_ATTEMPT } from '../log-line.js';
 import { encodeProgress } from '../worker/progress-value.js';
 import type { WorkerOptions } from '../worker/options.js';
 

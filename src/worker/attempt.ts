@@ -31,7 +31,7 @@ import type { FailOutput, RecordedError } from '../operations/fail.js';
 import { ScriptLeaseLost, ScriptLogFull } from '../redis/script-errors.js';
 import type { AckListener } from './exchange.js';
 import type { HeldLease } from './lease-keeper.js';
-import { checkLogLine } from './log-line.js';
+import { checkLogLine } from '../log-line.js';
 import { ProgressReporter } from './progress.js';
 import { toError } from './to-error.js';
 

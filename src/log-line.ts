@@ -3,7 +3,7 @@
  * story, kept with the job. The caps are passed to log.lua, which holds them for callers in other
  * languages too.
  */
-import { LogLimitError, ValidationError } from '../errors.js';
+import { LogLimitError, ValidationError } from './errors.js';
 
 /** The longest line, in bytes of UTF-8. */
 export const LOG_MAX_LINE_BYTES = 512;

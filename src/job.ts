@@ -36,7 +36,8 @@ export class Job<T> {
     /**
      * When this attempt started, by the server clock; claimedAt - runAt is the lateness. Never
      * before runAt: the lease's start, or for a job the worker leased just ahead of its due time
-     * (at most 2 ms), the moment its handler started by the worker's lower bound of that clock.
+     * (at most 2 ms), the moment its handler started by the worker's lower bound of that clock
+     * (the lease's own start is `queue.get(id).lease.startedAt`).
      */
     readonly claimedAt: Date,
     host: JobHost,

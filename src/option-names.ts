@@ -4,6 +4,7 @@
  * `addBulk([{ payload, delay }])` running at once), naming the nearest valid key. One helper for
  * every options object: assertKnownOptions.
  */
+import { describe } from './duration.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -97,4 +98,15 @@ function editDistance(a: string, b: string): number {
     d.push(row);
   }
   return d[a.length]![b.length]!;
+}
+
+/**
+ * Throws ValidationError unless `value` (the option `name`) is an object whose keys are all in
+ * `known` (assertKnownOptions names a wrong key).
+ */
+export function assertOptionObject(value: unknown, known: ReadonlySet<string>, name: string): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(`${name} must be { ${[...known].join(', ')} }, got ${describe(value)}`, name);
+  }
+  assertKnownOptions(value, known, `${name} key`, { path: name });
 }

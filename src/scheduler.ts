@@ -13,7 +13,7 @@ import { ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import type { Queue } from './queue.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
-import { readSchedules } from './schedule/read.js';
+import { readSchedules } from './operations/schedule-read.js';
 import { advanceSchedule, tickContextOf, type AddedOccurrence, type TickContext } from './schedule/tick.js';
 
 const SCHEDULER_OPTIONS: ReadonlySet<string> = new Set(['maxSleepMs', 'batch']);

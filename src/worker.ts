@@ -5,29 +5,25 @@
  * wake subscriber, the counters, and the storage (one exchange per partition: acks ride on the next
  * claim call) that each attempt's state machine settles its fate through. The parts that depend on
  * the queue's settled definition (layout, events cap, codec, group bounds) are made at start-up,
- * once it is known.
+ * once it is known (src/worker/assemble.ts).
  */
 import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from './clock.js';
-import { QueueContext, type Settled } from './definition/context.js';
+import { QueueContext } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
-import { ClosedError, DelayqError, LeaseLostError } from './errors.js';
-import { groupOfLease } from './members/lease.js';
+import { ClosedError, DelayqError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import { flushCounts } from './operations/stats.js';
-import { blockingMove, type Strategy } from './redis/capabilities.js';
+import type { Strategy } from './redis/capabilities.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { warnIfEvicting } from './redis/eviction.js';
 import type { QueueKeys } from './redis/keys.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
-import { loadTracing } from './tracing.js';
-import { APPROACH_SPIN_MS, ClaimLoop } from './worker/claim-loop.js';
-import type { ClaimSource } from './worker/claim-source.js';
+import { assemble, claimLoop, claimSource, type AssembleDeps, type Running } from './worker/assemble.js';
+import { APPROACH_SPIN_MS } from './worker/claim-loop.js';
 import { CounterFlusher } from './worker/counters.js';
-import { Dispatcher } from './worker/dispatcher.js';
-import { attemptHooks, type WorkerEvents } from './worker/events.js';
+import type { WorkerEvents } from './worker/events.js';
 import { FatePolicy } from './worker/fate.js';
-import { LeaseKeeper } from './worker/lease-keeper.js';
 import { LiveSettings } from './worker/live-settings.js';
 import {
   resolveWorkerOptions,
@@ -36,14 +32,10 @@ import {
   type ResolvedWorkerOptions,
   type WorkerOptions,
 } from './worker/options.js';
-import { Reaper } from './worker/reaper.js';
 import { RetryPolicy } from './worker/retry-policy.js';
 import type { Handler } from './worker/run-attempt.js';
 import type { BatchHandler } from './worker/run-batch.js';
 import { Slots } from './worker/slots.js';
-import { claimSourceFor } from './worker/sources.js';
-import { CLAIM_AHEAD_MS, StartGate } from './worker/start-gate.js';
-import { claimSettings, WorkerStorage } from './worker/storage.js';
 import { toError } from './worker/to-error.js';
 
 export type { Handler } from './worker/run-attempt.js';
@@ -51,16 +43,6 @@ export type { BatchHandler } from './worker/run-batch.js';
 export type { WorkerEvents } from './worker/events.js';
 
 const CLOSE_KEYS: ReadonlySet<string> = new Set(['timeoutMs']);
-
-/** The parts made at start-up, once the queue's definition is settled. */
-interface Running<T> {
-  storage: WorkerStorage;
-  keeper: LeaseKeeper;
-  reaper: Reaper;
-  dispatcher: Dispatcher<T>;
-  source?: ClaimSource;
-  loop?: ClaimLoop;
-}
 
 /** Runs a handler for each due job of one queue. */
 export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
@@ -188,7 +170,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const settled = await this.context.settle();
     const { caps, strategy, layout } = settled;
     this.chosenStrategy = strategy;
-    const running = await this.assemble(settled);
+    const parts = this.parts();
+    const running = await assemble(parts, settled);
+    this.running = running;
     o.logger.info?.(
       `worker ${this.id} on queue '${this.name}': strategy ${strategy}${layout.kind === 'wheel' ? ` (buckets of ${layout.granularityMs} ms)` : ''}, Redis ${caps.version}`,
     );
@@ -196,109 +180,35 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     await running.storage.open(this.id);
     await this.subscriber.start();
     if (this.closing) return;
-    const source = claimSourceFor({
-      client,
-      partitions: this.partitions,
-      strategy,
-      layout,
-      claim: (partition, limit, ahead) => running.storage.claim(partition, limit, ahead),
-      setBuckets: (partition, starts) => running.storage.setBuckets(partition, starts),
-      clock: this.clock,
-      sleeper: this.sleeper,
-      maxSleepMs: o.maxSleepMs,
-      blockingMove: blockingMove(caps),
-      onError: (err) => this.report(err),
-    });
+    const source = claimSource(parts, settled, running);
     running.source = source;
     await source.start();
     // A close() during start() may have stopped the source before it opened its connection.
     if (this.closing) return source.stop();
-    running.loop = new ClaimLoop({
-      source,
-      freeSlots: () => running.dispatcher.freeSlots(),
-      waitForSlot: () => this.slots.waitForSlot(),
-      start: (claimed) => running.dispatcher.start(claimed),
-      bury: (job) => running.dispatcher.buryUnreadable(job),
-      clock: this.clock,
-      sleeper: this.sleeper,
-      maxSleepMs: o.maxSleepMs,
-      // A batch forms from jobs that are due; the wheel takes whole buckets when they end.
-      claimAheadMs: o.batch || layout.kind === 'wheel' ? 0 : CLAIM_AHEAD_MS,
-      onError: (err) => this.report(err),
-    });
+    running.loop = claimLoop(parts, settled, running, source);
     running.keeper.start();
     running.reaper.start();
     this.counters.start();
     running.loop.start();
   }
 
-  /** Make the parts that need the settled definition: storage, keeper, reaper, dispatcher. */
-  private async assemble(settled: Settled): Promise<Running<T>> {
-    const o = this.options;
-    const client = this.connection.client;
-    const report = (err: unknown) => this.report(err);
-    const storage = new WorkerStorage(
-      client,
-      this.partitions,
-      {
-        ...o,
-        clock: this.clock,
-        nextClaimWithin: () => this.sleeper.dueEndWithin(),
-        // A grouped job's ack frees its group's slot (its member names the group): the group's next
-        // job may be due, and the claim loop, asleep with free slots, claims it with the ack.
-        freesClaim: (item) => groupOfLease(item.member) !== undefined,
-        wakeClaim: () => this.sleeper.interrupt(),
-        onLateLost: (id) =>
-          report(new LeaseLostError(id, 'the claim reply came back after the lease ended; not started')),
-      },
-      claimSettings(settled, o),
-    );
-    const keeper: LeaseKeeper = new LeaseKeeper({
-      leaseMs: o.leaseMs,
+  /** This worker's lasting parts, as the settled ones are wired to them (src/worker/assemble.ts). */
+  private parts(): AssembleDeps<T, R> {
+    return {
+      name: this.name,
+      client: this.connection.client,
+      partitions: this.partitions,
+      options: this.options,
       clock: this.clock,
-      extend: (ms, held) => storage.extend(ms, held),
-      onLost: (lease) => {
-        if (!dispatcher.leaseLost(lease)) report(new LeaseLostError(lease.id, 'not renewed in time'));
-      },
-      onError: report,
-    });
-    const reaper = new Reaper(
-      o.reapIntervalMs,
-      () => storage.reap(),
-      () => this.slots.full(),
-      report,
-      () => storage.trim(),
-    );
-    const tracing = await loadTracing();
-    // The codec given, else the queue's recorded one.
-    const run = { queue: this.name, codec: settled.codec, options: o, fates: this.fates, tracing, report };
-    const dispatcher: Dispatcher<T> = new Dispatcher<T>({
+      sleeper: this.sleeper,
       slots: this.slots,
-      prefetch: o.prefetch,
-      gate: new StartGate(this.clock),
-      keeper,
       counters: this.counters,
-      partitions: this.partitions.length,
-      store: storage,
-      hooks: attemptHooks<T, R>({
-        events: this,
-        counters: this.counters,
-        clock: this.clock,
-        partitions: this.partitions.length,
-        reaper,
-        keeper,
-        report,
-      }),
-      handler:
-        'batch' in this.handler
-          ? { batch: o.batch!, run: { ...run, handler: this.handler.batch }, now: () => this.clock.now() }
-          : { run: { ...run, handler: this.handler.one } },
-      wasCancelled: (lease) => storage.isCancelled(lease.id, lease.member),
+      fates: this.fates,
+      handler: this.handler,
+      events: this,
       closing: () => this.closing !== undefined,
-      report,
-    });
-    this.running = { storage, keeper, reaper, dispatcher };
-    return this.running;
+      report: (err: unknown) => this.report(err),
+    };
   }
 
   /** A wake message (`due`: when the earliest job is due; null: look now) on `partition`'s channel. */

@@ -232,7 +232,7 @@ def backoff_delay(backoff, attempt):
         ms = min(ms, cap)
     if jitter:
         ms = ms / 2 + random.random() * ms / 2
-    return int(round(ms))
+    return int(math.floor(ms + 0.5))  # JavaScript's Math.round: halves up (Python's round() goes to even)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,7 +392,12 @@ class Worker:
     def __init__(self, queue, worker_id, lease_ms=30_000, backoff=("exponential", 1000, 3_600_000, True),
                  dead_max_count=100_000, dead_max_age_ms=30 * 86_400_000):
         if queue.partitions != 1:
-            raise DelayqError(f"queue {queue.name} has {queue.partitions} partitions; this worker serves one")
+            # A worker of P partitions claims from each (one claim per partition, its keys in tag
+            # {q#i}); this one claims from {q} only, where a partitioned queue keeps no jobs.
+            raise DelayqError(
+                f"queue {queue.name} has {queue.partitions} partitions; this worker serves unpartitioned queues "
+                "only (nothing was written): run a Node worker for it, or port the per-partition claim "
+                "(clients/python/README.md, 'Not covered here')")
         self.queue, self.lease_ms, self.backoff = queue, lease_ms, backoff
         self.dead = (str(dead_max_count), str(dead_max_age_ms))
         self.holder = int(queue.call("worker-register", [queue.key("wk")], ["register", worker_id]))
@@ -454,6 +459,12 @@ class Worker:
         q = self.queue
         q.call("progress", q.keys("a", "pg", "x"), [job.member, json.dumps(value), "65536"])
         job.progressed = True
+
+    def log(self, job, line):
+        """Add a line to the job's log (log.lua, with delayq's caps: 512 bytes a line, 20 lines an
+        attempt, 50 a job); LeaseLost when not held, DelayqError DELAYQ_LOG_FULL past 20 lines."""
+        q = self.queue
+        q.call("log", q.keys("a", "lg", "x"), [job.member, str(job.attempt), line, "512", "20", "50"])
 
     def fail(self, job, name, message, unrecoverable=False):
         """('RETRY', due) or ('DEAD', died at) or ('ALREADY', -1); LeaseLost when not held."""

@@ -1,5 +1,5 @@
 /** How the CLI prints jobs: one row per job in lists, every field for `show`, plain JSON for --json. */
-import type { ListState } from '../operations/inspect.js';
+import type { ListState } from '../operations/list.js';
 import type { JobInfo } from '../queue.js';
 import { toPlain } from '../dashboard/serialize.js';
 import { cut, relative, type Colors } from './format.js';

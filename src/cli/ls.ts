@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { globalsOf, intArg, output, withQueue } from './context.js';
 import { table } from './format.js';
-import type { ListState } from '../operations/inspect.js';
+import type { ListState } from '../operations/list.js';
 import { jobJson, listHeader, listRow } from './jobs-view.js';
 
 type State = ListState;

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../duration.js';
-import type { JobState } from '../operations/inspect.js';
+import type { JobState } from '../operations/raw-job.js';
 import type { SearchOptions } from '../queue.js';
 import { serverNow } from '../inspect/discover.js';
 import { globalsOf, intArg, output, withQueue } from './context.js';

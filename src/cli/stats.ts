@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector, type DueHistogram, type Lateness } from '../inspect/inspector.js';
-import type { Counts } from '../operations/inspect.js';
+import type { Counts } from '../operations/counts.js';
 import type { QueueCounts } from '../queue/reads.js';
 import { CODEC_HINT, loadCodecModule } from './codec-module.js';
 import { connect, globalsOf, output, redisUrl, withQueue } from './context.js';

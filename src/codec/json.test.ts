@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecodeError, EncodeError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Envelope } from './codec.js';
-import { escapeKey, fromTagged, jsonCodec, jsonEnvelopeCodec, toTagged, unescapeKey } from './json.js';
+import { fromTagged } from './json-decode.js';
+import { toTagged } from './json-encode.js';
+import { jsonEnvelopeCodec } from './json-envelope.js';
+import { escapeKey, unescapeKey } from './json-tags.js';
+import { jsonCodec } from './json.js';
 
 function envelope(payload: unknown, extra: Partial<Envelope> = {}): Envelope {
   return { v: ENVELOPE_FORMAT, id: 'job-1', version: 1, createdAt: 1767225600000, payload, ...extra };

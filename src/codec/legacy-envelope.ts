@@ -5,7 +5,8 @@
  */
 import { DecodeError, EncodeError, PayloadTooLargeError } from '../errors.js';
 import { ENVELOPE_FORMAT, type Codec, type Envelope, type EnvelopeCodec } from './codec.js';
-import { jsonCodec, jsonEnvelopeCodec } from './json.js';
+import { jsonEnvelopeCodec } from './json-envelope.js';
+import { jsonCodec } from './json.js';
 import { msgpackCodec, msgpackEnvelopeCodec } from './msgpack.js';
 
 /**

@@ -31,6 +31,9 @@ export interface Reply {
   body?: string | Uint8Array;
 }
 
+/** The most a request body may hold (a sign-in form, an action's empty body): a bound on what a client can make the core buffer. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
 /** Thrown for a request that is answered with an HTTP error status and a message. */
 export class HttpError extends Error {
   constructor(

@@ -8,13 +8,13 @@ import { ServerClock } from '../clock.js';
 import type { Codec } from '../codec/codec.js';
 import { ConfigMismatchError } from '../errors.js';
 import { eventsCapFor } from '../events.js';
+import { settleConfig } from '../operations/config.js';
 import {
   CONFIG_FORMAT,
   LIVE_FIELDS,
   readLiveSettings,
-  settleConfig,
   type ConfigRecord,
-} from '../operations/config.js';
+} from '../operations/config-record.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { partitionOf } from '../partition/index.js';
 import {

@@ -12,7 +12,7 @@ import { validateEventsOption, type EventsOption } from '../events.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import { assertPartitions, assertQueueName } from '../redis/keys.js';
 import { resolveGranularity } from '../operations/wheel.js';
-import type { GroupBounds } from '../operations/config.js';
+import type { GroupBounds } from '../operations/config-record.js';
 
 /** The options a definition is resolved from (the shared part of QueueOptions and WorkerOptions). */
 export interface DefinitionOptions {

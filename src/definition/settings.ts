@@ -5,7 +5,7 @@
  */
 import { describe, type Duration } from '../duration.js';
 import { ValidationError } from '../errors.js';
-import type { LiveField } from '../operations/config.js';
+import type { LiveField } from '../operations/config-record.js';
 import { resolveGroups } from './definition.js';
 
 /**

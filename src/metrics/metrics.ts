@@ -11,7 +11,7 @@ import { assertKnownOptions } from '../option-names.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ValidationError } from '../errors.js';
-import type { Counts } from '../operations/inspect.js';
+import type { Counts } from '../operations/counts.js';
 import {
   LATENESS_BOUNDS_MS,
   RUN_TIME_BOUNDS_MS,
@@ -21,7 +21,7 @@ import {
 import type { Queue } from '../queue.js';
 import { producerOf } from '../definition/producer.js';
 import { countAll, totalsAll } from '../queue/reads.js';
-import { groupTotals } from '../operations/groups.js';
+import { groupTotals } from '../operations/group-totals.js';
 import type { Worker } from '../worker.js';
 
 /** Options of DelayqMetrics. */

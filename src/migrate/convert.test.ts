@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { CANCELLED_RECORD, COMPLETED_RECORD, decodeRecord } from '../record/index.js';
 import { convertJob, type PayloadConverter } from './convert.js';
-import type { LegacyJob } from './legacy-job.js';
+import type { LegacyJob } from '../operations/migrate-read.js';
 
 const NOW = 1767225600000;
 const payloads: PayloadConverter = (envelope) => ({ payload: envelope, version: 1 });

@@ -9,13 +9,9 @@ import {
   NEW_JOB_HEADER,
   type RecordHeader,
 } from '../record/index.js';
-import {
-  claimTimeOfToken,
-  parseLegacyLease,
-  parseLegacyMeta,
-  type LegacyJob,
-  type LegacyMeta,
-} from './legacy-job.js';
+import type { LegacyJob } from '../operations/migrate-read.js';
+import type { JobWrite } from '../operations/migrate-write.js';
+import { claimTimeOfToken, parseLegacyLease, parseLegacyMeta, type LegacyMeta } from './legacy-job.js';
 
 /** A v1 envelope's payload, encoded as layout 2 stores it, and the envelope fields the header keeps. */
 export interface ConvertedPayload {
@@ -31,21 +27,9 @@ export type PayloadConverter = (envelope: Buffer, id: string) => ConvertedPayloa
 /** Where a converted job goes: waiting, running, dead, completed, cancelled, or nowhere. */
 export type Target = 's' | 'a' | 'd' | 'c' | 'x' | '';
 
-/** What migrate-write.lua is given for one job. */
-export interface Conversion {
-  readonly id: string;
-  /** The layout-1 meta and lease as read ('' = none): the compare-and-set. */
-  readonly meta: string;
-  readonly lease: string;
-  /** The layout-2 record, or null to write none. */
-  readonly record: Buffer | null;
+/** What migrate-write.lua is given for one job (JobWrite), with where it goes and why, when buried. */
+export interface Conversion extends JobWrite {
   readonly target: Target;
-  /** Its due time, lease deadline, or when it died, completed or was cancelled. */
-  readonly score: number;
-  /** With target 'a': the lease member "<claims>.<claimedAt>|<id>". */
-  readonly member: string;
-  /** The last error JSON for `e`, or ''. */
-  readonly error: string;
   /** Why the job is buried instead of converted as it was, for the report; null when it was not. */
   readonly problem: string | null;
 }

@@ -1,35 +1,9 @@
 /**
- * A job as layout 1 (delayq 0.1) stored it, read by migrate-read.lua: its envelope, its bookkeeping
- * (`meta`), its lease, its last error and the sets it is in. Only `delayq migrate` reads these.
+ * What layout 1 (delayq 0.1) kept of a job besides its envelope: its bookkeeping (`meta`) and its
+ * lease, parsed. migrate-read.lua reads them (src/operations/migrate-read.ts, LegacyJob); only
+ * `delayq migrate` uses these.
  */
 import type { ResolvedBackoff } from '../backoff.js';
-
-/** Everything layout 1 holds about one id; null where it holds nothing. */
-export interface LegacyJob {
-  readonly id: string;
-  /** The v1 envelope (`jobs`), encoded by the queue's codec. */
-  readonly envelope: Buffer | null;
-  /** The bookkeeping JSON (`meta`) exactly as stored: migrate-write compares it. */
-  readonly meta: string | null;
-  /** The lease string (`leases`) "token|startMs|workerId" exactly as stored. */
-  readonly lease: string | null;
-  /** The last error JSON (`errors`). */
-  readonly error: string | null;
-  /** Due time in `schedule` (waiting). */
-  readonly due: number | null;
-  /** Lease deadline in `active` (running). */
-  readonly deadline: number | null;
-  /** Died at, in `dead`. */
-  readonly died: number | null;
-  /** Completed at, in `completed` (kept completed jobs, data still in `jobs`). */
-  readonly completed: number | null;
-  /** Completed at, in `done` (ids of recently completed jobs, no data). */
-  readonly done: number | null;
-  /** Cancelled at, in `x` (ids only; the same key in layout 2). */
-  readonly cancelled: number | null;
-  /** The id has a layout-2 record already (an earlier chunk or phase wrote it). */
-  readonly hasRecord: boolean;
-}
 
 /** Layout 1's bookkeeping of one job (src/scripts/includes/prelude.lua of delayq 0.1). */
 export interface LegacyMeta {

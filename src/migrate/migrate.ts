@@ -10,19 +10,25 @@ import { DelayqError, UnknownQueueError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { configKey, legacyKeys, partitionKeys } from '../redis/keys.js';
 import { convertJob, type Conversion, type PayloadConverter, type Target } from './convert.js';
-import type { LegacyJob } from './legacy-job.js';
+import { beginMigration } from '../operations/migrate-begin.js';
+import { endMigration } from '../operations/migrate-end.js';
+import type { PartitionKeys } from '../operations/migrate-keys.js';
+import { readChunk, type LegacyJob, type Phase } from '../operations/migrate-read.js';
+import { sealPartition } from '../operations/migrate-seal.js';
+import { writeChunk } from '../operations/migrate-write.js';
 import { signsOfLife } from './preflight.js';
-import {
-  beginMigration,
-  endMigration,
-  PHASES,
-  readChunk,
-  sealPartition,
-  writeChunk,
-  type PartitionKeys,
-  type Phase,
-} from './scripts.js';
 import { migrateTemplates, type TemplateConverter, type TemplatesReport } from './templates.js';
+
+/** Phases in the order a migration runs them: the states a job can only leave by a claim or ack first. */
+export const PHASES: readonly Phase[] = [
+  'active',
+  'dead',
+  'completed',
+  'schedule',
+  'jobs',
+  'done',
+  'cancelled',
+];
 
 /** Ids per chunk: one script call reads them and one writes them. */
 export const DEFAULT_CHUNK = 500;

@@ -7,7 +7,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEFINITION_FORMAT, withRev, type StoredDefinition } from '../schedule/definition.js';
-import { writeTemplates, type TemplateConversion } from './scripts.js';
+import { writeTemplates, type TemplateConversion } from '../operations/migrate-templates.js';
 
 /**
  * Re-encodes schedule `name`'s v1 template envelope as layout 2 stores templates (the payload

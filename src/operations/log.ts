@@ -58,11 +58,12 @@ const ENTRY_HEAD_BYTES = 18;
 /**
  * The lines in `packed` that belong to the job whose record's claim block holds `claims` and
  * `claimedAt` (its latest run): lines of a run it has not had were written by an earlier job of
- * the same id (a completed id added again) and are left out, as log.lua drops them.
+ * the same id (a completed id added again) and are left out, as log.lua drops them. `run` null:
+ * the record does not say (a final record without a claim block), every line is shown.
  */
 export function parseLogLines(
   packed: Buffer | null,
-  run: { claims: number; claimedAt: number },
+  run: { claims: number; claimedAt: number } | null,
 ): JobLogLine[] {
   const out: JobLogLine[] = [];
   if (!packed) return out;
@@ -74,7 +75,7 @@ export function parseLogLines(
     const length = packed.readUInt16BE(at + 16);
     const end = at + ENTRY_HEAD_BYTES + length;
     if (end > packed.length) break;
-    if (claims > run.claims || (claims === run.claims && claimedAt !== run.claimedAt)) return [];
+    if (run && (claims > run.claims || (claims === run.claims && claimedAt !== run.claimedAt))) return [];
     out.push({
       attempt,
       at: new Date(writtenAt),

@@ -1,7 +1,7 @@
 /**
- * The `pause`, `resume` and `isPaused` operations (pause.lua, resume.lua, EXISTS of the `paused`
- * key). Each works on every partition of a queue, one call per partition sent at once: the
- * partitions are not paused atomically together (each stops within one round trip of its own write).
+ * The `pause` operation (pause.lua), and `isPaused`, the EXISTS of the `paused` key it writes. Each
+ * works on every partition of a queue, one call per partition sent at once: the partitions are not
+ * paused atomically together (each stops within one round trip of its own write). resume.ts undoes it.
  */
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -16,32 +16,6 @@ export async function pause(client: RedisClient, partitions: readonly QueueKeys[
     ),
   );
   return replies.some((reply) => num(reply, 1, 'pause') === 1);
-}
-
-/** Resume every partition (and wake all its workers); true when at least one was paused. */
-export async function resume(client: RedisClient, partitions: readonly QueueKeys[]): Promise<boolean> {
-  const replies = await Promise.all(
-    partitions.map(async (keys) =>
-      asArray(
-        await runScript(
-          client,
-          script('resume'),
-          [
-            keys.paused,
-            keys.wake,
-            keys.waiting,
-            keys.prioWaiting,
-            keys.prioReady,
-            keys.groupsWaiting,
-            keys.ready,
-          ],
-          [],
-        ),
-        'resume',
-      ),
-    ),
-  );
-  return replies.some((reply) => num(reply, 1, 'resume') === 1);
 }
 
 /**

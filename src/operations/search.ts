@@ -5,7 +5,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { runScript, script } from '../redis/scripts.js';
-import { rawJob, type RawJob } from './inspect.js';
+import { rawJob, type RawJob } from './raw-job.js';
 import { asArray, bytes, num, str } from './reply.js';
 
 /**

@@ -3,13 +3,14 @@
  * range), or the wheel of bucket lists with each job's due time in `wc` (see
  * src/scripts/includes/wheel.lua and docs/PROTOCOL.md). Scripts cannot build bucket keys, so a
  * wheel call passes the buckets it expects and calls again with the ones a script names in
- * DELAYQ_WRONG_BUCKET.
+ * DELAYQ_WRONG_BUCKET. A script that finds another layout recorded than the caller's refuses with
+ * DELAYQ_LAYOUT_MISMATCH (layoutRefusal).
  */
 import type { ServerClock } from '../clock.js';
-import { ValidationError } from '../errors.js';
+import { LayoutMismatchError, ValidationError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
-import { ScriptWrongBucket } from '../redis/script-errors.js';
+import { ScriptLayoutMismatch, ScriptWrongBucket } from '../redis/script-errors.js';
 import { runScript, script, type Reply, type ScriptArgs } from '../redis/scripts.js';
 
 /** The wheel layout: bucket lists of `granularityMs`, and the estimate of the server clock to guess buckets with. */
@@ -134,4 +135,14 @@ export function runWheelAware(
       typeof args === 'function' ? () => [...args(), ...tail.args] : [...args, ...tail.args],
     );
   });
+}
+
+/**
+ * A script's layout refusal (DELAYQ_LAYOUT_MISMATCH) as the LayoutMismatchError users see, naming
+ * `queue` and the layout the caller used; any other error as it came.
+ */
+export function layoutRefusal(err: unknown, queue: string, wanted: Layout): unknown {
+  return err instanceof ScriptLayoutMismatch
+    ? new LayoutMismatchError(queue, err.stored, layoutName(wanted))
+    : err;
 }

@@ -1,6 +1,7 @@
 /** The dead set of a queue: jobs that used up their attempts or could not be read, each with its reason. */
 import { ValidationError } from '../errors.js';
-import { deadRemove, deadRetry } from '../operations/manage.js';
+import { deadRemove } from '../operations/dead-remove.js';
+import { deadRetry } from '../operations/dead-retry.js';
 import type { JobInfo } from './info.js';
 import type { Producer } from '../definition/producer.js';
 

@@ -5,22 +5,18 @@
  */
 import { ValidationError } from '../errors.js';
 import { validateGroup } from '../job-options.js';
-import {
-  cancelGroupChunk,
-  GROUP_CANCEL_CHUNK,
-  listGroups,
-  pauseGroup,
-  resumeGroup,
-  type GroupInfo,
-} from '../operations/groups.js';
+import { cancelGroupChunk, GROUP_CANCEL_CHUNK } from '../operations/group-cancel.js';
+import { pauseGroup } from '../operations/group-pause.js';
+import { resumeGroup } from '../operations/group-resume.js';
+import { listGroups, type GroupInfo } from '../operations/groups-list.js';
 import { partitionOf } from '../partition/index.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
-import { readLiveSettings } from '../operations/config.js';
+import { readLiveSettings } from '../operations/config-record.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { Producer } from '../definition/producer.js';
 import { checkPage } from './reads.js';
 
-export type { GroupInfo } from '../operations/groups.js';
+export type { GroupInfo } from '../operations/groups-list.js';
 
 /** Operations on a queue's groups (`queue.groups`). */
 export class QueueGroups {

@@ -1,8 +1,8 @@
 /** A stored job as the Queue API shows it: its record decoded with the queue's codec, times as Dates. */
 import type { Codec } from '../codec/codec.js';
 import type { RecordedError } from '../operations/fail.js';
-import type { JobState, RawJob } from '../operations/inspect.js';
 import { parseLogLines, type JobLogLine } from '../operations/log.js';
+import type { JobState, RawJob } from '../operations/raw-job.js';
 import { decodeRecord, type RecordHeader } from '../record/index.js';
 
 /**
@@ -123,7 +123,13 @@ export function toInfo<T, R = unknown>(codec: Codec, raw: RawJob, logs?: Buffer 
   }
   if (raw.progress !== null) info.progress = parseProgress(raw.progress);
   if (logs !== undefined) {
-    info.logs = parseLogLines(logs, { claims: header?.claims ?? 0, claimedAt: header?.claimedAt ?? 0 });
+    // A final record without a claim block (acked by a worker of delayq 0.2, or with the bare
+    // result form) does not say which runs the job had: its lines are shown as they are.
+    const run =
+      header !== undefined && (header.claims > 0 || !(header.completed || header.cancelled))
+        ? { claims: header.claims, claimedAt: header.claimedAt }
+        : null;
+    info.logs = parseLogLines(logs, run);
   }
   return info;
 }

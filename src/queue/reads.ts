@@ -6,16 +6,9 @@
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { assertKnownOptions } from '../option-names.js';
-import {
-  counts,
-  listJobs,
-  NEWEST_FIRST,
-  type Counts,
-  type HistogramRequest,
-  type PartitionCounts,
-  type ListState,
-  type RawJob,
-} from '../operations/inspect.js';
+import { counts, type Counts, type HistogramRequest, type PartitionCounts } from '../operations/counts.js';
+import { listJobs, NEWEST_FIRST, type ListState } from '../operations/list.js';
+import type { RawJob } from '../operations/raw-job.js';
 import {
   TOTAL_NAMES,
   readSnapshots,
@@ -25,7 +18,7 @@ import {
   type CounterValues,
 } from '../operations/stats.js';
 import type { Layout } from '../operations/wheel.js';
-import { groupJobs } from '../operations/groups.js';
+import { groupJobs } from '../operations/group-jobs.js';
 import { validateGroup } from '../job-options.js';
 import { partitionOf } from '../partition/index.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';

@@ -10,7 +10,7 @@
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { validateGroup } from '../job-options.js';
-import type { JobState, RawJob } from '../operations/inspect.js';
+import type { JobState, RawJob } from '../operations/raw-job.js';
 import {
   SEARCH_START,
   searchStep,

@@ -14,11 +14,11 @@ import {
   type ScheduleOptions,
 } from './definition.js';
 import { decodeTemplate, encodeTemplate } from './occurrence.js';
-import { readSchedules } from './read.js';
-import { removeSchedule } from './remove.js';
+import { readSchedules } from '../operations/schedule-read.js';
+import { removeSchedule } from '../operations/schedule-remove.js';
 import { resolveSpec, timetableOf, type ResolvedSpec, type ScheduleSpec } from './spec.js';
 import { advanceSchedule, type TickContext } from './tick.js';
-import { upsertSchedule, type UpsertStatus } from './upsert.js';
+import { upsertSchedule, type UpsertStatus } from '../operations/schedule-upsert.js';
 
 /** What queue.schedule resolves to. */
 export interface ScheduleResult {
@@ -83,7 +83,8 @@ export async function schedule<T>(
   const upserted = await upsertSchedule(queue.client, queue.keys, {
     queue: queue.name,
     name,
-    definition: stored,
+    rev: stored.rev,
+    definition: JSON.stringify(stored),
     template,
     layout,
   });

@@ -1,21 +1,17 @@
 /**
- * The `schedule-tick` operation, and the one step every scheduler (and queue.schedule) takes for a
- * schedule whose last occurrence is due: compute the candidate occurrences after its high-water
- * mark with the schedule's timetable, and let the script add those that are neither missed nor
+ * The one step every scheduler (and queue.schedule) takes for a schedule whose last occurrence is
+ * due: compute the candidate occurrences after its high-water mark with the schedule's timetable,
+ * and let schedule-tick.lua (src/operations/schedule-tick.ts) add those that are neither missed nor
  * already added, each as the schedule's one occurrence record (occurrence.ts). The script decides
  * by the server clock and a compare-and-set on the mark, so racing callers cannot add an
  * occurrence twice.
  */
 import type { QueueContext } from '../definition/context.js';
-import { configKey } from '../redis/keys.js';
-import { asArray, num, str } from '../operations/reply.js';
-import { layoutRefusal } from '../operations/config.js';
-import { waitingKeys } from '../operations/waiting-keys.js';
-import { guessAt, runWheelAware } from '../operations/wheel.js';
+import type { ScheduleEntry } from '../operations/schedule-read.js';
+import { scheduleTick } from '../operations/schedule-tick.js';
 import { producerOf } from '../definition/producer.js';
 import { parseDefinition, type StoredDefinition } from './definition.js';
 import { occurrenceId, occurrenceRecord } from './occurrence.js';
-import type { ScheduleEntry } from './read.js';
 import { timetableOf, type Timetable } from './spec.js';
 
 /** Candidates per script call: enough for a second of grace at the shortest period. */
@@ -76,8 +72,21 @@ export async function advanceSchedule(
         `schedule '${entry.name}': its timetable has no occurrence after ${new Date(last).toISOString()}`,
       );
     }
-    const out = await tick(ctx, { name: entry.name, definition, expectedLast: last, due, record });
-    added.push(...out.added);
+    const { eventsCap, layout } = await ctx.queue.settle();
+    const { client, keys, name } = ctx.queue;
+    const out = await scheduleTick(client, keys, name, layout, {
+      name: entry.name,
+      rev: definition.rev,
+      expectedLast: last,
+      grace: definition.grace,
+      missed: definition.missed,
+      eventsCap,
+      record,
+      due,
+    });
+    for (const { runAt, created } of out.added) {
+      added.push({ schedule: entry.name, id: occurrenceId(entry.name, runAt), runAt, created });
+    }
     if (out.status !== 'more') return { outcome: out.status, last: out.last, added };
     last = out.last;
     at = out.now;
@@ -111,76 +120,6 @@ function recordOf(ctx: TickContext, entry: ScheduleEntry, definition: StoredDefi
   const record = occurrenceRecord(definition, entry.template);
   ctx.records.set(entry.name, { rev: definition.rev, record });
   return record;
-}
-
-interface TickInput {
-  name: string;
-  definition: StoredDefinition;
-  expectedLast: number;
-  due: readonly number[];
-  record: Buffer;
-}
-
-interface TickOutput {
-  status: 'done' | 'more' | 'stale' | 'gone';
-  last: number;
-  now: number;
-  added: AddedOccurrence[];
-}
-
-/** One schedule-tick call. */
-async function tick(ctx: TickContext, input: TickInput): Promise<TickOutput> {
-  const { definition } = input;
-  const { eventsCap, layout } = await ctx.queue.settle();
-  const args: Array<string | number | Buffer> = [
-    input.name,
-    definition.rev,
-    input.expectedLast,
-    definition.grace,
-    definition.missed,
-    eventsCap,
-    input.record,
-    input.due.length,
-    ...input.due,
-  ];
-  const guess = layout.kind === 'wheel' ? input.due.flatMap((t) => guessAt(layout, t)) : [];
-  const keys = ctx.queue.keys;
-  const reply = asArray(
-    await runWheelAware(ctx.queue.client, 'schedule-tick', keys, layout, guess, {
-      keys: [
-        ...waitingKeys(keys),
-        keys.records,
-        keys.wake,
-        keys.counters,
-        keys.events,
-        keys.schedules,
-        keys.scheduleLast,
-        keys.scheduleWake,
-        configKey(ctx.queue.name),
-      ],
-      args,
-    }).catch((err: unknown) => {
-      throw layoutRefusal(err, ctx.queue.name, layout);
-    }),
-    'schedule-tick',
-  );
-  const added: AddedOccurrence[] = [];
-  const n = num(reply, 3, 'schedule-tick');
-  for (let i = 0; i < n; i++) {
-    const runAt = num(reply, 4 + 2 * i, 'schedule-tick');
-    added.push({
-      schedule: input.name,
-      id: occurrenceId(input.name, runAt),
-      runAt,
-      created: num(reply, 5 + 2 * i, 'schedule-tick') === 1,
-    });
-  }
-  return {
-    status: str(reply, 0, 'schedule-tick') as TickOutput['status'],
-    last: num(reply, 1, 'schedule-tick'),
-    now: num(reply, 2, 'schedule-tick'),
-    added,
-  };
 }
 
 /** What advancing a schedule of `queue` (a Queue) needs, with a fresh record cache. */

@@ -27,11 +27,16 @@
 --              promoted). Empty otherwise.
 -- Errors: DELAYQ_WRONG_BUCKET <start>,... (wheel) when a bucket that counts (ended, or ending
 --         within the histogram) was not passed: the caller calls again with them.
+--         DELAYQ_BAD_ARG <reason> for a KEYS count other than 12 (15 or more with the wheel), a
+--         group concurrency that is not 0..1000000, a slice ms or slice count that is not a whole
+--         number (slices at most 1440, and 1 or more with a slice ms), or ARGV other than these
+--         3 values without the wheel.
 -- Cost: O(log N) per set, plus O(log N) per group that has waiting jobs (grouped jobs are ordered
 --       by group, so a group's due jobs are counted by one ZLEXCOUNT each), plus with a histogram
 --       at most one read per slice per group that has jobs in it. Read-only.
 
 --!include prelude.lua
+--!include args.lua
 --!include groups.lua
 --!include wheel.lua
 
@@ -41,20 +46,20 @@ local TWO42 = 4398046511104
 local GROUP_READ_AT_MOST = 64
 local MAX_SLICES = 1440
 
+local problem = check_key_count(12, true)
+  or check_group_concurrency(ARGV[1], 'ARGV[1] group concurrency')
+  or check_whole(ARGV[2], 'ARGV[2] slice ms', 0, 2 ^ 53 - 1)
+  or check_whole(ARGV[3], 'ARGV[3] slices', 0, MAX_SLICES)
+  or (tonumber(ARGV[2]) > 0) ~= (tonumber(ARGV[3]) > 0) and 'ARGV[3] slices ' .. ARGV[3] .. ' with slice ms ' .. ARGV[2]
+    .. ': a histogram takes both above 0, none both 0'
+  or KEYS[13] == nil and check_arg_count(3, 'counts without the wheel')
+if problem then return bad_arg(problem) end
 local s, p, r, gq, gw, gr, gc, a, d, c, x, z = unpack(KEYS, 1, 12)
 local group_max = tonumber(ARGV[1])
 local slice_ms, slices = tonumber(ARGV[2]), tonumber(ARGV[3])
-if not group_max or group_max < 0 or group_max % 1 ~= 0 then
-  return redis.error_reply('DELAYQ_BAD_ARG group concurrency ' .. tostring(ARGV[1]) .. ' is not a whole number >= 0')
-end
-if not slice_ms or slice_ms < 0 or slice_ms % 1 ~= 0 or not slices or slices < 0 or slices % 1 ~= 0
-  or slices > MAX_SLICES or (slice_ms > 0 and slices == 0) then
-  return redis.error_reply('DELAYQ_BAD_ARG the histogram takes a whole slice ms >= 0 and 1 to '
-    .. MAX_SLICES .. ' slices, got ' .. tostring(ARGV[2]) .. ' and ' .. tostring(ARGV[3]))
-end
 local K = { gq = gq, gw = gw, gr = gr, gc = gc }
 local bad = wheel_keys(K, 13, 4)
-if bad then return redis.error_reply('DELAYQ_BAD_ARG ' .. bad) end
+if bad then return bad_arg(bad) end
 local now = now_ms()
 local histogram = slice_ms > 0
 local horizon = histogram and now + slices * slice_ms or now

@@ -11,7 +11,10 @@
 -- KEYS[9] n   HASH of counters (`cancelled`)
 -- KEYS[10] ev STREAM of job events (`cancelled`, with was = waiting: always written)
 -- ARGV[1] group, ARGV[2] max jobs this call (1..1000), ARGV[3] events cap (events.lua)
--- Returns: { cancelled by this call, the group's waiting jobs left }
+-- Returns: { cancelled by this call, the group's waiting jobs left }. Error 'DELAYQ_BAD_ARG
+--          <reason>' (nothing written) for KEYS other than these 10 (of the types above), a group
+--          that is empty, over 255 bytes, with a control character or not UTF-8, a max that is not
+--          1..1000, an events cap that is not a whole number, or ARGV other than these 3 values.
 -- Cost: O(max * log n); max is at most 1000, so one HMGET of the chunk's records fits Lua's stack.
 -- Guarantee (docs/DESIGN.md invariant 8): each job cancelled here was waiting, leaves gq in this
 --          step and is final: no claim can take it afterwards. Running jobs of the group are not
@@ -23,19 +26,23 @@
 --!include record.lua
 --!include groups.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10): the chunk's jobs leave gq and
+-- land in j, x, e, n and ev in turn, so a key of another type found late would leave them half moved.
+local problem = check_key_count(10, false)
+  or check_group(ARGV[1], 'ARGV[1] group')
+  or check_whole(ARGV[2], 'ARGV[2] max jobs', 1, 1000)
+  or (check_events_cap(ARGV[3]) and 'ARGV[3] ' .. check_events_cap(ARGV[3]))
+  or check_arg_count(3, 'group-cancel')
+  -- gq gw gr, gc, gn, j, x, e, n, ev
+  or check_key_types('zzzhzhzhhx', false)
+if problem then return bad_arg(problem) end
 local K = {
   gq = KEYS[1], gw = KEYS[2], gr = KEYS[3], gc = KEYS[4], gn = KEYS[5], j = KEYS[6], x = KEYS[7],
   e = KEYS[8], n = KEYS[9], ev = KEYS[10], events_cap = tonumber(ARGV[3]),
 }
 K.events = K.ev
 local g = ARGV[1]
-if not g or g == '' then return bad_arg('group must be a non-empty string') end
 local max = tonumber(ARGV[2])
-if not max or max < 1 or max > 1000 or max % 1 ~= 0 then
-  return bad_arg('max must be a whole number from 1 to 1000, got ' .. tostring(ARGV[2]))
-end
-local cap_problem = check_events_cap(ARGV[3])
-if cap_problem then return bad_arg(cap_problem) end
 
 local now = now_ms()
 local members = group_heads(K, g, 0, max)

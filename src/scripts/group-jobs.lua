@@ -13,19 +13,27 @@
 --          false. Waiting jobs in due order; running ones by lease deadline.
 -- Cost: waiting: O(log n + offset + limit) (the group's jobs are one lex range of gq); active:
 --          O(running jobs of the queue), as lease members are ordered by deadline, not by group.
+--          Error 'DELAYQ_BAD_ARG <reason>' for KEYS other than these 6, a state other than waiting
+--          or active, a group as group-pause takes it, an offset that is not a whole number, a
+--          limit not 1..10000, or ARGV other than these 4 values.
 -- Guarantee: read-only.
 
 --!include prelude.lua
+--!include args.lua
 --!include record.lua
 --!include job-rows.lua
 --!include groups.lua
 
+local problem = check_key_count(6, false)
+  or ARGV[1] ~= 'waiting' and ARGV[1] ~= 'active' and 'ARGV[1] state ' .. tostring(ARGV[1]) .. ' is not waiting or active'
+  or check_group(ARGV[2], 'ARGV[2] group')
+  or check_whole(ARGV[3], 'ARGV[3] offset', 0, 2 ^ 53 - 1)
+  or check_whole(ARGV[4], 'ARGV[4] limit', 1, 10000)
+  or check_arg_count(4, 'group-jobs')
+if problem then return bad_arg(problem) end
 local j, gq, a, e, wk, pg = unpack(KEYS, 1, 6)
 local state, g = ARGV[1], ARGV[2]
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-if (state ~= 'waiting' and state ~= 'active') or not g or g == '' or not offset or not limit then
-  return redis.error_reply('DELAYQ_BAD_ARG group-jobs takes waiting or active, a group, offset and limit')
-end
 
 local ids, scores, members = {}, {}, {}
 if state == 'waiting' then

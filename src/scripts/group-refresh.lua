@@ -6,7 +6,9 @@
 -- KEYS[1] gq, KEYS[2] gw, KEYS[3] gr, KEYS[4] gc   groups (groups.lua)
 -- KEYS[5] w   channel: wake messages ("<due>": the earliest head that can run)
 -- ARGV[1] group concurrency (>= 1), ARGV[2...] the groups (up to 1000)
--- Returns: how many of the groups can run (are in gw or gr now).
+-- Returns: how many of the groups can run (are in gw or gr now). Error 'DELAYQ_BAD_ARG <reason>'
+--          (nothing written) for KEYS other than these 5 (of the types above), a group concurrency
+--          that is not 1..1000000, no group or more than 1000, or a group as group-pause takes it.
 -- Cost: O(groups * log n).
 -- Guarantee: the same states every other path leaves (groups.lua group_refresh): a paused group
 --          stays out of turn, a full one too; nothing else is written.
@@ -15,11 +17,18 @@
 --!include args.lua
 --!include groups.lua
 
-local gmax = tonumber(ARGV[1])
-if not gmax or gmax < 1 or gmax % 1 ~= 0 then
-  return bad_arg('group concurrency must be a whole number >= 1, got ' .. tostring(ARGV[1]))
+local problem = check_key_count(5, false) or check_whole(ARGV[1], 'ARGV[1] group concurrency', 1, 1000000)
+if not problem and (#ARGV < 2 or #ARGV > 1001) then
+  problem = 'ARGV[2...] groups: 1 to 1000 per call, got ' .. (#ARGV - 1)
 end
-if #ARGV - 1 > 1000 then return bad_arg('at most 1000 groups per call, got ' .. (#ARGV - 1)) end
+for i = 2, problem and 1 or #ARGV do
+  problem = check_group(ARGV[i], 'ARGV[' .. i .. '] group')
+  if problem then break end
+end
+-- gq gw gr, gc, w (channel)
+problem = problem or check_key_types('zzzh-', false)
+if problem then return bad_arg(problem) end
+local gmax = tonumber(ARGV[1])
 local K = { gq = KEYS[1], gw = KEYS[2], gr = KEYS[3], gc = KEYS[4], w = KEYS[5], gmax = gmax }
 local now = now_ms()
 local can_run, earliest = 0, nil

@@ -8,17 +8,27 @@
 -- KEYS[5] w   channel: wake messages ("<due>": the group's head, when it can run)
 -- ARGV[1] group, ARGV[2] group concurrency (the queue's recorded one; 0: unknown, and the group is
 --         put in turn when it has waiting jobs: the claim, which knows the bound, checks it)
--- Returns: 1 when the group was paused and is resumed now, 0 when it was not paused.
+-- Returns: 1 when the group was paused and is resumed now, 0 when it was not paused. Error
+--          'DELAYQ_BAD_ARG <reason>' (nothing written) for KEYS other than these 5 (of the types
+--          above), a group as group-pause takes it, a group concurrency that is not 0..1000000, or
+--          ARGV other than these 2 values.
 -- Cost: O(log n).
 -- Guarantee: the group's state (gw, gr or neither) is what its waiting jobs and running count say,
 --          as after any other path that ends a lease (groups.lua group_refresh).
 
 --!include prelude.lua
+--!include args.lua
 --!include groups.lua
 
-local K = { gq = KEYS[1], gw = KEYS[2], gr = KEYS[3], gc = KEYS[4], w = KEYS[5], gmax = tonumber(ARGV[2]) or 0 }
+local problem = check_key_count(5, false)
+  or check_group(ARGV[1], 'ARGV[1] group')
+  or check_group_concurrency(ARGV[2], 'ARGV[2] group concurrency')
+  or check_arg_count(2, 'group-resume')
+  -- gq gw gr, gc, w (channel)
+  or check_key_types('zzzh-', false)
+if problem then return bad_arg(problem) end
+local K = { gq = KEYS[1], gw = KEYS[2], gr = KEYS[3], gc = KEYS[4], w = KEYS[5], gmax = tonumber(ARGV[2]) }
 local g = ARGV[1]
-if not g or g == '' then return redis.error_reply('DELAYQ_BAD_ARG group must be a non-empty string') end
 if (tonumber(redis.call('HGET', K.gc, g)) or 0) < GROUP_PAUSED then return 0 end
 local running = redis.call('HINCRBY', K.gc, g, int_text(-GROUP_PAUSED))
 if running <= 0 then

@@ -11,16 +11,21 @@
 -- Cost: O(log G + limit * log n) while the page is within the groups with waiting jobs (G of them:
 --          no group's jobs are read, their count is gn's score, their due count one ZLEXCOUNT);
 --          a page past them also reads gc's fields, O(running groups + paused + rate buckets).
+--          Error 'DELAYQ_BAD_ARG <reason>' for KEYS other than these 3, an offset that is not a
+--          whole number, a limit not 1..10000, or ARGV other than these 2 values.
 -- Guarantee: read-only.
 
 --!include prelude.lua
+--!include args.lua
 --!include groups.lua
 
+local problem = check_key_count(3, false)
+  or check_whole(ARGV[1], 'ARGV[1] offset', 0, 2 ^ 53 - 1)
+  or check_whole(ARGV[2], 'ARGV[2] limit', 1, 10000)
+  or check_arg_count(2, 'groups-list')
+if problem then return bad_arg(problem) end
 local K = { gn = KEYS[1], gq = KEYS[2], gc = KEYS[3] }
 local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not offset or offset < 0 or offset % 1 ~= 0 or not limit or limit < 1 or limit > 10000 or limit % 1 ~= 0 then
-  return redis.error_reply('DELAYQ_BAD_ARG offset must be a whole number >= 0 and limit 1..10000')
-end
 local now = now_ms()
 local total = redis.call('ZCARD', K.gn)
 local names, waiting = {}, {}

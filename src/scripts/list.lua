@@ -17,11 +17,37 @@
 -- Order of 'waiting': the due prioritized jobs first (r, in claim order: priority, then due),
 --          then the others (s and p) by due time, then the grouped jobs (gq) by group and due
 --          time. Deep pages cost O(offset) in s and p.
+--          Error 'DELAYQ_BAD_ARG <reason>' for a state not above, KEYS other than 11 (12 with
+--          'waiting', 14 with 'ids'), an offset that is not a whole number, a limit that is not one
+--          >= 1, newest other than 0 or 1, ARGV other than these 4 values (ids: a granularity that
+--          is not a whole ms >= 1, or an id add.lua would refuse).
 -- Guarantee: read-only.
 
+--!include args.lua
 --!include record.lua
 --!include job-rows.lua
 --!include wheel.lua
+
+local STATES = { waiting = 11, active = 11, completed = 11, cancelled = 11, dead = 11, ids = 14 }
+local base_keys = STATES[ARGV[1] or '']
+local problem = not base_keys and 'ARGV[1] state ' .. tostring(ARGV[1]) .. ' is not waiting, active, completed, cancelled, dead or ids'
+if not problem and #KEYS ~= base_keys and not (ARGV[1] == 'waiting' and #KEYS == 12) then
+  problem = 'KEYS has ' .. #KEYS .. ' keys; list ' .. ARGV[1] .. ' takes ' .. base_keys .. (ARGV[1] == 'waiting' and ' (12 with gq)' or '')
+end
+problem = problem
+  or check_whole(ARGV[2], 'ARGV[2] offset', 0, 2 ^ 53 - 1)
+  or check_whole(ARGV[3], 'ARGV[3] limit', 1, 2 ^ 53 - 1)
+  or ARGV[4] ~= '0' and ARGV[4] ~= '1' and 'ARGV[4] newest ' .. tostring(ARGV[4]) .. ' is not 0 or 1'
+if not problem and ARGV[1] == 'ids' then
+  problem = check_whole(ARGV[5], 'ARGV[5] granularity ms', 1, 2 ^ 53 - 1)
+  for i = 6, problem and 5 or #ARGV do
+    problem = check_id(ARGV[i], 'ARGV[' .. i .. '] id')
+    if problem then break end
+  end
+elseif not problem then
+  problem = check_arg_count(4, 'list ' .. ARGV[1])
+end
+if problem then return bad_arg(problem) end
 
 local TWO42 = 4398046511104
 local j, s, p, r, a, c, x, d, e, wk, pg = unpack(KEYS, 1, 11)
@@ -92,7 +118,7 @@ elseif state == 'completed' or state == 'cancelled' or state == 'dead' then
   local key = (state == 'completed' and c) or (state == 'cancelled' and x) or d
   local page = range(key, offset, stop)
   for i = 1, #page, 2 do push(page[i], page[i + 1]) end
-elseif state == 'ids' then
+else -- 'ids'
   local K = {}
   local bad = wheel_keys(K, 12, 5)
   if bad or not K.wi then return redis.error_reply('DELAYQ_BAD_ARG ' .. (bad or 'ids needs the wheel keys')) end
@@ -101,8 +127,6 @@ elseif state == 'ids' then
     local due = wheel_due(K, ARGV[i])
     if due then push(ARGV[i], string.format('%.0f', due)) end
   end
-else
-  return redis.error_reply('DELAYQ_BAD_ARG list state must be waiting, active, completed, cancelled, dead or ids, got ' .. tostring(state))
 end
 
 return job_rows({ j = j, e = e, wk = wk, pg = pg }, ids, scores, members, state == 'active')

@@ -12,13 +12,35 @@
 --          migrate-end must be given); { 'done', now } when the queue is in layout 2 already
 --          (nothing written).
 --          Errors, nothing written: 'DELAYQ_MIGRATING <since>|<who>' when a migration is marked
---          and resume is not '1'; 'DELAYQ_CONFIG_MISMATCH format <f>' for a format neither 1 nor 2.
+--          and resume is not '1'; 'DELAYQ_CONFIG_MISMATCH format <f>' for a format neither 1 nor 2;
+--          'DELAYQ_BAD_ARG <reason>' for KEYS other than one HASH, a who that is empty, over 1024
+--          bytes, with a control character or not UTF-8, a resume other than 0 or 1, a layout,
+--          partitions, codec or events not of the config record's form (config-fields.lua), or
+--          ARGV other than these 6 values.
 -- Guarantee: at most one migration holds the mark; taking it and reading the format are one step.
 
 --!include prelude.lua
+--!include args.lua
+--!include config-fields.lua
+
+local key_problem = check_key_count(1, false) or check_key_types('h', false)
+if key_problem then return bad_arg(key_problem) end
+local who = ARGV[1]
+if type(who) ~= 'string' or #who == 0 or #who > 1024 or string.find(who, '%c') or utf8_problem(who) then
+  return bad_arg('ARGV[1] who must be 1..1024 bytes of UTF-8 without control characters')
+end
+if ARGV[2] ~= '0' and ARGV[2] ~= '1' then return bad_arg('ARGV[2] resume ' .. tostring(ARGV[2]) .. ' is not 0 or 1') end
+for i, field in ipairs({ 'layout', 'partitions', 'codec', 'events' }) do
+  local value = ARGV[2 + i]
+  if type(value) ~= 'string' then return bad_arg('ARGV[' .. (2 + i) .. '] ' .. field .. ' is missing') end
+  local rule = field_problem(field, value)
+  if rule then return bad_arg('ARGV[' .. (2 + i) .. '] ' .. field .. ' ' .. value .. ' is not ' .. rule) end
+end
+local count_problem = check_arg_count(6, 'migrate-begin')
+if count_problem then return bad_arg(count_problem) end
 
 local config = KEYS[1]
-local who, resume = ARGV[1], ARGV[2] == '1'
+local resume = ARGV[2] == '1'
 local now = now_ms()
 local record = {}
 local flat = redis.call('HGETALL', config)

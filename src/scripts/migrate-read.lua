@@ -22,9 +22,22 @@
 --          id, envelope, meta, lease, error, due, deadline, died, completed, done, cancelled,
 --          has record (1/0) } with false for what layout 1 does not have of the id
 -- Cost: O(chunk × log n).
+--          Error 'DELAYQ_BAD_ARG <reason>' for KEYS other than these 11, a phase not above, a
+--          cursor that is not a whole number (a rank, or HSCAN's cursor), a chunk not 1..10000, or
+--          ARGV other than these 3 values.
 -- Guarantee: writes nothing; what it returns of one id is one consistent snapshot (one script), so
 --          migrate-write's compare-and-set against it tells whether the job moved since.
 
+--!include args.lua
+
+local PHASES = { active = true, dead = true, completed = true, schedule = true, jobs = true, done = true, cancelled = true }
+local problem = check_key_count(11, false)
+  or not PHASES[ARGV[1] or ''] and 'ARGV[1] phase ' .. tostring(ARGV[1]) .. ' is not active, dead, completed, schedule, jobs, done or cancelled'
+  or (type(ARGV[2]) ~= 'string' or not string.find(ARGV[2], '^%d+$') or #ARGV[2] > 20)
+    and 'ARGV[2] cursor ' .. tostring(ARGV[2]) .. ' is not a whole number (digits only)'
+  or check_whole(ARGV[3], 'ARGV[3] chunk', 1, 10000)
+  or check_arg_count(3, 'migrate-read')
+if problem then return bad_arg(problem) end
 local phase, cursor, chunk = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local sets = { active = KEYS[4], dead = KEYS[6], completed = KEYS[8], schedule = KEYS[1], done = KEYS[9],
   cancelled = KEYS[10] }
@@ -34,13 +47,11 @@ if phase == 'jobs' then
   next_cursor = scan[1]
   ids = {}
   for i = 1, #scan[2], 2 do ids[#ids + 1] = scan[2][i] end
-elseif sets[phase] then
+else
+  if #cursor > 15 then return bad_arg('ARGV[2] cursor ' .. cursor .. ' is not a rank (at most 15 digits)') end
   local from = tonumber(cursor)
   ids = redis.call('ZRANGE', sets[phase], from, from + chunk - 1)
   next_cursor = #ids < chunk and '0' or tostring(from + #ids)
-else
-  return redis.error_reply('DELAYQ_BAD_ARG phase ' .. tostring(phase) ..
-    ' is not active, dead, completed, schedule, jobs, done or cancelled')
 end
 
 local out = { next_cursor, #ids }

@@ -16,7 +16,19 @@
 --          already (a wheel queue's waiting jobs go to `s`, which a layout-2 wheel claim sweeps)
 -- Returns: { 'sealed' }, or { 'busy', key, entries } (nothing written) when a layout-1 job key
 --          still holds entries: a layout-1 client wrote after the chunks were converted.
+--          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for fewer than 19 KEYS, a key of
+--          another type than the one above, or any ARGV.
 -- Guarantee: nothing is deleted while a job of the partition is still in layout 1.
+
+--!include args.lua
+
+if #KEYS < 19 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; migrate-seal takes 19, then the wheel bucket lists') end
+-- The layout-1 job keys, token, layout, events, ev, s, w (channel), limiter, ready, wheel, wheel
+-- count, then bucket lists: a key of another type would fail the PUBLISH's read of s after the
+-- deletes, or be deleted as what it is not.
+local problem = check_key_types('zhhzhzhzzssxxz-zlzs' .. string.rep('l', #KEYS - 19), false)
+  or check_arg_count(0, 'migrate-seal')
+if problem then return bad_arg(problem) end
 
 for i = 1, 9 do
   local key = KEYS[i]

@@ -9,13 +9,32 @@
 --         new template
 -- Returns: per schedule 'ok', or 'changed' (nothing written for it: it was upserted since the
 --          read; the caller reads it again).
+--          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for KEYS other than these 2 HASHes,
+--          an N that is not 1..1000000 or does not match the ARGV count, a name as schedule-upsert
+--          takes it, or a new definition the schedulers could not read (schedule-args.lua).
 -- Guarantee: a schedule's definition and template change together, and only from what was read.
 
+--!include args.lua
+--!include schedule-args.lua
+
+-- Every value checked before the first schedule is written (docs/DESIGN.md invariant 10): a bad
+-- one found in the loop would leave the schedules before it converted and the rest not.
+local problem = check_key_count(2, false) or check_whole(ARGV[1], 'ARGV[1] N', 1, 1000000)
+if problem then return bad_arg(problem) end
 local n = tonumber(ARGV[1])
-if not n or #ARGV ~= 1 + n * 5 then
-  return redis.error_reply('DELAYQ_BAD_ARG ARGV has ' .. #ARGV .. ' values; N = ' .. tostring(ARGV[1]) ..
-    ' schedules need 1 + 5 per schedule')
+if #ARGV ~= 1 + n * 5 then
+  return bad_arg('ARGV has ' .. #ARGV .. ' values; N = ' .. n .. ' schedules need 1 + 5 per schedule')
 end
+for i = 0, n - 1 do
+  local b = 2 + i * 5
+  local of = ' (schedule ' .. (i + 1) .. ' of ' .. n .. ')'
+  problem = check_schedule_name(ARGV[b], 'ARGV[' .. b .. '] name' .. of)
+    or check_definition(ARGV[b + 3], 'ARGV[' .. (b + 3) .. '] new definition' .. of, nil)
+  if problem then return bad_arg(problem) end
+end
+problem = check_key_types('hh', false)
+if problem then return bad_arg(problem) end
+
 local out = {}
 for i = 0, n - 1 do
   local b = 2 + i * 5

@@ -9,12 +9,30 @@
 -- Returns: { now, head, n, then per schedule: name, last, definition, payload }; head is the
 --          earliest high-water mark of all schedules (-1 when there are none). A schedule whose
 --          definition is missing (being removed) is left out.
+--          Error 'DELAYQ_BAD_ARG <reason>' for KEYS other than 3, a mode other than due, all or
+--          one, a 'due' limit that is not 1..10000, a 'one' name as schedule-upsert takes it, or
+--          a value more than the mode takes.
 -- Reads only.
 
 --!include prelude.lua
+--!include args.lua
+--!include schedule-args.lua
+
+if #KEYS ~= 3 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; schedule-read takes 3 (schedules, payloads, last)') end
+local mode = ARGV[1]
+local problem
+if mode == 'due' then
+  problem = check_whole(ARGV[2], 'ARGV[2] limit', 1, 10000) or check_arg_count(2, "schedule-read 'due'")
+elseif mode == 'one' then
+  problem = check_schedule_name(ARGV[2], 'ARGV[2] schedule name') or check_arg_count(2, "schedule-read 'one'")
+elseif mode == 'all' then
+  problem = check_arg_count(1, "schedule-read 'all'")
+else
+  problem = 'ARGV[1] mode ' .. tostring(mode) .. ' is not due, all or one'
+end
+if problem then return bad_arg(problem) end
 
 local K = { schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3] }
-local mode = ARGV[1]
 local now = now_ms()
 
 local names

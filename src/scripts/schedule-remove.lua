@@ -12,7 +12,10 @@
 -- ARGV[1] name; ARGV[2...] wheel strategy only: granularity ms, then the start of each bucket
 -- list passed in KEYS
 -- Returns: 1 when the schedule existed, 0 otherwise. Error 'DELAYQ_WRONG_BUCKET <start>'
---          (nothing written) when the waiting occurrence's wheel bucket was not passed.
+--          (nothing written) when the waiting occurrence's wheel bucket was not passed;
+--          'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 13 (16 or more
+--          with the wheel), a key of another type than the one above, a name as schedule-upsert
+--          takes it, or wheel arguments that do not match the wheel KEYS.
 -- Guarantee: no occurrence is added after this; the one occurrence that may be waiting for a
 --          future time is removed unless it already started. Occurrences already due stay and run.
 
@@ -21,11 +24,16 @@
 --!include wheel.lua
 --!include place.lua
 --!include args.lua
+--!include schedule-args.lua
 --!include schedule-common.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10): the schedule's three keys
+-- and its waiting occurrence go together or not at all.
 local key_problem = check_key_count(13, true)
 if key_problem then return bad_arg(key_problem) end
-if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+local problem = check_schedule_name(ARGV[1], 'ARGV[1] schedule name')
+  or (KEYS[14] == nil and check_arg_count(1, 'schedule-remove without the wheel'))
+if problem then return bad_arg(problem) end
 
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3],
@@ -34,6 +42,9 @@ local K = {
 }
 local wheel_problem = wheel_keys(K, 14, 2)
 if wheel_problem then return bad_arg(wheel_problem) end
+-- schedules, payloads, last, s p r gq gw gr, gc, gn, j, e; then the wheel's.
+local type_problem = check_key_types('hhzzzzzzzhzhh', true)
+if type_problem then return bad_arg(type_problem) end
 local name = ARGV[1]
 local now = now_ms()
 local last = tonumber(redis.call('ZSCORE', K.last, name))

@@ -33,7 +33,13 @@
 --          cancelled: nothing written for it). Errors, nothing written:
 --          'DELAYQ_LAYOUT_MISMATCH <stored>' when the queue's recorded layout is not the caller's;
 --          'DELAYQ_WRONG_BUCKET <start>,...' when an occurrence's wheel bucket was not passed;
---          'DELAYQ_BAD_ARG <reason>' when the record cannot be read or is not of the default class.
+--          'DELAYQ_BAD_ARG <reason>' for a KEYS count other than 16 (19 or more with the wheel), a
+--          key of another type than the one above, or an argument out of its form: a name as
+--          schedule-upsert takes it, a rev of 1..64 letters and digits, a mark or due time that is
+--          not a whole ms from 2000 to 9999, a grace that is not a whole ms, a policy other than
+--          skip or runOnce, an events cap that is not a whole number, a record that cannot be read,
+--          is not a new job of the default class or holds a field no worker can run, C not 1..1000,
+--          due times not ascending after the mark, or wheel arguments that do not match the KEYS.
 -- Guarantee: exactly once per occurrence. Only occurrences later than the mark are added, in
 --          the same atomic step that moves the mark past them, so however many schedulers race,
 --          and even after an occurrence's job finished and its record was trimmed, no occurrence
@@ -48,11 +54,45 @@
 --!include place.lua
 --!include wake.lua
 --!include args.lua
+--!include schedule-args.lua
 --!include schedule-common.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10): the occurrences are written
+-- to several keys and the mark moves after them, so a bad value found late would add jobs and
+-- leave the mark behind them (a later tick would find them existing: no harm, but no guarantee).
 local key_problem = check_key_count(16, true)
 if key_problem then return bad_arg(key_problem) end
-if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+local problem = check_schedule_name(ARGV[1], 'ARGV[1] schedule name')
+  or check_rev(ARGV[2], 'ARGV[2] rev')
+  or check_whole(ARGV[3], 'ARGV[3] high-water mark', MIN_DUE_MS, MAX_DUE_MS)
+  or check_whole(ARGV[4], 'ARGV[4] grace ms', 0, MAX_DUE_MS)
+  or (ARGV[5] ~= 'skip' and ARGV[5] ~= 'runOnce' and 'ARGV[5] missed policy ' .. tostring(ARGV[5]) .. ' is not skip or runOnce')
+  or (check_events_cap(ARGV[6]) and 'ARGV[6] ' .. check_events_cap(ARGV[6]))
+if problem then return bad_arg(problem) end
+local h, unreadable = rec_parse(ARGV[7])
+if not h then return bad_arg('ARGV[7] occurrence record: ' .. unreadable) end
+if h.prio ~= 0 or h.group or h.completed or h.cancelled or h.has_error or h.has_result or rec_has(h.fa, REC_A_CLAIM) then
+  return bad_arg('ARGV[7] occurrence record must be a new job of the default class (no priority, group, claim block or E, D, Q, U flag)')
+end
+problem = h ~= REC_DEFAULT_NEW and check_new_header(ARGV[7], h)
+if problem then return bad_arg('ARGV[7] occurrence ' .. problem) end
+problem = check_whole(ARGV[8], 'ARGV[8] C (the number of due times)', 1, 1000)
+if problem then return bad_arg(problem) end
+local count = tonumber(ARGV[8])
+if #ARGV < 8 + count or (KEYS[17] == nil and #ARGV > 8 + count) then
+  return bad_arg('ARGV has ' .. #ARGV .. ' values; C = ' .. count .. ' takes 8 + C'
+    .. (KEYS[17] and ', then the wheel\'s' or ' without the wheel'))
+end
+local after = tonumber(ARGV[3])
+for i = 1, count do
+  local what = 'ARGV[' .. (8 + i) .. '] due time'
+  problem = check_whole(ARGV[8 + i], what, MIN_DUE_MS, MAX_DUE_MS)
+  if problem then return bad_arg(problem) end
+  if tonumber(ARGV[8 + i]) <= after then
+    return bad_arg(what .. ' ' .. ARGV[8 + i] .. ' is not after ' .. (i == 1 and 'the mark ARGV[3]' or 'the one before it'))
+  end
+  after = tonumber(ARGV[8 + i])
+end
 
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
@@ -60,21 +100,13 @@ local K = {
   schedule_wake = KEYS[15], config = KEYS[16], events_cap = tonumber(ARGV[6]),
 }
 K.events = K.ev
-local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local grace, policy, record = tonumber(ARGV[4]), ARGV[5], ARGV[7]
-local count = tonumber(ARGV[8])
-if not count or count < 1 or count % 1 ~= 0 or #ARGV < 8 + count then
-  return bad_arg('C ' .. tostring(ARGV[8]) .. ' is not a whole number >= 1 of due times that follow it')
-end
-local cap_problem = check_events_cap(ARGV[6])
-if cap_problem then return bad_arg(cap_problem) end
 local wheel_problem = wheel_keys(K, 17, 9 + count)
 if wheel_problem then return bad_arg(wheel_problem) end
-local h, unreadable = rec_parse(record)
-if not h then return bad_arg('the occurrence record: ' .. unreadable) end
-if h.prio ~= 0 or h.group or h.completed or h.cancelled or h.claims ~= 0 then
-  return bad_arg('the occurrence record must be a new job of the default class (no priority, group or claim)')
-end
+-- s p r gq gw gr, gc, gn, j, w (channel), n, ev, schedules, last, schedule wake (channel), config.
+local type_problem = check_key_types('zzzzzzhzh-hxhz-h', true)
+if type_problem then return bad_arg(type_problem) end
+local name, rev, expected = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local grace, policy, record = tonumber(ARGV[4]), ARGV[5], ARGV[7]
 
 local refused = assert_layout(K)
 if refused then return refused end

@@ -18,7 +18,12 @@
 -- Returns: { status, last }: status 'unchanged' (same rev: nothing written), 'created' or
 --          'updated'; last is the schedule's high-water mark afterwards (epoch ms). Errors, nothing
 --          written: 'DELAYQ_LAYOUT_MISMATCH <stored>' when the queue's recorded layout is not the
---          caller's; 'DELAYQ_WRONG_BUCKET <start>' when the waiting occurrence's bucket was not passed.
+--          caller's; 'DELAYQ_WRONG_BUCKET <start>' when the waiting occurrence's bucket was not passed;
+--          'DELAYQ_BAD_ARG <reason>' for a KEYS count other than 15 (18 or more with the wheel), a key
+--          of another type than the one above, a name that is empty, over 600 bytes, with white
+--          space or a control character or not UTF-8, a rev that is not 1..64 letters and digits, a
+--          definition that is not one the schedulers can read (schedule-args.lua) or whose rev is
+--          not ARGV[2], or wheel arguments that do not match the wheel KEYS.
 -- Guarantee: a new schedule adds only occurrences after now. A changed one takes back its
 --          waiting, never-started next occurrence and continues after now with the new
 --          definition (or after its mark, when schedulers are behind); the mark never passes
@@ -29,11 +34,20 @@
 --!include wheel.lua
 --!include place.lua
 --!include args.lua
+--!include schedule-args.lua
 --!include schedule-common.lua
 
+-- Every check before the first write (docs/DESIGN.md invariant 10): the writes go to three keys
+-- and then take an occurrence back from its waiting set, so a bad key or value found late would
+-- leave a definition stored without its mark, or a mark without its definition.
 local key_problem = check_key_count(15, true)
 if key_problem then return bad_arg(key_problem) end
-if type(ARGV[1]) ~= 'string' or #ARGV[1] == 0 then return bad_arg('ARGV[1] schedule name is missing or empty') end
+local problem = check_schedule_name(ARGV[1], 'ARGV[1] schedule name')
+  or check_rev(ARGV[2], 'ARGV[2] rev')
+  or check_definition(ARGV[3], 'ARGV[3] definition', ARGV[2])
+  or (type(ARGV[4]) ~= 'string' and 'ARGV[4] payload template is missing')
+  or (KEYS[16] == nil and check_arg_count(4, 'schedule-upsert without the wheel'))
+if problem then return bad_arg(problem) end
 
 local K = {
   schedules = KEYS[1], payloads = KEYS[2], last = KEYS[3], schedule_wake = KEYS[4], config = KEYS[5],
@@ -42,6 +56,9 @@ local K = {
 }
 local wheel_problem = wheel_keys(K, 16, 5)
 if wheel_problem then return bad_arg(wheel_problem) end
+-- schedules, payloads, last, wake (channel), config, s p r gq gw gr, gc, gn, j, e; then the wheel's.
+local type_problem = check_key_types('hhz-hzzzzzzhzhh', true)
+if type_problem then return bad_arg(type_problem) end
 local name, rev, definition, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local refused = assert_layout(K)
 if refused then return refused end
@@ -49,7 +66,9 @@ local now = now_ms()
 
 local old = redis.call('HGET', K.schedules, name)
 local last = tonumber(redis.call('ZSCORE', K.last, name))
-if old and last and cjson.decode(old).rev == rev then
+-- A stored definition that does not decode (written by hand) is replaced, not an error forever.
+local decoded, stored = pcall(cjson.decode, old or 'null')
+if old and last and decoded and type(stored) == 'table' and stored.rev == rev then
   return { 'unchanged', last }
 end
 if old and last and last > now and K.wi then

@@ -4,7 +4,9 @@
 -- KEYS[1] n  HASH: counter name -> total (monotonic); `s:<second mod 600>` -> snapshot
 -- ARGV: pairs of counter name, delta (a whole number >= 0); names are those of COUNTERS and
 --       TOTALS_ONLY below
--- Returns: the second (epoch s, server clock) whose snapshot was written.
+-- Returns: the second (epoch s, server clock) whose snapshot was written. Error 'DELAYQ_BAD_ARG
+--          <reason>' (nothing written) for KEYS other than one HASH, an odd ARGV count, a counter
+--          name not below, a delta that is not a whole number (digits only, below 2^53).
 -- Guarantee: the snapshot of second t holds the totals after the last flush of second t, from
 --            whichever worker flushed last; readers take differences of consecutive snapshots, so
 --            counts bumped by other scripts (add, fail, reap, cancel) show in the next snapshot.
@@ -17,6 +19,7 @@
 -- src/operations/stats.ts (COUNTER_NAMES); test/metrics/counters.test.ts checks they agree.
 
 --!include prelude.lua
+--!include args.lua
 
 local COUNTERS = {
   'added', 'claimed', 'completed', 'failed', 'retried', 'dead', 'cancelled', 'reaped',
@@ -34,16 +37,17 @@ local RING = 600
 local known = {}
 for _, name in ipairs(COUNTERS) do known[name] = true end
 for _, name in ipairs(TOTALS_ONLY) do known[name] = true end
+local problem = check_key_count(1, false) or check_key_types('h', false)
+if problem then return bad_arg(problem) end
 if #ARGV % 2 ~= 0 then
-  return redis.error_reply('DELAYQ_BAD_ARG stats takes pairs of counter name and delta, got ' .. #ARGV .. ' arguments')
+  return bad_arg('ARGV[' .. #ARGV .. '] counter ' .. ARGV[#ARGV] .. ' has no delta: stats takes pairs of counter name and delta')
 end
 for i = 1, #ARGV, 2 do
-  local delta = tonumber(ARGV[i + 1])
   if not known[ARGV[i]] then
-    return redis.error_reply('DELAYQ_BAD_ARG unknown counter ' .. ARGV[i] .. ' (see COUNTERS and TOTALS_ONLY in stats.lua)')
+    return bad_arg('ARGV[' .. i .. '] counter: unknown counter ' .. ARGV[i] .. ' (see COUNTERS and TOTALS_ONLY in stats.lua)')
   end
-  if not delta or delta < 0 or delta ~= math.floor(delta) then
-    return redis.error_reply('DELAYQ_BAD_ARG delta of ' .. ARGV[i] .. ' must be a whole number >= 0, got ' .. ARGV[i + 1])
+  if check_whole(ARGV[i + 1], 'delta', 0, 2 ^ 53 - 1) then
+    return bad_arg('ARGV[' .. (i + 1) .. '] delta of ' .. ARGV[i] .. ' must be a whole number >= 0 below 2^53 (digits only), got ' .. ARGV[i + 1])
   end
 end
 

@@ -237,15 +237,15 @@ export class Dispatcher<T> {
   }
 
   /**
-   * A job claimed ahead: its start, by a lower bound of the server clock, is what the job reports
-   * as claimedAt (never before runAt).
+   * A job leased before its due time (claimed ahead): held until due, and its start, by a lower
+   * bound of the server clock, is what the job reports as claimedAt. That bound is not raised to
+   * runAt: the raw lease start stays in the lease member and the record (queue.get(id).lease),
+   * and a claimedAt below runAt would show a gate that let the job go early.
    */
   private async runWhenDue(flight: Flight<T>): Promise<void> {
     const claimed = flight.attempt.claimed;
-    const { gate } = this.deps;
     try {
-      await gate.until(claimed.runAt, claimed.reply);
-      claimed.claimedAt = Math.max(claimed.runAt, Math.floor(gate.serverNow(claimed.reply)));
+      claimed.claimedAt = await this.deps.gate.startAt(claimed.runAt, claimed.reply);
     } catch (err) {
       this.deps.report(err);
       flight.ended();

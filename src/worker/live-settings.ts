@@ -5,9 +5,9 @@
  * the groups the old bound held out. One reading at a time; a message during one reads again.
  */
 import type { QueueContext } from '../definition/context.js';
-import { readLiveSettings } from '../operations/config.js';
+import { readLiveSettings } from '../operations/config-record.js';
 import { DEFAULT_GROUP_CONCURRENCY } from '../operations/claim.js';
-import { refreshGroups } from '../operations/groups.js';
+import { refreshGroups } from '../operations/group-refresh.js';
 import type { ClaimSettings } from './storage.js';
 
 /** The group bounds a claim sends. */

@@ -12,8 +12,8 @@ import {
   type ResolvedBackoff,
 } from '../backoff.js';
 import type { CodecOption } from '../codec/payload.js';
-import { describe, parseDuration, parseMs, type Duration } from '../duration.js';
-import { assertKnownOptions } from '../option-names.js';
+import { parseDuration, parseMs, type Duration } from '../duration.js';
+import { assertKnownOptions, assertOptionObject } from '../option-names.js';
 import { ValidationError } from '../errors.js';
 import type { StrategyOption } from '../redis/capabilities.js';
 import type { ConnectionOption } from '../redis/connection.js';
@@ -23,14 +23,8 @@ import { assertPartitions } from '../redis/keys.js';
 import { assertSchema, type StandardSchemaV1 } from '../schema.js';
 import { validateEventsOption, type EventsOption } from '../events.js';
 import { resolveBatchOptions, type BatchOptions, type ResolvedBatch } from './batch-options.js';
-
-/** Where a worker's warnings and unhandled errors go. */
-export interface Logger {
-  /** Start-up facts, such as the claim strategy chosen. Optional: a logger without it gets none. */
-  info?(message: string): void;
-  warn(message: string): void;
-  error(message: string, err?: unknown): void;
-}
+import { consoleLogger, type Logger } from './logger.js';
+import { resolveRetention } from './retention-options.js';
 
 /** Upgrades from one payload version to the next: migrate[1] turns a version 1 payload into version 2. */
 // `never` parameters accept any one-argument function, whatever payload type it declares.
@@ -179,24 +173,6 @@ const KNOWN = new Set([
   'groups',
 ]);
 
-const LOG_LEVELS = ['info', 'warn', 'error', 'silent'] as const;
-
-/**
- * The default logger: the console, from the level in DELAYQ_LOG_LEVEL (info, warn, error or
- * silent; default info) up. Read per message, so a test runner or a process can quiet it.
- */
-const consoleLogger: Logger = {
-  info: (message) => logsAt('info') && console.info(`delayq: ${message}`),
-  warn: (message) => logsAt('warn') && console.warn(`delayq: ${message}`),
-  error: (message, err) => logsAt('error') && console.error(`delayq: ${message}`, err ?? ''),
-};
-
-function logsAt(level: (typeof LOG_LEVELS)[number]): boolean {
-  const set = process.env['DELAYQ_LOG_LEVEL'] as (typeof LOG_LEVELS)[number] | undefined;
-  const threshold = set !== undefined && LOG_LEVELS.includes(set) ? set : 'info';
-  return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold);
-}
-
 /** Validate worker options; throws ValidationError naming the first wrong option. */
 export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedWorkerOptions<T> {
   assertKnownOptions(options, KNOWN, 'worker option');
@@ -215,22 +191,7 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
   const reapIntervalMs = parseMs(options.reapIntervalMs ?? 5_000, 'reapIntervalMs');
   if (maxSleepMs < 1) throw new ValidationError('maxSleepMs must be at least 1 ms', 'maxSleepMs');
   if (reapIntervalMs < 1) throw new ValidationError('reapIntervalMs must be at least 1 ms', 'reapIntervalMs');
-  let keepCompleted = resolveRememberCompleted(options.rememberCompleted);
-  if (options.keepCompleted !== undefined) {
-    checkObject(options.keepCompleted, RETENTION_KEYS, 'keepCompleted');
-    const { count, age } = options.keepCompleted;
-    if (!Number.isInteger(count) || count < 0) {
-      throw new ValidationError(
-        `keepCompleted.count must be a whole number >= 0, got ${String(count)}`,
-        'keepCompleted.count',
-      );
-    }
-    const ageMs = age === undefined ? 0 : parseDuration(age, 'keepCompleted.age');
-    // A count of 0 keeps none; trim.lua reads 0 as "no bound", so none is "older than 1 ms".
-    keepCompleted = count === 0 ? KEEP_NONE : { count, ageMs };
-  }
-  // Results are kept with the completed jobs the user asked to keep, not with the ids remembered.
-  const keepResults = options.keepCompleted !== undefined && keepCompleted.count > 0;
+  const { keepCompleted, keepResults } = resolveRetention(options);
   const batch = resolveBatchOptions(options.batch);
   // The batch being formed is a batch worker's claim-ahead: jobs beyond it would wait unbatched.
   if (batch !== undefined && options.prefetch !== undefined && options.prefetch !== 0) {
@@ -293,7 +254,7 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
   }
   let rate = { max: 0, perMs: 0 };
   if (options.limit !== undefined) {
-    checkObject(options.limit, LIMIT_KEYS, 'limit');
+    assertOptionObject(options.limit, LIMIT_KEYS, 'limit');
     const { max, per } = options.limit;
     if (!Number.isInteger(max) || max < 1)
       throw new ValidationError(`limit.max must be a whole number >= 1, got ${String(max)}`, 'limit.max');
@@ -328,36 +289,4 @@ export function resolveWorkerOptions<T>(options: AnyWorkerOptions<T>): ResolvedW
   };
 }
 
-/** Completed jobs trimmed as soon as trim runs (about a second). */
-const KEEP_NONE: Retention = { count: 0, ageMs: 1 };
-
-const RETENTION_KEYS: ReadonlySet<string> = new Set(['count', 'age']);
 const LIMIT_KEYS: ReadonlySet<string> = new Set(['max', 'per']);
-
-/** `value` (the option `name`) must be an object of `known` keys only. */
-function checkObject(value: unknown, known: ReadonlySet<string>, name: string): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ValidationError(`${name} must be { ${[...known].join(', ')} }, got ${describe(value)}`, name);
-  }
-  assertKnownOptions(value, known, `${name} key`, { path: name });
-}
-
-function resolveRememberCompleted(option: WorkerOptions<unknown>['rememberCompleted']): Retention {
-  if (option === false) return KEEP_NONE;
-  if (option !== undefined) checkObject(option, RETENTION_KEYS, 'rememberCompleted');
-  const count = option?.count ?? 100_000;
-  if (!Number.isInteger(count) || count < 0) {
-    throw new ValidationError(
-      `rememberCompleted.count must be a whole number >= 0, got ${String(count)}`,
-      'rememberCompleted.count',
-    );
-  }
-  const ageMs = parseDuration(option?.age ?? '5m', 'rememberCompleted.age');
-  // A resend comes after a reconnect: an age shorter than a second would not cover one.
-  if (ageMs < 1_000)
-    throw new ValidationError(
-      `rememberCompleted.age must be at least 1 s, got ${ageMs} ms`,
-      'rememberCompleted.age',
-    );
-  return { count, ageMs };
-}

@@ -8,7 +8,7 @@
  */
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffFunction, type ResolvedBackoff } from '../backoff.js';
 import type { RecordHeader } from '../record/index.js';
-import type { Logger } from './options.js';
+import type { Logger } from './logger.js';
 
 /** Distinct stored backoffs warned about per worker, at most: a warning per job would flood the log. */
 const MAX_WARNINGS = 10;

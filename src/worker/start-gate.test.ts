@@ -78,4 +78,25 @@ describe('StartGate', () => {
     await turns(5);
     expect(went).toBe(true);
   });
+
+  it('startAt: the bound of the server clock when the job goes, not its due time, and never before it', async () => {
+    const clock = handClock(1_000);
+    const gate = new StartGate(clock);
+    let started: number | undefined;
+    void gate.startAt(1_002, undefined).then((at) => (started = at));
+    await settle();
+    expect(started).toBeUndefined();
+    // The clock jumps past the due time: the start is where the clock is, in whole ms, not 1_002.
+    clock.at = 1_003.7;
+    await settle();
+    expect(started).toBe(1_003);
+  });
+
+  it('startAt by a reply: at or after the due time, at most the bound read after it', async () => {
+    const gate = new StartGate(handClock(0));
+    const reply = { serverUs: 9_000_000, arrivedAt: performance.now() };
+    const started = await gate.startAt(9_002, reply);
+    expect(started).toBeGreaterThanOrEqual(9_002);
+    expect(started).toBeLessThanOrEqual(Math.floor(serverNowAtLeast(reply)));
+  });
 });

@@ -66,6 +66,17 @@ export class StartGate {
     });
   }
 
+  /**
+   * Wait as until() does, then return when the job starts by the server clock, at least: `reply`'s
+   * bound of it in whole ms. Not raised to `at`: it is at or past `at` because the wait ended
+   * there, so a job that reports a start before its due time shows a gate that let it go early
+   * (conformance checks job.claimedAt >= runAt), where a clamp would hide it.
+   */
+  async startAt(at: number, reply: ReplyClock | undefined): Promise<number> {
+    await this.until(at, reply);
+    return Math.floor(this.serverNow(reply));
+  }
+
   /** Jobs held now. */
   get size(): number {
     return this.held.length;

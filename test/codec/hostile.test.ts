@@ -15,6 +15,7 @@ import { protobufCodec } from '../../src/codec/protobuf.js';
 import { DecodeError } from '../../src/errors.js';
 import { EmailSchema, RecipientSchema } from '../fixtures/proto/gen/email_pb.js';
 import { emailMessage, envelope, payload } from './arbitraries.js';
+import { seeded } from '../support/property-seed.js';
 
 const protobuf = protobufCodec(EmailSchema);
 const codecs: [string, Codec, fc.Arbitrary<Envelope>][] = [
@@ -210,7 +211,7 @@ describe.each(codecs)('%s codec with malformed payload bytes', (_name, codec, en
           expectPrototypesUntouched();
         },
       ),
-      { numRuns: 200 },
+      seeded({ numRuns: 200 }),
     );
   });
 });
@@ -227,7 +228,7 @@ describe.each(codecs)('%s codec with malformed bytes', (_name, codec, envelopes)
         for (let end = 0; end < bytes.length; end += step) decodeError(codec, bytes.subarray(0, end));
         decodeError(codec, bytes.subarray(0, bytes.length - 1));
       }),
-      { numRuns: 100 },
+      seeded({ numRuns: 100 }),
     );
   });
 
@@ -243,7 +244,7 @@ describe.each(codecs)('%s codec with malformed bytes', (_name, codec, envelopes)
           expectPrototypesUntouched();
         },
       ),
-      { numRuns: 300 },
+      seeded({ numRuns: 300 }),
     );
   });
 
@@ -253,7 +254,7 @@ describe.each(codecs)('%s codec with malformed bytes', (_name, codec, envelopes)
         tryDecode(codec, Buffer.from(bytes));
         expectPrototypesUntouched();
       }),
-      { numRuns: 500 },
+      seeded({ numRuns: 500 }),
     );
   });
 

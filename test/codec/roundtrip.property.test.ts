@@ -11,8 +11,9 @@ import { msgpackCodec } from '../../src/codec/msgpack.js';
 import { protobufCodec } from '../../src/codec/protobuf.js';
 import { EmailSchema } from '../fixtures/proto/gen/email_pb.js';
 import { emailMessage, envelope, payload } from './arbitraries.js';
+import { seeded } from '../support/property-seed.js';
 
-const RUNS = { numRuns: 300 };
+const RUNS = seeded({ numRuns: 300 });
 
 describe.each<[string, Codec]>([
   ['json', jsonCodec],

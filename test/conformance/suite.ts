@@ -30,6 +30,7 @@ import { CANCELLED_RECORD, encodeRecord, NEW_JOB_HEADER } from '../../src/record
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { connectionsBefore, waitForSleepingWorker } from '../support/idle-worker.js';
 import type { RedisServerOptions } from '../support/redis-server.js';
+import { neverEarlyTests } from './never-early.js';
 
 // The direct script calls below use the waiting sets whatever the strategy: the wheel's claim
 // takes from them too (retries written by a producer that does not know the wheel).
@@ -240,7 +241,11 @@ export function conformanceSuite(
       const { queue, name } = setup<number>();
       const runs: Array<{ n: number; runAt: number; claimedAt: number }> = [];
       // Added in reverse due order: only the schedule's ordering can put them right. Absolute due
-      // times, so a slow add on a loaded machine cannot reorder them.
+      // times, so a slow add on a loaded machine cannot reorder them. The queue is ready first (a
+      // first call connects, probes and records the definition: 300 ms on a loaded machine, when
+      // this test runs alone), so no job is already due when it is added: the wheel would push it
+      // straight to ready, in add order.
+      await queue.counts();
       const r = at.inspector();
       const base = (await serverNow(r)) + 300;
       await r.quit();
@@ -252,6 +257,12 @@ export function conformanceSuite(
       expect(runs.map((r) => r.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       for (const run of runs) expect(run.claimedAt).toBeGreaterThanOrEqual(run.runAt);
       await w.close();
+    });
+
+    neverEarlyTests(strategy, at, {
+      precisionMs,
+      granularityMs,
+      closeAfter: (close) => void closers.push(async () => void (await close())),
     });
 
     it('leaves only its completed record after a job completes', async () => {
@@ -1391,6 +1402,25 @@ export function conformanceSuite(
           },
           { what: 'group keys empty' },
         );
+      });
+
+      it('groups: a claim leases no more of a group than its bound leaves room for, whatever its limit, until an ack frees a slot', async () => {
+        const { queue, name } = setup<number>();
+        await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: i, opts: { group: 'g' } })));
+        const r = at.inspector();
+        closers.push(async () => void (await r.quit()));
+        const keys = queueKeys(name);
+        const bounded = { ...claimInput(60_000), groups: { concurrency: 2 } };
+        const first = await claim(r, keys, bounded);
+        expect(first.jobs).toHaveLength(2);
+        // Full: another claim (another worker) takes none of it.
+        expect((await claim(r, keys, bounded)).jobs).toEqual([]);
+        expect(await r.hget(keys.groupCounts, 'g')).toBe('2');
+        // An ack frees one slot, and the same call takes one job, no more.
+        const next = await claim(r, keys, { ...bounded, acks: [ackOf(first.jobs[0]!)] });
+        expect(next.acks).toEqual([{ status: 'ok' }]);
+        expect(next.jobs).toHaveLength(1);
+        expect(await r.hget(keys.groupCounts, 'g')).toBe('2');
       });
     }
 

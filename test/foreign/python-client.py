@@ -3,6 +3,8 @@
     python-client.py produce <port> <queue> <scripts dir> <jobs>
     python-client.py cancel  <port> <queue> <scripts dir> <id>
     python-client.py work    <port> <queue> <scripts dir> <jobs to complete> <timeout s>
+    python-client.py open    <port> <queue> <scripts dir>
+    python-client.py backoff '<JSON list of [kind, delay ms, max ms or null, jitter, attempt]>'
 
 Prints one JSON line per event. `produce` adds py-0 .. py-<jobs-1> (payload(i) below: the test
 builds the same values on its own), every third with a delay, every fifth with 5 attempts, every
@@ -10,6 +12,9 @@ seventh with priority -3, in bulk calls of 10, then py-0 again (kept) and reads 
 runs jobs until <jobs to complete> acks were accepted: a payload's "mode" asks for a first attempt
 that fails ("fail-once"), outlives its lease without extending it ("stale"), runs past its lease
 extending it ("long"), or waits until the job is cancelled and then acks anyway ("cancel-me").
+`open` opens the queue and a worker on it, printing what each answered (a queue it cannot serve is
+refused). `backoff` prints the client's retry delay for each spec and attempt (with jitter: the
+least and most of 500 draws).
 """
 
 import datetime
@@ -92,12 +97,14 @@ def work(queue, r, to_complete, timeout_s):
                 payload=dq.encode_payload(data).decode("utf-8"))
             try:
                 worker.progress(job, {"pct": 50})
+                worker.log(job, f"python attempt {job.attempt}")
             except dq.LeaseLost as e:
                 out(lost=job.id, why=str(e))
                 continue
             if mode == "fail-once" and job.attempt == 1:
+                before = server_ms(r)
                 outcome, at = worker.fail(job, "Error", "first attempt fails")
-                out(failed=job.id, outcome=outcome, at=at)
+                out(failed=job.id, outcome=outcome, at=at, before=before, after=server_ms(r))
                 continue
             if mode == "stale" and job.attempt == 1:
                 time.sleep(2.0)  # past its 1.5 s lease, not extended: the ack must be refused
@@ -125,9 +132,37 @@ def work(queue, r, to_complete, timeout_s):
     out(done=True, completed=sum(1 for _, letter in worker.ack_outcomes if letter == "O"))
 
 
+def open_both(r, name, scripts):
+    try:
+        queue = dq.Queue(r, name, scripts)
+    except dq.DelayqError as e:
+        out(queue=str(e))
+        return
+    out(queue="opened", partitions=queue.partitions)
+    try:
+        worker = dq.Worker(queue, worker_id="py-open")
+    except dq.DelayqError as e:
+        out(worker=str(e))
+        return
+    out(worker="opened", holder=worker.holder)
+    worker.close()
+
+
+def backoff(specs):
+    for kind, delay, cap, jitter, attempt in specs:
+        draws = [dq.backoff_delay((kind, delay, cap, jitter), attempt) for _ in range(500 if jitter else 1)]
+        out(kind=kind, attempt=attempt, jitter=jitter, least=min(draws), most=max(draws))
+
+
 def main():
+    if sys.argv[1] == "backoff":
+        backoff(json.loads(sys.argv[2]))
+        return
     command, port, name, scripts = sys.argv[1:5]
     r = redis.Redis(port=int(port))
+    if command == "open":
+        open_both(r, name, scripts)
+        return
     queue = dq.Queue(r, name, scripts)
     if command == "produce":
         produce(queue, int(sys.argv[5]))

@@ -9,6 +9,7 @@ import { Queue, Worker } from '../../src/index.js';
 import { claim } from '../../src/operations/claim.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys } from '../../src/redis/keys.js';
+import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const redis = useRedis();
@@ -53,6 +54,10 @@ it('jobs on an idle queue are leased ahead of their due time and started at it, 
     );
     expect(run.claimedAt, `claimedAt before runAt: ${what}`).toBeGreaterThanOrEqual(run.runAt);
     expect(run.claimedAt, `claimedAt after the start: ${what}`).toBeLessThanOrEqual(run.startedAt);
+    // The lease itself, by the script's TIME: at most the reach early, whatever the worker does.
+    expect(run.leasedAt, `leased more than ${CLAIM_AHEAD_MS} ms early: ${what}`).toBeGreaterThanOrEqual(
+      run.runAt - CLAIM_AHEAD_MS,
+    );
   }
   // Each claim is sent 2 ms ahead by the worker's estimate of the server clock; a loaded machine
   // may delay some past the due time, but not all of them: otherwise nothing above tested the gate.

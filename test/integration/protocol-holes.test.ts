@@ -1,7 +1,9 @@
 /**
  * The five ways a client written from docs/PROTOCOL.md alone could lose or corrupt jobs (issue 32),
  * each against a real redis-server: the document's own large-integer example, a cancel with a key
- * left out, extend without its flags value, ids that are not UTF-8, and creating a queue.
+ * left out, extend without its flags value, ids that are not UTF-8, and creating a queue (the
+ * documented config.lua call, alone and racing a Node client; the old read-then-HSET recipe's loss
+ * shown beside it). Each failed against the code and document before its fix.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigMismatchError, Queue, Worker } from '../../src/index.js';
-import { queueKeys } from '../../src/redis/keys.js';
+import { configKey, legacyKeys, queueKeys } from '../../src/redis/keys.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -283,6 +285,43 @@ describe('hole 5: creating a queue', () => {
     );
     expect(refused).toMatch(/DELAYQ_CONFIG_MISMATCH codec msgpack/);
     expect(await snapshot(taken)).toEqual(before);
+  });
+
+  it("the race itself: the old recipe loses a Node client's queue; config.lua, called at the same time as a Node client, never does", async () => {
+    // The old recipe, in the interleaving that lost a queue: read (nothing), a Node client creates
+    // its msgpack queue, then HSET every field as json.
+    const lost = uniqueQueue('race');
+    expect(await raw.hgetall(`dq:{${lost}}:config`)).toEqual({});
+    await newQueue(lost, 'msgpack');
+    await raw.hset(`dq:{${lost}}:config`, { format: '2', layout: 'zset', partitions: '1', codec: 'json' });
+    expect(await raw.hget(`dq:{${lost}}:config`, 'codec')).toBe('json');
+
+    // The documented call and a Node client started together, 20 times: one of them creates the
+    // queue, the other is refused, and the record is the creator's.
+    const configKeys = (name: string): string[] => {
+      const old = legacyKeys(name);
+      return [configKey(name), old.layout, old.partitions, old.schedule, old.active, old.dead];
+    };
+    const json = ['write', '2', '', '1', 'zset', 'zset', 'json', 'json', '', '-10000', '', '', ''];
+    for (let round = 0; round < 20; round++) {
+      const name = uniqueQueue('race');
+      const node = new Queue(name, { connection: redis.url(), codec: 'msgpack' });
+      cleanups.push(() => node.close());
+      const [foreign, nodeOpen] = await Promise.allSettled([
+        evalScript('config', configKeys(name), json),
+        node.counts(),
+      ]);
+      const codec = await raw.hget(`dq:{${name}}:config`, 'codec');
+      if (foreign.status === 'fulfilled') {
+        expect(nodeOpen.status).toBe('rejected');
+        expect((nodeOpen as PromiseRejectedResult).reason).toBeInstanceOf(ConfigMismatchError);
+        expect(codec).toBe('json');
+      } else {
+        expect(String(foreign.reason)).toMatch(/DELAYQ_CONFIG_MISMATCH codec msgpack/);
+        expect(nodeOpen.status).toBe('fulfilled');
+        expect(codec).toBe('msgpack');
+      }
+    }
   });
 
   it('a config record holding a value of the wrong form is refused by name, nothing written', async () => {

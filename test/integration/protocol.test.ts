@@ -14,7 +14,7 @@ import { Queue, Worker } from '../../src/index.js';
 import { partitionKeys } from '../../src/redis/keys.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { decodeRecord } from '../../src/record/index.js';
-import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
 const run = promisify(execFile);
 const redis = useRedis();
@@ -23,10 +23,11 @@ afterAll(async () => {
   for (const c of cleanups) await c();
 });
 
+const DOC = readFileSync(join(import.meta.dirname, '../../docs/PROTOCOL.md'), 'utf8');
+
 /** The ```sh block of docs/PROTOCOL.md that calls add.lua with redis-cli. */
 function documentedLine(): string {
-  const doc = readFileSync(join(import.meta.dirname, '../../docs/PROTOCOL.md'), 'utf8');
-  const line = /```sh\n(redis-cli --eval dist\/scripts\/add\.lua [^\n]*)\n```/.exec(doc)?.[1];
+  const line = /```sh\n(redis-cli --eval dist\/scripts\/add\.lua [^\n]*)\n```/.exec(DOC)?.[1];
   if (line === undefined) throw new Error('docs/PROTOCOL.md has no ```sh block calling add.lua');
   return line;
 }
@@ -60,6 +61,9 @@ it('a job added with the redis-cli line of the protocol document is run by a Wor
   const record = await raw.hgetBuffer(partitionKeys(name, 1)[0]!.records, 'welcome:42');
   expect(record?.subarray(0, 4)).toEqual(Buffer.from([0x01, 0x08, 0xff, 0xfb]));
   expect(decodeRecord(record!).header.priority).toBe(-5);
+  // It waits in `p` as `<prio>:<id>`, the key table's form (its example: `-5:a1b2`).
+  expect(DOC).toContain('(prio in decimal, e.g. `-5:a1b2`)');
+  expect(await raw.zscore(partitionKeys(name, 1)[0]!.prioWaiting, '-5:welcome:42')).toBe(runAt);
   expect(await queue.get('welcome:42')).toMatchObject({
     state: 'scheduled',
     payload: { to: 'ada@example.com' },
@@ -78,4 +82,38 @@ it('a job added with the redis-cli line of the protocol document is run by a Wor
   cleanups.push(() => worker.close());
   await waitFor(() => seen.length === 1, { what: 'the run' });
   expect(seen[0]).toEqual({ payload: { to: 'ada@example.com' }, attempt: 1 });
+});
+
+it("add.lua takes the elapsed example of the document (ms since the call, then a bound of the server's clock)", async () => {
+  const example = /\(`(\d+):(\d+)`\)/.exec(DOC);
+  expect(example?.[0]).toBe('(`12:1764547200123`)');
+  const name = uniqueQueue('elapsed');
+  const queue = new Queue(name, { connection: redis.url() });
+  cleanups.push(() => queue.close());
+  await queue.counts();
+  const k = partitionKeys(name, 1)[0]!;
+  const raw = inspector(redis.url());
+  cleanups.push(async () => void (await raw.quit()));
+  const before = await serverNow(raw);
+  const reply = (await raw.eval(
+    expandLua(join(import.meta.dirname, '../../src/scripts'), 'add.lua'),
+    16,
+    ...[k.waiting, k.prioWaiting, k.prioReady, k.groupJobs, k.groupsWaiting, k.groupsReady, k.groupCounts],
+    ...[k.records, k.completed, k.cancelled, k.dead, k.wake, k.counters, k.events, k.leases, k.groupBacklog],
+    '1',
+    `${example![1]}:${example![2]}`,
+    '0',
+    '0',
+    'e1',
+    'dk',
+    '60000',
+    Buffer.from('\x01\x00{}'),
+    '',
+  )) as unknown[];
+  expect(String(reply[0])).toBe('c');
+  // The bound is far more than 10 s before the script's own figure, so it is not used: the delay
+  // counts from now - 12 ms.
+  const due = Number(reply[1]);
+  expect(due).toBeGreaterThanOrEqual(before + 60_000 - 12);
+  expect(due).toBeLessThanOrEqual((await serverNow(raw)) + 60_000 - 12);
 });

@@ -2,8 +2,10 @@
  * clients/python, a producer and worker in Python written from docs/PROTOCOL.md, both ways against
  * a real redis-server: Python-made jobs run on a Node Worker, and Node-made jobs on the Python
  * worker, each counted (jobs, early, duplicates, payload mismatches: the last three must be 0),
- * with a stale ack refused, a retry after a failure, a lease kept by extend, and a cancel of a
- * running job on each side. Runs test/foreign/python-client.py with Debian's python3-redis.
+ * with a stale ack refused, retries after a failure by the worker's backoff and by the job's own,
+ * a lease kept by extend, and a cancel of a running job on each side; the client refuses the queues
+ * it cannot serve (another codec, the wheel, a worker of a partitioned queue) writing nothing, and
+ * its backoff is Node's. Runs test/foreign/python-client.py with Debian's python3-redis.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
+import { backoffDelay, type ResolvedBackoff } from '../../src/backoff.js';
 import { jsonCodec } from '../../src/codec/json.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
@@ -27,6 +30,7 @@ const SCRIPTS = [
   'claim',
   'extend',
   'progress',
+  'log',
   'fail',
   'release',
   'cancel',
@@ -178,13 +182,23 @@ it('Node producer, Python worker: every job once, none early, values intact; sta
   const queue = new Queue(name, { connection: redis.url() });
   cleanups.push(() => queue.close());
   const JOBS = 40;
-  const special: Record<string, string> = { 'n-1': 'fail-once', 'n-2': 'stale', 'n-3': 'long' };
+  const special: Record<string, string> = {
+    'n-1': 'fail-once',
+    'n-2': 'stale',
+    'n-3': 'long',
+    'n-4': 'fail-once',
+  };
   for (let i = 0; i < JOBS; i++) {
     const id = `n-${i}`;
     const mode = special[id];
     await queue.add(
       { ...expected(i), ...(mode ? { mode } : {}) },
-      { id, ...(i % 4 === 0 ? { delay: 200 } : {}) },
+      {
+        id,
+        ...(i % 4 === 0 ? { delay: 200 } : {}),
+        // n-4 carries its own backoff (the record's B field), which the worker's gives way to.
+        ...(id === 'n-4' ? { backoff: { type: 'exponential' as const, delay: 300 } } : {}),
+      },
     );
   }
   await queue.add({ mode: 'cancel-me' }, { id: 'n-cancel' });
@@ -245,9 +259,19 @@ it('Node producer, Python worker: every job once, none early, values intact; sta
   // The stale ack was refused (E: its lease had expired), then attempt 2 completed.
   expect(acks.filter((a) => a['ack'] === 'n-2').map((a) => a['outcome'])).toEqual(['E', 'O']);
   expect(ranBy.get('n-2')?.map((r) => r['attempt'])).toEqual([1, 2]);
-  // fail-once: RETRY, then completed on attempt 2.
-  expect(events.find((e) => e['failed'] === 'n-1')?.['outcome']).toBe('RETRY');
-  expect(ranBy.get('n-1')?.map((r) => r['attempt'])).toEqual([1, 2]);
+  // fail-once: RETRY after the backoff (the worker's fixed 50 ms for n-1, n-4's own 300 ms ×
+  // 2^0), due between the server's clock before and after the call plus that delay; then
+  // completed on attempt 2.
+  for (const [id, delay] of [
+    ['n-1', 50],
+    ['n-4', 300],
+  ] as const) {
+    const failed = events.find((e) => e['failed'] === id)!;
+    expect(failed['outcome']).toBe('RETRY');
+    expect(failed['at']).toBeGreaterThanOrEqual((failed['before'] as number) + delay);
+    expect(failed['at']).toBeLessThanOrEqual((failed['after'] as number) + delay);
+    expect(ranBy.get(id)?.map((r) => r['attempt'])).toEqual([1, 2]);
+  }
   // long: kept past twice its lease by extend, never lost, one run.
   expect(events.some((e) => e['lost'] === 'n-3')).toBe(false);
   // cancel while running: Node's cancel took it, the worker heard `C <member>`, its ack was refused.
@@ -256,6 +280,11 @@ it('Node producer, Python worker: every job once, none early, values intact; sta
   expect(acks.filter((a) => a['ack'] === 'n-cancel').map((a) => a['outcome'])).toEqual(['C']);
   expect((await queue.get('n-cancel'))?.state).toBe('cancelled');
   expect(await queue.get('n-5')).toMatchObject({ state: 'completed', result: { done: 'n-5' } });
+  // job.log through log.lua: each attempt's line, kept with the completed job.
+  expect((await queue.get('n-1'))?.logs?.map((l) => [l.attempt, l.line])).toEqual([
+    [1, 'python attempt 1'],
+    [2, 'python attempt 2'],
+  ]);
 
   console.log(
     `node producer -> python worker: jobs ${jobs}, early ${early}, duplicates ${duplicates}, mismatches ${mismatches}`,
@@ -294,4 +323,83 @@ it('the Python producer writes each job into its partition of a partitioned queu
   await waitFor(() => seen.size === JOBS, { what: `${JOBS} jobs run from 4 partitions` });
   expect([...seen.values()].every((n) => n === 1)).toBe(true);
   for (let i = 0; i < JOBS; i++) expect((await queue.get(`py-${i}`))?.state).toBe('completed');
+});
+
+it('the Python client refuses a queue it cannot serve, writing nothing: another codec, the wheel, a worker of a partitioned queue', async () => {
+  const raw = inspector(redis.url());
+  cleanups.push(async () => void (await raw.quit()));
+  /** Every key of the queue and its partitions, with its DUMP. */
+  const snapshot = async (name: string): Promise<Map<string, string>> => {
+    const out = new Map<string, string>();
+    for (const key of (await raw.keys(`dq:{${name}*`)).sort()) {
+      out.set(key, (await raw.dumpBuffer(key))?.toString('hex') ?? 'gone');
+    }
+    return out;
+  };
+  const open = async (options: ConstructorParameters<typeof Queue>[1]): Promise<Line[]> => {
+    const name = uniqueQueue('pyopen');
+    const queue = new Queue(name, { connection: redis.url(), ...options });
+    cleanups.push(() => queue.close());
+    await queue.counts();
+    const before = await snapshot(name);
+    const answers = await python('open', name, scriptsDir);
+    expect(await snapshot(name)).toEqual(before);
+    return answers;
+  };
+  expect(await open({ codec: 'msgpack' })).toEqual([{ queue: 'DELAYQ_CONFIG_MISMATCH codec msgpack' }]);
+  expect(await open({ strategy: 'wheel', wheel: { granularityMs: 1000 } })).toEqual([
+    { queue: 'DELAYQ_CONFIG_MISMATCH layout wheel:1000' },
+  ]);
+  const partitioned = await open({ partitions: 4 });
+  expect(partitioned[0]).toEqual({ queue: 'opened', partitions: 4 });
+  expect(partitioned[1]?.['worker']).toMatch(
+    /has 4 partitions; this worker serves unpartitioned queues only \(nothing was written\)/,
+  );
+  // A queue it can serve: the worker registers (a holder number) and drops it at close.
+  const fine = await python('open', uniqueQueue('pyopen'), scriptsDir);
+  expect(fine).toEqual([
+    { queue: 'opened', partitions: 1 },
+    { worker: 'opened', holder: 1 },
+  ]);
+});
+
+it("the Python client's retry delays are Node's backoffDelay, with jitter within [delay/2, delay]", async () => {
+  const specs: Array<[ResolvedBackoff, number]> = [
+    [{ type: 'fixed', delay: 5000 }, 1],
+    [{ type: 'fixed', delay: 5000 }, 4],
+    [{ type: 'exponential', delay: 1000 }, 1],
+    [{ type: 'exponential', delay: 1000 }, 5],
+    [{ type: 'exponential', delay: 1000, max: 3000 }, 5],
+    [{ type: 'exponential', delay: 333, jitter: true }, 3],
+    [{ type: 'fixed', delay: 7, jitter: true }, 1],
+  ];
+  const { stdout } = await run(PYTHON_PATH, [
+    DRIVER,
+    'backoff',
+    JSON.stringify(
+      specs.map(([b, attempt]) => [
+        b.type,
+        b.delay,
+        b.type === 'exponential' ? (b.max ?? null) : null,
+        b.jitter ?? false,
+        attempt,
+      ]),
+    ),
+  ]);
+  const answers = lines(stdout);
+  expect(answers).toHaveLength(specs.length);
+  specs.forEach(([b, attempt], i) => {
+    const answer = answers[i]!;
+    if (!b.jitter) {
+      expect(answer, JSON.stringify(b)).toMatchObject({
+        least: backoffDelay(b, attempt, undefined),
+        most: backoffDelay(b, attempt, undefined),
+      });
+    } else {
+      // Node's extremes: random() = 0 gives delay/2, random() near 1 gives delay (each rounded).
+      expect(answer['least']).toBeGreaterThanOrEqual(backoffDelay(b, attempt, undefined, () => 0));
+      expect(answer['most']).toBeLessThanOrEqual(backoffDelay(b, attempt, undefined, () => 0.999999));
+      expect(answer['least']).toBeLessThan(answer['most'] as number);
+    }
+  });
 });

@@ -6,7 +6,9 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Codec } from '../../src/codec/codec.js';
-import { counts, getJob, listJobs } from '../../src/operations/inspect.js';
+import { counts } from '../../src/operations/counts.js';
+import { getJob } from '../../src/operations/get.js';
+import { listJobs } from '../../src/operations/list.js';
 import { ZSET_LAYOUT, type Layout } from '../../src/operations/wheel.js';
 import { ServerClock } from '../../src/clock.js';
 import { Queue } from '../../src/queue.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { cancel } from '../../src/operations/manage.js';
+import { cancel } from '../../src/operations/cancel.js';
 import { progress } from '../../src/operations/progress.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys } from '../../src/redis/keys.js';

@@ -6,8 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { deadRemove, deadRetry, reschedule } from '../../src/operations/manage.js';
-import { isPaused, pause, resume } from '../../src/operations/pause.js';
+import { deadRemove } from '../../src/operations/dead-remove.js';
+import { deadRetry } from '../../src/operations/dead-retry.js';
+import { reschedule } from '../../src/operations/reschedule.js';
+import { isPaused, pause } from '../../src/operations/pause.js';
+import { resume } from '../../src/operations/resume.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';

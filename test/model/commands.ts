@@ -11,8 +11,9 @@ import { add } from '../../src/operations/add.js';
 import { priorityMember } from '../../src/members/priority.js';
 import { claim } from '../../src/operations/claim.js';
 import { extend } from '../../src/operations/extend.js';
-import { cancel } from '../../src/operations/manage.js';
-import { pause, resume } from '../../src/operations/pause.js';
+import { cancel } from '../../src/operations/cancel.js';
+import { pause } from '../../src/operations/pause.js';
+import { resume } from '../../src/operations/resume.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
 import {

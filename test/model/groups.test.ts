@@ -18,7 +18,8 @@
  * - a claim returns only due jobs, never more of one group than it has free slots.
  *
  * The exact choice among due jobs (turns, halves) is the claim's and is not predicted here; the
- * tests in test/groups pin it. Replay: DELAYQ_MODEL_SEED=<seed> DELAYQ_MODEL_PATH=<path>.
+ * tests in test/groups pin it. Replay: DELAYQ_SEED=<seed> [DELAYQ_SEED_PATH=<path>]
+ * (test/support/property-seed.ts).
  */
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -28,14 +29,17 @@ import { add } from '../../src/operations/add.js';
 import { groupOfLease as memberGroup, idOfLease as memberId } from '../../src/members/lease.js';
 import { claim } from '../../src/operations/claim.js';
 import { fail } from '../../src/operations/fail.js';
-import { cancel } from '../../src/operations/manage.js';
+import { cancel } from '../../src/operations/cancel.js';
 import { reap } from '../../src/operations/reap.js';
 import { release } from '../../src/operations/release.js';
-import { GROUP_PAUSED, pauseGroup, resumeGroup } from '../../src/operations/groups.js';
+import { pauseGroup } from '../../src/operations/group-pause.js';
+import { resumeGroup } from '../../src/operations/group-resume.js';
+import { GROUP_PAUSED } from '../../src/operations/group-totals.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { decodeRecord, encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { queueKeys, type QueueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis } from '../support/fixtures.js';
+import { mutantCheck, PROPERTY_SEED, seeded } from '../support/property-seed.js';
 import { CLOCK_KEY, clockedClient } from './clocked-client.js';
 
 const redis = useRedis();
@@ -508,19 +512,9 @@ function property(client: Redis): fc.IAsyncPropertyWithHooks<[number, Iterable<C
   );
 }
 
-function replayOptions(): fc.Parameters<unknown> {
-  const seed = process.env['DELAYQ_MODEL_SEED'];
-  const path = process.env['DELAYQ_MODEL_PATH'];
-  return {
-    numRuns: RUNS,
-    ...(seed !== undefined && { seed: Number(seed) }),
-    ...(path !== undefined && { path }),
-  };
-}
-
 describe('model-based: groups on the shipped scripts (gc, group states, placement)', () => {
-  test(`${RUNS} random command sequences keep every group invariant`, async () => {
-    await fc.assert(property(clockedClient(plain)), replayOptions());
+  test(`${RUNS} random command sequences keep every group invariant (seed ${PROPERTY_SEED})`, async () => {
+    await fc.assert(property(clockedClient(plain)), seeded({ numRuns: RUNS }));
   }, 300_000);
 
   test.each([
@@ -552,8 +546,8 @@ describe('model-based: groups on the shipped scripts (gc, group states, placemen
         return source.split(from).join(to);
       });
       expect(applied, 'the mutation applies to the shipped source').toBeGreaterThan(0);
-      const result = await fc.check(property(client), { numRuns: 300, endOnFailure: true });
-      expect(result.failed, `mutant survived ${result.numRuns} runs`).toBe(true);
+      const result = await fc.check(property(client), mutantCheck(300));
+      expect(result.failed, `mutant survived ${result.numRuns} runs (seed ${result.seed})`).toBe(true);
     },
     120_000,
   );

@@ -12,7 +12,8 @@
  * Time is the model's: clocked-client.ts runs the shipped scripts with their one TIME read swapped
  * for a counter, so commands can land exactly on a due time or a lease deadline.
  *
- * Replay a failure: DELAYQ_MODEL_SEED=<seed> DELAYQ_MODEL_PATH=<path> npx vitest run test/model/lifecycle.test.ts
+ * Replay a failure (its message and the test's title name the seed; test/support/property-seed.ts):
+ * DELAYQ_SEED=<seed> [DELAYQ_SEED_PATH=<path>] npx vitest run test/model/lifecycle.test.ts -t 'never diverge'
  * Run longer: DELAYQ_MODEL_RUNS=2000 npx vitest run test/model/lifecycle.test.ts
  */
 import fc from 'fast-check';
@@ -20,6 +21,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis } from '../support/fixtures.js';
+import { mutantCheck, PROPERTY_SEED, seeded } from '../support/property-seed.js';
 import { CLOCK_KEY, clockedClient } from './clocked-client.js';
 import {
   AddCommand,
@@ -88,25 +90,15 @@ function scriptsMatchModel(
   );
 }
 
-function replayOptions(): fc.Parameters<unknown> {
-  const seed = process.env['DELAYQ_MODEL_SEED'];
-  const path = process.env['DELAYQ_MODEL_PATH'];
-  return {
-    numRuns: RUNS,
-    ...(seed !== undefined && { seed: Number(seed) }),
-    ...(path !== undefined && { path }),
-  };
-}
-
 /** A job of an add, due `at` ms from now, 3 attempts, no backoff. */
 function job(id: number, at: number, priority = 0, replace = false): AddArg {
   return { id, when: { kind: 'in', ms: at }, attempts: 3, backoff: undefined, priority, replace };
 }
 
 describe('model-based lifecycle: the Lua scripts against a pure TypeScript model', () => {
-  test(`${RUNS} random command sequences never diverge from the model`, async () => {
+  test(`${RUNS} random command sequences never diverge from the model (seed ${PROPERTY_SEED})`, async () => {
     const client = clockedClient(plain);
-    await fc.assert(scriptsMatchModel(client), replayOptions());
+    await fc.assert(scriptsMatchModel(client), seeded({ numRuns: RUNS }));
   }, 300_000);
 
   // Hand-built sequences through the issue-15 paths, replayed every run whatever the random ones reach.
@@ -178,8 +170,8 @@ describe('model-based lifecycle: the Lua scripts against a pure TypeScript model
         return source.split(from).join(to);
       });
       expect(applied, 'the mutation applies to the shipped source').toBeGreaterThan(0);
-      const result = await fc.check(scriptsMatchModel(client), { numRuns: 500, endOnFailure: true });
-      expect(result.failed, `mutant survived ${result.numRuns} runs`).toBe(true);
+      const result = await fc.check(scriptsMatchModel(client), mutantCheck(500));
+      expect(result.failed, `mutant survived ${result.numRuns} runs (seed ${result.seed})`).toBe(true);
     },
     120_000,
   );

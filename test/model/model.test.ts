@@ -11,7 +11,8 @@
  * Time is the model's: clocked-client.ts runs the shipped scripts with their TIME read swapped for
  * a counter, so commands land exactly on a due time or a lease deadline.
  *
- * Replay a failure: DELAYQ_MODEL_SEED=<seed> DELAYQ_MODEL_PATH=<path> npx vitest run test/model
+ * Replay a failure (its message and the test's title name the seed; test/support/property-seed.ts):
+ * DELAYQ_SEED=<seed> [DELAYQ_SEED_PATH=<path>] npx vitest run test/model/model.test.ts -t 'never diverge'
  * Run longer: DELAYQ_MODEL_RUNS=2000 npx vitest run test/model
  */
 import fc from 'fast-check';
@@ -19,6 +20,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, useRedis } from '../support/fixtures.js';
+import { mutantCheck, PROPERTY_SEED, seeded } from '../support/property-seed.js';
 import { CLOCK_KEY, clockedClient } from './clocked-client.js';
 import { AddCommand, AdvanceCommand, checkState, ClaimCommand, commandArbs, type Real } from './commands.js';
 import { HotModel } from './model.js';
@@ -63,19 +65,9 @@ function scriptsMatchModel(
   );
 }
 
-function replayOptions(): fc.Parameters<unknown> {
-  const seed = process.env['DELAYQ_MODEL_SEED'];
-  const path = process.env['DELAYQ_MODEL_PATH'];
-  return {
-    numRuns: RUNS,
-    ...(seed !== undefined && { seed: Number(seed) }),
-    ...(path !== undefined && { path }),
-  };
-}
-
 describe('model-based: the layout-2 hot-path scripts against a pure TypeScript model', () => {
-  test(`${RUNS} random command sequences never diverge from the model`, async () => {
-    await fc.assert(scriptsMatchModel(clockedClient(plain)), replayOptions());
+  test(`${RUNS} random command sequences never diverge from the model (seed ${PROPERTY_SEED})`, async () => {
+    await fc.assert(scriptsMatchModel(clockedClient(plain)), seeded({ numRuns: RUNS }));
   }, 300_000);
 
   test('a hand-built sequence: priorities, a lease lost and reaped on claim, a stale ack refused', async () => {
@@ -93,6 +85,51 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     ];
     await runSequence(clockedClient(plain), cmds);
   });
+
+  // Two divergences the random sequences find (DELAYQ_SEED=310031 and =13 among others: 7 of
+  // seeds 1-60 at 100 sequences each; lifecycle.test.ts meets the second at seed 21), shrunk to
+  // these. Both are the scripts', not the model's: a completed id
+  // created again by a replace starts its claim count over. They wait for the claim rework (issue
+  // 31), which owns claim.lua and add.lua; `test.fails` until then, so each one fails the day its
+  // bug is fixed and must then become a plain `test`.
+  const b = 1; // ID_POOL[1]: 'b'
+  test.fails(
+    'known bug: a resent ack of an old lease, after the same id was created again and its new lease acked earlier in the same call, is answered LOST not held, not ALREADY',
+    async () => {
+      // claim.lua's acks write c after the loop, so the resend rule ("c has the id") cannot see a
+      // completion earlier in the same call. Fix: remember the ids the call completed.
+      await runSequence(clockedClient(plain), [
+        new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'keep' }]),
+        new ClaimCommand(1, 50, 'zpopmin', []),
+        new ClaimCommand(0, 50, 'zpopmin', [0]),
+        new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'replace' }]),
+        new AdvanceCommand(1),
+        new ClaimCommand(1, 50, 'zpopmin', []),
+        // Handles: [first lease, second lease]. The second's ack applies; the first's is a resend of
+        // an ack that applied (its known deadline is still ahead): ALREADY.
+        new ClaimCommand(0, 50, 'zpopmin', [1, 0]),
+      ]);
+    },
+  );
+
+  test.fails(
+    'known bug: a job created again and claimed in the ms of its first claim gets its old lease member, and a resent ack of the old lease completes it past its deadline',
+    async () => {
+      // add.lua writes a re-created job's record with claims 0, so its first lease token repeats the
+      // old one's ("1.<ms>") when claimed in the same ms; claim.lua's ack fast path trusts the known
+      // deadline the old ack carries and removes the new lease. Fix: carry the claim count over.
+      await runSequence(clockedClient(plain), [
+        new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'keep' }]),
+        new ClaimCommand(1, 500, 'zpopmin', []),
+        new ClaimCommand(0, 50, 'zpopmin', [0]),
+        new AddCommand([{ id: b, offset: 0, priority: 0, attempts: 1, mode: 'replace' }]),
+        new ClaimCommand(1, 50, 'zpopmin', []),
+        new AdvanceCommand(50),
+        // The old lease's ack again (known deadline +500): the new lease expired, nothing applies.
+        new ClaimCommand(0, 50, 'zpopmin', [0]),
+      ]);
+    },
+  );
 
   // The check above is only as good as its power to fail: each of these one-token mutations of a
   // shipped script must be caught. (No shrinking: only "found" matters here.)
@@ -161,8 +198,8 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
         return source.split(from).join(to);
       });
       expect(applied, 'the mutation applies to the shipped source').toBeGreaterThan(0);
-      const result = await fc.check(scriptsMatchModel(client), { numRuns: 1_500, endOnFailure: true });
-      expect(result.failed, `mutant survived ${result.numRuns} runs`).toBe(true);
+      const result = await fc.check(scriptsMatchModel(client), mutantCheck(1_500));
+      expect(result.failed, `mutant survived ${result.numRuns} runs (seed ${result.seed})`).toBe(true);
     },
     120_000,
   );

@@ -3,7 +3,8 @@
  * own dist/ is left alone, other tests run it) and packed once with `npm pack`; the tarball is
  * installed into a fresh project (`npm init -y`: CommonJS by default) with TypeScript, @types/node
  * and the optional peers. Then, against that one install:
- * - every relative link and image of README.md names a file the tarball holds;
+ * - every relative link and image of each Markdown file the tarball holds (README.md, CHANGELOG.md,
+ *   docs/*.md, ...) names a file the tarball holds, and each #fragment a heading of that file;
  * - a program using every entry point type-checks with skipLibCheck false, strict and
  *   exactOptionalPropertyTypes, as an ES module and as a CommonJS file, and every type the public
  *   signatures mention can be named (is exported by an entry point);
@@ -30,7 +31,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, type CommandResult } from '../support/run-command.js';
 import { unexportedTypes } from './public-types.js';
-import { fragmentOf, headingAnchors, relativeLinks, unresolved } from './readme-links.js';
+import { fragmentOf, headingAnchors, ownAnchorLinks, relativeLinks, unresolved } from './markdown-links.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -174,30 +175,45 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('the tarball', () => {
-  it("holds every file README.md's relative links and images name", () => {
-    const links = relativeLinks(readme);
-    expect(links.length).toBeGreaterThan(0);
-    expect(packed).toEqual(expect.arrayContaining(['dist/index.js', 'README.md', 'package.json']));
-    expect(unresolved(links, packed).map((l) => `README.md:${l.line} ${l.target}`)).toEqual([]);
-    // The same check reports a link to a file the tarball lacks.
+  /** Each Markdown file of the tarball, as installed, with its text. */
+  const shippedMarkdown = (): Array<{ file: string; text: string }> =>
+    packed
+      .filter((f) => f.endsWith('.md'))
+      .map((file) => ({ file, text: readFileSync(join(consumer, 'node_modules/delayq', file), 'utf8') }));
+
+  it('holds every file the relative links and images of its Markdown files name', () => {
+    const shipped = shippedMarkdown();
+    // README.md, CHANGELOG.md, CONTRIBUTING.md and docs/*.md at least.
+    expect(shipped.map((d) => d.file)).toEqual(
+      expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/ARCHITECTURE.md', 'docs/PROTOCOL.md']),
+    );
+    expect(packed).toEqual(expect.arrayContaining(['dist/index.js', 'package.json']));
+    const links = shipped.flatMap(({ file, text }) =>
+      relativeLinks(text, file).map((l) => ({ ...l, from: file })),
+    );
+    expect(links.filter((l) => l.from === 'README.md').length).toBeGreaterThan(0);
+    expect(links.filter((l) => l.from.startsWith('docs/')).length).toBeGreaterThan(0);
+    expect(unresolved(links, packed).map((l) => `${l.from}:${l.line} ${l.target}`)).toEqual([]);
+    // The same check reports a link to a file the tarball lacks, and resolves from the linking file.
     const canary = relativeLinks('See [it](manual/not-shipped.md#part) and ![x](./docs/images/none.png).');
     expect(unresolved(canary, packed).map((l) => l.file)).toEqual([
       'manual/not-shipped.md',
       'docs/images/none.png',
     ]);
+    const fromDocs = relativeLinks(
+      '[p](PROTOCOL.md), [r](../README.md), [s](../src/index.ts), [o](../../outside.md)',
+      'docs/SECURITY.md',
+    );
+    expect(unresolved(fromDocs, packed).map((l) => l.file)).toEqual(['src/index.ts', '../outside.md']);
   });
 
-  it("names a heading of the linked file in each README link's #fragment, its own ones too", () => {
+  it("names a heading of the linked file in each link's #fragment, in every shipped Markdown file", () => {
     const installed = join(consumer, 'node_modules/delayq');
-    const targets = [
-      ...relativeLinks(readme).filter((l) => l.file.endsWith('.md')),
-      // Links within the README: [Pause and resume](#pause-and-resume).
-      ...[...readme.matchAll(/\]\((#[^)\s]+)\)/g)].map((m) => ({
-        target: m[1]!,
-        file: 'README.md',
-        line: 0,
-      })),
-    ];
+    const targets = shippedMarkdown().flatMap(({ file, text }) => [
+      ...relativeLinks(text, file).filter((l) => l.file.endsWith('.md')),
+      // Links within the file: [Pause and resume](#pause-and-resume).
+      ...ownAnchorLinks(text, file),
+    ]);
     const broken = targets.filter((link) => {
       const fragment = fragmentOf(link);
       return (
@@ -206,7 +222,7 @@ describe('the tarball', () => {
       );
     });
     expect(targets.filter((l) => fragmentOf(l) !== undefined).length).toBeGreaterThan(1);
-    expect(broken.map((l) => l.target)).toEqual([]);
+    expect(broken.map((l) => `${l.file} ${l.target}`)).toEqual([]);
     expect(headingAnchors('# A\n## Upgrading from 0.1\n### `delayq/testing`: helpers\n## A')).toEqual(
       new Set(['a', 'upgrading-from-01', 'delayqtesting-helpers', 'a-1']),
     );

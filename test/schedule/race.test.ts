@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { Scheduler } from '../../src/scheduler.js';
 import { tickContextOf } from '../../src/schedule/tick.js';
-import { readSchedules } from '../../src/schedule/read.js';
+import { readSchedules } from '../../src/operations/schedule-read.js';
 import { advanceSchedule } from '../../src/schedule/tick.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { internals } from '../support/internals.js';

@@ -2,7 +2,7 @@
 // its pages through the cursor (kept, so "‹ prev" goes back), and rows that open the job inspector
 // (the page's click handler does that for any row with a data-id). Not refreshed with the page: a
 // search shows what it found when it ran, until the next search or page.
-/* global document */
+/* global document, URLSearchParams */
 import { $, el } from './dom.js';
 import { fmtRel } from './format.js';
 import { boot, getJson } from './http.js';

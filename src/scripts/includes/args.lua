@@ -85,6 +85,65 @@ local function check_id(id, what)
   return nil
 end
 
+-- A whole number in plain digits (no sign, fraction, exponent or spaces) from `min` to `max`
+-- (both below 2^53). `what` names the argument ('ARGV[2] max jobs'); nil when good, else the reason.
+local function check_whole(text, what, min, max)
+  if type(text) ~= 'string' then return what .. ' is missing' end
+  if not string.find(text, '^%d+$') or #text > 16 or tonumber(text) < min or tonumber(text) > max then
+    return what .. ' ' .. text .. ' is not a whole number ' .. string.format('%.0f', min) .. '..'
+      .. string.format('%.0f', max) .. ' (digits only)'
+  end
+  return nil
+end
+
+-- ARGV holds exactly `n` values (a script without variadic arguments): a value too many is a
+-- caller that meant another form, refused rather than ignored. `what` names the script.
+local function check_arg_count(n, what)
+  if #ARGV == n then return nil end
+  return 'ARGV has ' .. #ARGV .. ' values; ' .. what .. ' takes ' .. n
+end
+
+-- A group name passed alone (group-pause, -resume, -cancel, -jobs, -refresh): what a record's G
+-- field can hold (1..255 bytes, no control character, UTF-8), so a name no job can carry is
+-- refused rather than looked for, and gq's lex ranges (which rely on no 0x00 or 0x01 in a name) hold.
+local function check_group(g, what)
+  if type(g) ~= 'string' then return what .. ' is missing' end
+  if #g == 0 then return what .. ' is empty' end
+  if #g > 255 then return what .. ' is longer than 255 bytes' end
+  if string.find(g, '%c') then return what .. ' contains a control character' end
+  local bad = utf8_problem(g)
+  if bad then return what .. ' ' .. bad end
+  return nil
+end
+
+-- The Redis type each key must hold when it exists, by letter: h HASH, z ZSET, l LIST, s STRING,
+-- x STREAM ('-': a channel, or a key whose type does not matter).
+local KEY_TYPE_NAMES = { h = 'hash', z = 'zset', l = 'list', s = 'string', x = 'stream' }
+
+-- nil when every KEYS[i] is absent or of the type letter i of `types` says; with `wheel`, the keys
+-- after those are the wheel's (wr LIST, wi ZSET, wc HASH, then bucket LISTs, wheel.lua). Else the
+-- reason, naming the key. A script whose writes are spread over several keys checks this before
+-- the first: a key of another type fails its command mid-script, after earlier commands wrote
+-- (docs/DESIGN.md invariant 10). One TYPE per key: for scripts off the hot path.
+local function check_key_types(types, wheel)
+  local n = #types
+  for i = 1, #KEYS do
+    local want = '-'
+    if i <= n then
+      want = string.sub(types, i, i)
+    elseif wheel then
+      want = (i == n + 2 and 'z') or (i == n + 3 and 'h') or 'l'
+    end
+    if want ~= '-' then
+      local got = redis.call('TYPE', KEYS[i])['ok']
+      if got ~= 'none' and got ~= KEY_TYPE_NAMES[want] then
+        return 'KEYS[' .. i .. '] ' .. KEYS[i] .. ' holds a ' .. got .. ', not a ' .. KEY_TYPE_NAMES[want]
+      end
+    end
+  end
+  return nil
+end
+
 -- A group concurrency as the config record holds it: whole, 0 (none recorded) to 1000000.
 local function check_group_concurrency(text, what)
   if type(text) ~= 'string' or not string.match(text, '^%d+$') or #text > 7 or tonumber(text) > 1000000 then

@@ -1,6 +1,7 @@
 /**
  * The relative links of a Markdown text (links, images, and HTML `src`/`href`), and which of them
- * a list of files does not hold: used to check that README.md's links resolve in the tarball.
+ * a list of files does not hold: used to check that the links of every Markdown file the package
+ * ships (README.md, CHANGELOG.md, docs/*.md, ...) resolve in the tarball, #fragments included.
  */
 import { posix } from 'node:path';
 
@@ -12,14 +13,26 @@ export interface RelativeLink {
   line: number;
 }
 
-/** Every relative link (not a URL, not a bare `#anchor`) outside code blocks and code spans. */
-export function relativeLinks(markdown: string): RelativeLink[] {
-  const out: RelativeLink[] = [];
+/** Each line of a Markdown text outside fenced code blocks, with its code spans taken out. */
+function proseLines(markdown: string): Array<{ prose: string; line: number }> {
+  const out: Array<{ prose: string; line: number }> = [];
   let inFence = false;
   markdown.split('\n').forEach((text, i) => {
     if (/^\s*```/.test(text)) inFence = !inFence;
-    if (inFence) return;
-    const prose = text.replace(/`[^`]*`/g, '');
+    if (!inFence) out.push({ prose: text.replace(/`[^`]*`/g, ''), line: i + 1 });
+  });
+  return out;
+}
+
+/**
+ * Every relative link (not a URL, not a bare `#anchor`) outside code blocks and code spans of the
+ * Markdown file `from` (a path relative to the package root): each file is resolved from `from`'s
+ * folder, so `PROTOCOL.md` in docs/SECURITY.md is docs/PROTOCOL.md.
+ */
+export function relativeLinks(markdown: string, from = 'README.md'): RelativeLink[] {
+  const out: RelativeLink[] = [];
+  const folder = posix.dirname(from);
+  for (const { prose, line } of proseLines(markdown)) {
     const targets = [
       ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!),
       ...[...prose.matchAll(/\b(?:src|href)=["']([^"']+)["']/g)].map((m) => m[1]!),
@@ -28,15 +41,22 @@ export function relativeLinks(markdown: string): RelativeLink[] {
     ];
     for (const target of targets) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#') || target.startsWith('//')) continue;
-      const file = posix.normalize(decodeURIComponent(target.replace(/[#?].*$/, '')));
-      out.push({ target, file: file.replace(/^\.\//, ''), line: i + 1 });
+      const file = posix.normalize(posix.join(folder, decodeURIComponent(target.replace(/[#?].*$/, ''))));
+      out.push({ target, file: file.replace(/^\.\//, ''), line });
     }
-  });
+  }
   return out;
 }
 
+/** The links of Markdown file `from` to a heading of its own (`[Pause](#pause-and-resume)`). */
+export function ownAnchorLinks(markdown: string, from: string): RelativeLink[] {
+  return proseLines(markdown).flatMap(({ prose, line }) =>
+    [...prose.matchAll(/\]\(\s*(#[^)\s]+)\s*\)/g)].map((m) => ({ target: m[1]!, file: from, line })),
+  );
+}
+
 /** The links whose file is not in `files` (paths relative to the package root). */
-export function unresolved(links: readonly RelativeLink[], files: readonly string[]): RelativeLink[] {
+export function unresolved<L extends RelativeLink>(links: readonly L[], files: readonly string[]): L[] {
   const present = new Set(files);
   const directories = new Set(
     files.flatMap((f) =>

@@ -1,8 +1,8 @@
-/** The `schedule-read` operation: due schedules for the schedulers, or all of them for schedules(). */
+/** The `schedule-read` operation (schedule-read.lua): due schedules for the schedulers, or all of them for schedules(). */
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { runScript, script } from '../redis/scripts.js';
-import { asArray, bytes, num, str } from '../operations/reply.js';
+import { asArray, bytes, num, str } from './reply.js';
 
 /** One schedule as stored: its high-water mark, definition (JSON, parsed by the user) and payload template. */
 export interface ScheduleEntry {

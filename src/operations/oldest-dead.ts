@@ -1,7 +1,4 @@
-/**
- * Read-side operations for purge: the oldest dead job ids of one partition. (The due figures, the
- * counts and the due histogram, are one read of counts.lua: src/operations/inspect.ts.)
- */
+/** The oldest dead job ids of one partition, which purging the dead set reads page by page (a ZRANGE, no script). */
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 

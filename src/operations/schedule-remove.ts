@@ -1,8 +1,8 @@
-/** The `schedule-remove` operation: delete a schedule and take back its waiting next occurrence. */
+/** The `schedule-remove` operation (schedule-remove.lua): delete a schedule and take back its waiting next occurrence. */
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { waitingKeys } from '../operations/waiting-keys.js';
-import { runWheelAware, type Layout } from '../operations/wheel.js';
+import { waitingKeys } from './waiting-keys.js';
+import { runWheelAware, type Layout } from './wheel.js';
 
 /** Remove schedule `name`; false when there was no such schedule. */
 export async function removeSchedule(

@@ -1,0 +1,40 @@
+/** The `get` operation (get.lua): everything stored about one job, read in one step. */
+import type { RedisClient } from '../redis/connection.js';
+import type { QueueKeys } from '../redis/keys.js';
+import { runScript, script } from '../redis/scripts.js';
+import { rawJob, type RawJob } from './raw-job.js';
+import { str } from './reply.js';
+import { wheelTail, type Layout } from './wheel.js';
+
+/** Everything about job `id`, or null when there is no such job. */
+export async function getJob(
+  client: RedisClient,
+  keys: QueueKeys,
+  id: string,
+  layout: Layout,
+): Promise<RawJob | null> {
+  // The wheel's read keys (wheel.lua's wheel_keys) and granularity, no bucket.
+  const tail = wheelTail(keys, layout);
+  const reply = await runScript(
+    client,
+    script('get'),
+    [
+      keys.records,
+      keys.waiting,
+      keys.prioWaiting,
+      keys.prioReady,
+      keys.groupJobs,
+      keys.leases,
+      keys.completed,
+      keys.cancelled,
+      keys.dead,
+      keys.errors,
+      keys.holders,
+      keys.progress,
+      ...tail.keys,
+    ],
+    [id, ...tail.args],
+  );
+  if (!Array.isArray(reply)) return null;
+  return rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
+}

@@ -15,7 +15,7 @@
 --          written): 'DELAYQ_LEASE_LOST <why>' (cancelled, expired, not held); 'DELAYQ_LOG_FULL
 --          <max>' when this run has its max lines already; 'DELAYQ_BAD_ARG <reason>' for a
 --          malformed argument, a line over the max bytes, with a control character or not
---          UTF-8, or a KEYS count other than 3.
+--          UTF-8, KEYS other than these 3 or ARGV other than these 6 values.
 -- Guarantee (fencing): only the holder of a valid lease writes, so a holder that lost its lease
 --          cannot add to the next attempt's lines. The lines are kept while the job's record is:
 --          no script that ends an attempt deletes them; trim.lua and dead-remove.lua delete them
@@ -62,6 +62,7 @@ local utf8_bad = utf8_problem(line)
 if utf8_bad then return bad_arg('ARGV[3] log line ' .. utf8_bad) end
 problem = limit_problem(4, 'max bytes per line') or limit_problem(5, 'max lines per run')
   or limit_problem(6, 'max lines per job')
+problem = problem or check_arg_count(6, 'log')
 if problem then return bad_arg(problem) end
 local attempt, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[4])
 local max_run, max_job = tonumber(ARGV[5]), tonumber(ARGV[6])

@@ -23,6 +23,8 @@
 --          its order score and member (what partitions are merged by), id, record, score, last
 --          error or false, holder or false, progress or false, lease member or false (the last
 --          seven as list.lua's rows; score: due, lease deadline, or when it ended) }
+-- Errors: 'DELAYQ_BAD_ARG <reason>' for KEYS other than these 5, ARGV other than these 9 values,
+--          or one of them malformed (named); nothing is read then.
 -- Order: s, p, a by score (due, lease deadline); r by score (priority, then due); gq by member
 --          (group, then due); c, x, d newest first; 'w' in hash order (one partition at a time).
 -- Cost: O(log N) to find the position and each time range, then O(1) per entry looked at, at most
@@ -45,49 +47,33 @@ local CHUNK = 500
 -- commands cost about what reading twenty entries of a chunk does.
 local SEEK = 20
 
-if #KEYS ~= 5 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; search takes 5 (j, e, wk, pg, the source)') end
+-- Checks in the order of ARGV, each naming its argument (read-only: nothing to write before them).
+local KINDS = { s = true, p = true, r = true, g = true, a = true, c = true, x = true, d = true, w = true }
+local problem = check_key_count(5, false)
+  or not KINDS[ARGV[1] or ''] and 'ARGV[1] source ' .. tostring(ARGV[1]) .. ' is not one of s p r g a c x d w'
+  or check_whole(ARGV[2], 'ARGV[2] from', 0, MAX_TIME)
+  or check_whole(ARGV[3], 'ARGV[3] to', 0, MAX_TIME)
+  or tonumber(ARGV[2]) > tonumber(ARGV[3]) and 'ARGV[2] from ' .. ARGV[2] .. ' is after ARGV[3] to ' .. ARGV[3]
+  or type(ARGV[4]) ~= 'string' and 'ARGV[4] id prefix is missing'
+  or ARGV[4] ~= '' and check_id(ARGV[4], 'ARGV[4] id prefix')
+  or type(ARGV[5]) ~= 'string' and 'ARGV[5] group is missing'
+  or ARGV[5] ~= '' and check_group(ARGV[5], 'ARGV[5] group')
+  or type(ARGV[6]) ~= 'string' and 'ARGV[6] position score is missing'
+  or ARGV[6] ~= '' and check_whole(ARGV[6], 'ARGV[6] position score', 0, 2 ^ 53 - 1)
+  or type(ARGV[7]) ~= 'string' and 'ARGV[7] position member is missing'
+  or ARGV[6] == '' and ARGV[7] ~= '' and 'ARGV[7] position member is given without ARGV[6]'
+  or ARGV[1] == 'w' and ARGV[7] ~= '' and check_whole(ARGV[7], 'ARGV[7] position member (matches answered)', 0, 2 ^ 53 - 1)
+  or ARGV[1] == 'g' and ARGV[7] ~= '' and not string.find(ARGV[7], '\0', 1, true) and 'ARGV[7] position member is not a gq member'
+  or check_whole(ARGV[8], 'ARGV[8] limit', 1, 1000)
+  or check_whole(ARGV[9], 'ARGV[9] budget', 1, 100000)
+  or check_arg_count(9, 'search')
+if problem then return bad_arg(problem) end
 local K = { j = KEYS[1], e = KEYS[2], wk = KEYS[3], pg = KEYS[4] }
 local set = KEYS[5]
 local kind = ARGV[1]
-local KINDS = { s = true, p = true, r = true, g = true, a = true, c = true, x = true, d = true, w = true }
-if type(kind) ~= 'string' or not KINDS[kind] then
-  return bad_arg('ARGV[1] source ' .. tostring(kind) .. ' is not one of s p r g a c x d w')
-end
-for i = 2, 3 do
-  if not whole_ms(ARGV[i]) or #ARGV[i] > 15 or tonumber(ARGV[i]) > MAX_TIME then
-    return bad_arg('ARGV[' .. i .. '] ' .. (i == 2 and 'from' or 'to') .. ' ' .. tostring(ARGV[i])
-      .. ' is not a whole number of ms 0..' .. MAX_TIME)
-  end
-end
 local from, to = tonumber(ARGV[2]), tonumber(ARGV[3])
-if from > to then return bad_arg('ARGV[2] from ' .. ARGV[2] .. ' is after ARGV[3] to ' .. ARGV[3]) end
 local prefix, group = ARGV[4], ARGV[5]
-if type(prefix) ~= 'string' or #prefix > 1536 or string.find(prefix, '%c') then
-  return bad_arg('ARGV[4] id prefix is missing, over 1536 bytes or holds a control character')
-end
-if type(group) ~= 'string' or #group > 255 or string.find(group, '%c') then
-  return bad_arg('ARGV[5] group is missing, over 255 bytes or holds a control character')
-end
 local at_s, at_m = ARGV[6], ARGV[7]
-if type(at_s) ~= 'string' then return bad_arg('ARGV[6] position score is missing') end
-if at_s ~= '' and (not whole_ms(at_s) or #at_s > 20) then
-  return bad_arg('ARGV[6] position score ' .. at_s .. ' is not a whole number')
-end
-if type(at_m) ~= 'string' then return bad_arg('ARGV[7] position member is missing') end
-if at_s == '' and at_m ~= '' then return bad_arg('ARGV[7] position member is given without ARGV[6]') end
-if kind == 'w' and at_m ~= '' and not whole_ms(at_m) then
-  return bad_arg('ARGV[7] position member ' .. at_m .. ' is not a count of matches')
-end
-if kind == 'g' and at_m ~= '' and not string.find(at_m, '\0', 1, true) then
-  return bad_arg('ARGV[7] position member is not a gq member')
-end
-local limits = { { 8, 'limit', 1000 }, { 9, 'budget', 100000 } }
-for _, l in ipairs(limits) do
-  local v = ARGV[l[1]]
-  if not whole_ms(v) or #v > 6 or tonumber(v) < 1 or tonumber(v) > l[3] then
-    return bad_arg('ARGV[' .. l[1] .. '] ' .. l[2] .. ' ' .. tostring(v) .. ' is not a whole number 1..' .. l[3])
-  end
-end
 local limit, budget = tonumber(ARGV[8]), tonumber(ARGV[9])
 
 local desc = kind == 'c' or kind == 'x' or kind == 'd'

@@ -189,6 +189,13 @@ function specs(name: string, member: string): Spec[] {
         [...NUMBERS, '0', '50'],
         [...NUMBERS, '0', '20'],
       ],
+      extra: [
+        {
+          what: 'a value too many',
+          args: [member, '1', 'a line', '512', '20', '50', 'x'],
+          expect: /ARGV has 7/,
+        },
+      ],
     },
     {
       script: 'search',
@@ -215,6 +222,13 @@ function specs(name: string, member: string): Spec[] {
         ['w1'],
         [...NUMBERS, '0', '1001'],
         [...NUMBERS, '0', '100001'],
+      ],
+      extra: [
+        {
+          what: 'a value too many',
+          args: ['s', '0', '281474976710654', '', '', '', '', '10', '100', 'x'],
+          expect: /ARGV has 10/,
+        },
       ],
     },
     {

@@ -266,7 +266,7 @@ export class Queue<T = unknown> {
    *
    * Cost: no index is kept for it (adds and claims pay nothing). Each state is a sorted set by
    * time: a time range is found in O(log N), then the entries in it are looked at one by one for
-   * the id prefix and the group, at most 2,000 per script call (about a millisecond of Redis) and 100,000
+   * the id prefix and the group, at most 2,000 per script call (1 to 2 ms of Redis) and 100,000
    * per search() call, so a page can hold fewer than `limit` jobs, even none, with a cursor to go
    * on. An id prefix alone looks at every job of the states searched (a million jobs: about ten
    * calls). Throws ValidationError, naming the option, for an unknown option, state or group, an

@@ -55,8 +55,8 @@ export interface SearchPage<J> {
 export const SEARCH_MAX_LIMIT = 1000;
 const DEFAULT_LIMIT = 50;
 /**
- * Entries of a source one script call looks at, at most: a ZRANGE of members costs Redis about
- * 0.5 µs an entry, so a call holds it for about a millisecond (bench/search.ts).
+ * Entries of a source one script call looks at, at most: a ZRANGE of members costs Redis 0.5 to
+ * 1 µs an entry, so a call holds it for 1 to 2 ms (bench/search.ts, on a loaded 2-core host).
  */
 export const SEARCH_SCAN_PER_STEP = 2_000;
 /** Entries one search() call looks at, at most, over its script calls and partitions. */

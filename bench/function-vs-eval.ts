@@ -2,7 +2,7 @@
  * What the claim script's fixed cost per call would be as a Redis 7 function (FUNCTION LOAD +
  * FCALL) instead of EVALSHA: an EVAL script runs its whole text at every call, so every helper
  * its includes define is made again each time; a function library runs its top level once, at
- * load. Both run claim.lua's includes and return TIME, with claim's 19 keys and 13 ARGV, on a
+ * load. Both run claim.lua's includes and return TIME, with claim's 20 keys and 13 ARGV, on a
  * private redis-server; µs per call from INFO commandstats. A probe for a design choice, not a
  * workload: delayq runs its scripts as such a library where the server has functions
  * (src/redis/function-library.ts, docs/ARCHITECTURE.md §4.12); bench/claim-cost.ts measures
@@ -26,9 +26,9 @@ async function main(): Promise<void> {
     const claim = expandLua(fileURLToPath(new URL('../src/scripts/', import.meta.url)), 'claim.lua');
     // Functions are always effect-replicated and have no replicate_commands.
     const includes = claim
-      .slice(0, claim.indexOf('local K = {'))
+      .slice(0, claim.indexOf('local c, problem = claim_context()'))
       .replace('if redis.replicate_commands then redis.replicate_commands() end', '');
-    const keys = Array.from({ length: 19 }, (_, i) => `dq:{q}:k${i}`);
+    const keys = Array.from({ length: 20 }, (_, i) => `dq:{q}:k${i}`);
     const args = ['1', '15000', '1', '1', '0', '0', '0', '0', '1000', '86400000', 'zm', '-10000', '0'];
     await reset(control);
     const sha = (await control.script('LOAD', `${includes}\nreturn now_ms()`)) as string;

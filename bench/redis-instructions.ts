@@ -10,9 +10,13 @@
  * (c) --jobs claims of one job from an empty queue (--phase=empty: the fixed cost of a call), or
  * (d) --jobs claims of --limit jobs from a queue of --jobs jobs none of which is due yet
  * (--phase=sparse: a claim at a due time with slots to spare, which finds few due jobs or none).
+ * --phase=add also takes the bounds of one add call, `--bounds=<jobs>[x<bytes>]` (src/queue/add-calls.ts;
+ * the first one given), and `--payload=<bytes>` to pad each job's payload to about that size; it
+ * prints the instructions per call beside those per job.
  * Needs valgrind (apt-get install valgrind).
  *
  * Run: npm run bench:redis-instructions -- [--jobs=20000] [--limit=50] [--phase=claim|add|empty|sparse] [--groups=N]
+ *      [--bounds=200x256k] [--payload=N]
  *      REDIS_ARGS="--zset-max-listpack-entries 0" passes extra redis-server arguments.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -24,7 +28,10 @@ import { Queue } from '../src/index.js';
 import { claim } from '../src/operations/claim.js';
 import { queueKeys } from '../src/redis/keys.js';
 import { freePort } from '../src/testing/redis-server.js';
+import { setAddCallBounds } from '../src/queue/add-calls.js';
+import { boundsFlag, boundsLabel, payloadFlag } from './lib/add-bounds.js';
 import { busyClaimSettings, claimBusily } from './lib/busy-claims.js';
+import { commandCalls } from './lib/redis.js';
 import { countFlag } from './lib/flags.js';
 import { runMain } from './lib/main.js';
 
@@ -34,6 +41,8 @@ const LIMIT = countFlag('limit', 50);
 const GROUPS = Number(process.argv.find((a) => a.startsWith('--groups='))?.slice('--groups='.length) ?? 0);
 const PHASE = process.argv.find((a) => a.startsWith('--phase='))?.slice('--phase='.length) ?? 'claim';
 const QUEUE = 'redis-instructions';
+/** Each job's payload pad (the add phase's --payload; 60 bytes otherwise). */
+const PAYLOAD = PHASE === 'add' && process.argv.some((a) => a.startsWith('--payload=')) ? payloadFlag() : 60;
 
 const SETTINGS = busyClaimSettings(600_000);
 
@@ -86,8 +95,12 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 200));
       }
     }
-    const queue = new Queue<{ i: number; pad: string }>(QUEUE, { connection: `redis://127.0.0.1:${port}` });
-    const pad = 'x'.repeat(60);
+    if (PHASE === 'add') setAddCallBounds(boundsFlag()[0]!);
+    const queue = new Queue<{ i: number; pad: string }>(QUEUE, {
+      connection: `redis://127.0.0.1:${port}`,
+      maxPayloadBytes: Math.max(1024 * 1024, 2 * PAYLOAD),
+    });
+    const pad = 'x'.repeat(PAYLOAD);
     const fill = async () => {
       for (let i = 0; i < JOBS; i += 1_000) {
         const n = Math.min(1_000, JOBS - i);
@@ -112,9 +125,12 @@ async function main(): Promise<void> {
     const control = (flag: string) =>
       execFileSync('callgrind_control', [flag, String(server.pid)], { stdio: 'ignore' });
     const instrument = (on: boolean) => control(on ? '--zero' : '--dump');
+    const scriptCalls = async () => (await commandCalls(client)).get('fcall') ?? 0;
+    const calls0 = PHASE === 'add' ? await scriptCalls() : 0;
     if (PHASE === 'add') instrument(true);
     await fill();
     if (PHASE === 'add') instrument(false);
+    const addCalls = PHASE === 'add' ? (await scriptCalls()) - calls0 : 0;
     await queue.close();
     if (PHASE === 'empty') {
       // A claim that finds nothing to do: what every call costs before any job.
@@ -155,8 +171,12 @@ async function main(): Promise<void> {
         : PHASE === 'sparse'
           ? `${JOBS} claims of ${LIMIT} finding nothing due among ${JOBS} waiting`
           : `${jobs} jobs${PHASE === 'claim' ? `, ${LIMIT} per call` : ''}`;
+    const calls =
+      PHASE === 'add'
+        ? ` [${boundsLabel(boundsFlag()[0]!)}, payload pad ${PAYLOAD} B]: ${addCalls} calls, ${(total / Math.max(1, addCalls)).toFixed(0)} instructions per call`
+        : '';
     console.log(
-      `redis-instructions ${PHASE}: ${what}: ${(total / jobs).toFixed(0)} instructions per ${perCall ? 'call' : 'job'}`,
+      `redis-instructions ${PHASE}: ${what}: ${(total / jobs).toFixed(0)} instructions per ${perCall ? 'call' : 'job'}${calls}`,
     );
   } finally {
     client.disconnect();

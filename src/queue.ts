@@ -97,8 +97,9 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * Schedule many jobs, one script call per batch of 200 jobs of one partition, two calls out at a
-   * time per partition (the partitions go at once). Every job is validated and encoded before
+   * Schedule many jobs: one script call per batch of one partition's jobs, bounded by jobs and by
+   * bytes (src/queue/add-calls.ts), two calls out at a time per partition (the partitions go at
+   * once). Every job is validated and encoded before
    * anything is written, so a bad one fails the call with nothing written.
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<AddResult[]> {

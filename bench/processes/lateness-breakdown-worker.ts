@@ -5,7 +5,7 @@
  */
 import { Worker } from '../../src/index.js';
 
-const [url, queue, expectText] = process.argv.slice(2);
+const [url, queue, expectText, concurrencyText] = process.argv.slice(2);
 const expect = Number(expectText);
 const rows: number[] = [];
 let seen = 0;
@@ -16,7 +16,7 @@ const worker = new Worker<{ due: number }>(
     rows.push(job.payload.due, job.runAt.getTime(), job.claimedAt.getTime(), now);
     if (++seen === expect) process.send?.({ rows });
   },
-  { connection: url!, concurrency: 50 },
+  { connection: url!, concurrency: Number(concurrencyText ?? 50) },
 );
 await worker.waitUntilReady();
 process.send?.({ ready: true });

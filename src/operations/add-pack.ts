@@ -51,6 +51,15 @@ const KIND = { delay: 0x64, at: 0x61 } as const; // 'd', 'a'
 const KEEP = { keep: 0x6b, replace: 0x72, new: 0x6e } as const; // 'k', 'r', 'n'
 
 /**
+ * About the bytes `job` takes in the packed value: exact for an id in ASCII (the usual), short by
+ * up to two bytes per character of any other (at most 1,024 for the longest id): for bounding a
+ * call's size (src/queue/add-calls.ts), where UTF-8 encoding each id to count it is not worth it.
+ */
+export function packedJobBytes(job: PackableJob): number {
+  return FIXED_BYTES + job.id.length + job.record.length;
+}
+
+/**
  * The packed value of `jobs`: per job the id's length (uint16 BE) and UTF-8 bytes, the mode (two
  * letters, as in the per-job form), when (uint48 BE) and the record's length (uint32 BE) and
  * bytes. Undefined when a job does not fit it (a `when` that is not a whole number below 2^48, an

@@ -36,9 +36,13 @@ export function partitionOfMember(member: string, partitions: number): number {
   return partitions === 1 ? 0 : partitionOf(placementKeyOfLease(member), partitions);
 }
 
+/** Cuts one partition's items, in order, into chunks: the length of each (all positive). */
+export type ChunkLengths<I> = (items: readonly I[]) => readonly number[];
+
 /**
- * Send `items` to their partitions, in chunks of at most `batch` per call, and return the outputs
- * in the items' order. The partitions go at once (on a Cluster their masters work in parallel);
+ * Send `items` to their partitions, in chunks of at most `batch` per call (or as `batch` cuts
+ * them: a function given one partition's items, in order, that returns the length of each chunk),
+ * and return the outputs in the items' order. The partitions go at once (on a Cluster their masters work in parallel);
  * within one partition at most `inFlight` calls are out at a time, the next sent as one answers.
  * `send` must return one output per item it is given, in order. Its `upcoming` is the chunk the
  * partition sends next (the very array `send` will be given), if any: `send` may get it ready
@@ -49,7 +53,7 @@ export async function mapByPartition<I, O>(
   partitions: number,
   idOf: (item: I) => string,
   send: (partition: number, items: I[], upcoming: I[] | undefined) => Promise<readonly O[]>,
-  batch = Infinity,
+  batch: number | ChunkLengths<I> = Infinity,
   inFlight = Infinity,
 ): Promise<O[]> {
   const groups = new Map<number, number[]>();
@@ -63,7 +67,16 @@ export async function mapByPartition<I, O>(
   await Promise.all(
     [...groups].map(async ([partition, indexes]) => {
       const chunks: number[][] = [];
-      for (let i = 0; i < indexes.length; i += batch) chunks.push(indexes.slice(i, i + batch));
+      if (typeof batch === 'number') {
+        for (let i = 0; i < indexes.length; i += batch) chunks.push(indexes.slice(i, i + batch));
+      } else {
+        let at = 0;
+        for (const length of batch(indexes.map((i) => items[i]!))) {
+          chunks.push(indexes.slice(at, (at += length)));
+        }
+        if (at !== indexes.length)
+          throw new Error(`mapByPartition: chunks of ${at} items for ${indexes.length}`);
+      }
       const chunkItems = chunks.map((chunk) => chunk.map((i) => items[i]!));
       // `inFlight` workers take the chunks in order: each sends its next when its last answered.
       let next = 0;

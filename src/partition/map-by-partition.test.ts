@@ -102,6 +102,44 @@ describe('mapByPartition', () => {
     }
   });
 
+  it("cuts each partition's items as a chunk-lengths function says, in order", async () => {
+    const { p0, p1 } = idsOfTwoPartitions(5);
+    const items = [...p0, ...p1].sort();
+    const seen: string[][] = [];
+    const sent: Array<{ partition: number; items: string[] }> = [];
+    const send = async (partition: number, batch: string[]) => {
+      sent.push({ partition, items: batch });
+      return batch.map((id) => `out:${id}`);
+    };
+    const lengths = (mine: readonly string[]) => {
+      seen.push([...mine]);
+      return [1, 3, 1];
+    };
+    expect(await mapByPartition(items, 2, (id) => id, send, lengths, 1)).toEqual(
+      items.map((id) => `out:${id}`),
+    );
+    // Given each partition's items alone, in their order.
+    expect(seen.map((mine) => new Set(mine.map((id) => partitionOf(id, 2))).size)).toEqual([1, 1]);
+    expect(seen.flat().sort()).toEqual(items);
+    for (const partition of [0, 1]) {
+      const mine = sent.filter((c) => c.partition === partition).map((c) => c.items.length);
+      expect(mine).toEqual([1, 3, 1]);
+    }
+  });
+
+  it('refuses chunk lengths that do not add up to the items', async () => {
+    const send = async (_p: number, batch: string[]) => batch;
+    await expect(
+      mapByPartition(
+        ['a', 'b', 'c'],
+        1,
+        (id) => id,
+        send,
+        () => [1, 1],
+      ),
+    ).rejects.toThrow(/chunks of 2 items for 3/);
+  });
+
   it('rejects with the error of a failed call', async () => {
     const boom = new Error('boom');
     let calls = 0;

@@ -19,6 +19,7 @@ import { add, addReplicated, type AddInput, type AddOutput } from '../operations
 import { packAddJobs, textRecord, type RecordBytes } from '../operations/add-pack.js';
 import type { Layout } from '../operations/wheel.js';
 import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
+import { addCallBounds, addCallLengths } from './add-calls.js';
 import { mapByPartition, partitionOf, placementOf } from '../partition/index.js';
 import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index.js';
 import type { QueueKeys } from '../redis/keys.js';
@@ -61,16 +62,6 @@ export interface BulkJob<T> {
   payload: T;
   opts?: AddOptions;
 }
-
-/**
- * Jobs per add script call, and such calls out at once per partition. A call of 500 jobs held
- * Redis for 3–5 ms, during which no worker could claim, and the jobs of the calls behind it were
- * stamped with a TIME that late (their `elapsed` stops at the send): both are lateness. Calls of
- * 200 with two out at a time keep Redis busy (one runs while the next is on its way) and let the
- * due times count each call's own wait (npm run bench:lateness-breakdown shows the add-path part).
- */
-const ADD_BATCH = 200;
-const ADD_IN_FLIGHT = 2;
 
 type Written = AddOutput & { replicated?: number; waitError?: Error | null };
 
@@ -208,27 +199,48 @@ export async function writeJobs<T>(
     const inputs = batch.map((job) => job.input);
     return { batch: inputs, packed: packAddJobs(inputs) };
   };
+  // Each call bounded by jobs and bytes (add-calls.ts): while one runs, no worker can claim.
+  const limit = addCallBounds();
+  const callLengths = (some: readonly Item[]) =>
+    addCallLengths(
+      some.map((item) => item.input),
+      limit,
+    );
+  // A partition whose server clock this producer has no recent bound of (a fresh Queue, or no add
+  // for 10 s, server-time-bound.ts): its first call goes alone, the others once its reply gave
+  // one. Sent with the first, the second call's jobs would count their delays from when Redis ran
+  // it, after the first: late by the first call's run (W3: 200 of the 500 jobs of its one addBulk).
+  const firstAnswered = new Map<number, Promise<unknown>>();
   const send = (some: Item[]): Promise<Written[]> =>
     mapByPartition(
       some,
       context.partitions.length,
       (job) => job.input.group ?? job.input.id,
       (p, batch, upcoming) => {
-        const call = ready.get(batch) ?? prepare(batch);
-        const written = addBatch(
-          producer,
-          context.partitions[p]!,
-          call,
-          { eventsCap, layout, calledAt, groupConcurrency, serverTime: context.serverTimes[p]! },
-          batch.map((job) => job.durability),
-        );
-        // This call is written (addBatch runs up to the send before it returns): the next is packed
-        // while Redis runs it, so it goes as soon as a call answers.
-        if (upcoming) ready.set(upcoming, prepare(upcoming));
+        const serverTime = context.serverTimes[p]!;
+        const write = () => {
+          const call = ready.get(batch) ?? prepare(batch);
+          const written = addBatch(
+            producer,
+            context.partitions[p]!,
+            call,
+            { eventsCap, layout, calledAt, groupConcurrency, serverTime },
+            batch.map((job) => job.durability),
+          );
+          // This call is written (addBatch runs up to the send before it returns): the next is
+          // packed while Redis runs it, so it goes as soon as a call answers.
+          if (upcoming) ready.set(upcoming, prepare(upcoming));
+          return written;
+        };
+        const first = firstAnswered.get(p);
+        if (first) return first.then(write);
+        const written = write();
+        const bound = serverTime.atMost(calledAt) !== undefined;
+        firstAnswered.set(p, bound ? Promise.resolve() : written.catch(() => {}));
         return written;
       },
-      ADD_BATCH,
-      ADD_IN_FLIGHT,
+      callLengths,
+      limit.inFlight,
     );
   const outputs = await send(items);
   // A generated id that is taken (83 random bits: about 10^-9 over a queue's life, §3.3) is drawn

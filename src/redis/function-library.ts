@@ -170,16 +170,31 @@ export function buildLibrary(dir: string): FunctionLibrary {
   const order = dependencyOrder([...new Set(scripts.flatMap((s) => s.order))], (inc) => parse(dir, inc).body);
   // Functions are always effect-replicated, and a library may call nothing of `redis` but
   // register_function and log while it loads: the prelude's replicate_commands line stays out.
-  const includes = order.map((inc) => parse(dir, inc).body.replace(REPLICATE_COMMANDS, ''));
-  const resets = perCallState(includes, [...includes, ...scripts.map((s) => s.body)].join('\n'));
-  const helpers = helperBodies(includes.join('\n'));
+  const text = new Map(order.map((inc) => [inc, parse(dir, inc).body.replace(REPLICATE_COMMANDS, '')]));
+  // Lua allows 200 locals in one scope: an include only one script uses (claim's and add's steps)
+  // is defined in a `do ... end` block around that script's function, so its names are locals of
+  // that block, not of the whole library. No shared include can use one: it would then be part of
+  // every script that includes the shared one.
+  const users = (inc: string): string[] => scripts.filter((s) => s.order.includes(inc)).map((s) => s.file);
+  const privateTo = new Map(order.map((inc) => [inc, users(inc).length === 1 ? users(inc)[0] : undefined]));
+  const shared = order.filter((inc) => privateTo.get(inc) === undefined);
+  const own = (file: string): string[] => order.filter((inc) => privateTo.get(inc) === file);
+  const all = [...text.values(), ...scripts.map((s) => s.body)].join('\n');
+  const block = (incs: string[]): string[] => incs.map((inc) => text.get(inc) ?? '');
+  const sharedResets = perCallState(block(shared), all);
+  const helpers = helperBodies(block(order).join('\n'));
   const functions = scripts.map((s) => {
     const name = s.file.slice(0, -'.lua'.length);
     if (READ_ONLY.has(name)) {
       const write = writesThrough(s.body, helpers);
       if (write) throw new Error(`${s.file} is registered no-writes but may call ${write}`);
     }
-    return { name, script: s };
+    return {
+      name,
+      script: s,
+      includes: own(s.file),
+      resets: [...sharedResets, ...perCallState(block(own(s.file)), all)],
+    };
   });
   // The name is hashed over everything but itself: the function names carry the same hash.
   const draft = (prefix: string): string =>
@@ -188,9 +203,12 @@ export function buildLibrary(dir: string): FunctionLibrary {
       // Scripts and includes read KEYS and ARGV; in a function they are its arguments. No call can
       // interleave with another (FCALL is atomic and cannot nest), so one pair serves all.
       'local KEYS, ARGV',
-      ...order.map((inc, i) => `-- ${inc}\n${includes[i] ?? ''}`),
-      ...functions.map(({ name, script: s }) =>
+      ...shared.map((inc) => `-- ${inc}\n${text.get(inc) ?? ''}`),
+      ...functions.map(({ name, script: s, includes, resets }) =>
         [
+          ...(includes.length > 0
+            ? ['do', ...includes.map((inc) => `-- ${inc}\n${text.get(inc) ?? ''}`)]
+            : []),
           `-- ${s.file}`,
           'redis.register_function{',
           `  function_name = '${prefix}_${name.replace(/-/g, '_')}',`,
@@ -201,6 +219,7 @@ export function buildLibrary(dir: string): FunctionLibrary {
           '  end,',
           READ_ONLY.has(name) ? "  flags = { 'no-writes' }," : '',
           '}',
+          ...(includes.length > 0 ? ['end'] : []),
         ].join('\n'),
       ),
     ].join('\n');

@@ -160,6 +160,40 @@ describe('Exchange', () => {
     ]);
   });
 
+  it('a claim does not wait for an ack-only call in flight: it is written at once, behind it', async () => {
+    const gates: Array<() => void> = [];
+    const { exchange, calls } = exchangeWith({}, () => new Promise<void>((resolve) => gates.push(resolve)));
+    const first = exchange.ack(item(1));
+    // The ack-only flush goes after this turn, and stays open.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([[0, ['1.1|j1']]]);
+    const second = exchange.ack(item(2));
+    const claimed = exchange.claim(4);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The claim went before the flush answered, carrying the ack queued since.
+    expect(calls).toEqual([
+      [0, ['1.1|j1']],
+      [4, ['1.1|j2']],
+    ]);
+    // A second claim waits for the first to answer; an ack queued meanwhile rides it.
+    const third = exchange.ack(item(3));
+    const again = exchange.claim(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toHaveLength(2);
+    gates.shift()!();
+    gates.shift()!();
+    expect(await Promise.all([first, second, claimed.then(() => 'claimed')])).toEqual([
+      { status: 'ok' },
+      { status: 'ok' },
+      'claimed',
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls[2]).toEqual([1, ['1.1|j3']]);
+    gates.shift()!();
+    await Promise.all([third, again]);
+    expect(calls).toHaveLength(3);
+  });
+
   it('a failed call rejects the acks it carried, and the exchange goes on', async () => {
     let fail = true;
     const exchange = new Exchange(async (_limit, acks) => {

@@ -2,7 +2,10 @@
  * The exchange duty of one partition (docs/ARCHITECTURE.md §6.1): acks and claims share one
  * script call. Acks queue while a call is in flight; the next call carries all of them, whether
  * it claims (the claim loop) or not (an ack-only flush, sent as soon as nothing else is on its
- * way). At most one call per partition is in flight, so acks and claims stay in order. An ack
+ * way). An ack-only flush waits for the call in flight to answer; a claim waits only for a claim:
+ * behind an ack-only call it is written at once, and Redis runs the two in the order written (one
+ * connection), so the acks still come first, and a claim at a due time does not wait out the
+ * other call's round trip. An ack
  * waits for a timer only when the claim loop sleeps until a due time that close (ACK_RIDE_MS): it
  * rides that claim instead of going on its own just before it. Acks that free something to claim
  * (a group's slot) wake a sleeping claim loop instead, and ride the claim it sends at once.
@@ -77,8 +80,10 @@ export interface ExchangeOptions {
 export class Exchange {
   /** Acks waiting for a call, in order: each batch goes in one call, and only the last one grows. */
   private queued: AckBatch[] = [];
-  /** The end of the last call queued: each call starts after the one before has answered. */
+  /** The end of the last call queued: an ack-only flush starts after it has answered. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** Claims sent and not answered yet (the claim loop sends one at a time). */
+  private claimsOut = 0;
   /** The planned ack-only flush, cancelled when a call takes every queued ack first. */
   private flushPlanned: NodeJS.Immediate | undefined;
   /** The same, planned for just after a claim due soon (ACK_RIDE_MS). */
@@ -110,13 +115,27 @@ export class Exchange {
   }
 
   /**
-   * Claim up to `limit` jobs, carrying every queued ack; waits for the call in flight first.
-   * `ahead`: also jobs due within CLAIM_AHEAD_MS (the caller holds them until due).
+   * Claim up to `limit` jobs, carrying every queued ack; sent at once unless a claim is in flight
+   * (then after it answers). `ahead`: also jobs due within CLAIM_AHEAD_MS (the caller holds them
+   * until due).
    */
   claim(limit: number, ahead = false): Promise<ClaimOutput> {
-    const next = this.tail.then(() => this.send(limit, ahead));
-    this.tail = next.catch(() => {});
+    const next =
+      this.claimsOut === 0
+        ? this.sendClaim(limit, ahead)
+        : this.tail.then(() => this.sendClaim(limit, ahead));
+    // A flush queued later waits for this claim and for the call it went behind.
+    this.tail = Promise.allSettled([this.tail, next]);
     return next;
+  }
+
+  private async sendClaim(limit: number, ahead: boolean): Promise<ClaimOutput> {
+    this.claimsOut++;
+    try {
+      return await this.send(limit, ahead);
+    } finally {
+      this.claimsOut--;
+    }
   }
 
   /** Acks waiting for a call. */

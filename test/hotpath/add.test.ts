@@ -12,7 +12,18 @@ import {
   CANCELLED_RECORD,
 } from '../../src/record/index.js';
 import { ScriptBadArg } from '../../src/redis/script-errors.js';
-import { addJobs, claimJobs, freshKeys, job, startFixture, stopFixture, type Fixture } from './support.js';
+import { cancel } from '../../src/operations/cancel.js';
+import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
+import {
+  addJobs,
+  claimJobs,
+  EVENTS_FAILURES,
+  freshKeys,
+  job,
+  startFixture,
+  stopFixture,
+  type Fixture,
+} from './support.js';
 
 let f: Fixture;
 beforeAll(async () => {
@@ -164,6 +175,70 @@ describe('an id that exists', () => {
     expect(header).toStrictEqual(NEW_JOB_HEADER);
     expect(payload.toString()).toBe('{"rev":2}');
     expect(await f.client.hget(keys.counters, 'added')).toBe('2');
+  });
+
+  it('an id twice in one call: a replace finds the job the call wrote before it, and the jobs after it are placed', async () => {
+    const keys = freshKeys('add-twice');
+    const now = await serverNow();
+    const grouped = { group: 'g1', groupDue: 0 };
+    const outs = await addJobs(f, keys, [
+      job('a', { at: now + 60_000, header: grouped, payload: '{"v":1}' }),
+      job('b', { at: now + 50_000 }),
+      job('a', { at: now + 30_000, header: grouped, payload: '{"v":2}', mode: 'replace' }),
+      job('a', { at: now + 10_000, header: grouped, payload: '{"v":3}' }),
+      job('c', { at: now + 40_000 }),
+      job('c', { at: now + 20_000, mode: 'replace' }),
+    ]);
+    expect(outs).toStrictEqual([
+      { created: true, runAt: now + 60_000 },
+      { created: true, runAt: now + 50_000 },
+      { created: false, replaced: true, runAt: now + 30_000 },
+      { created: false, runAt: now + 30_000 },
+      { created: true, runAt: now + 40_000 },
+      { created: false, replaced: true, runAt: now + 20_000 },
+    ]);
+    const a = decodeRecord((await f.client.hgetBuffer(keys.records, 'a'))!);
+    expect(a.header).toStrictEqual({ ...NEW_JOB_HEADER, ...grouped, groupDue: now + 30_000 });
+    expect(a.payload.toString()).toBe('{"v":2}');
+    expect(await f.client.zcard(keys.groupJobs)).toBe(1);
+    expect(await f.client.zrange(keys.groupBacklog, 0, -1, 'WITHSCORES')).toStrictEqual(['g1', '1']);
+    expect(await f.client.zrange(keys.groupsWaiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'g1',
+      String(now + 30_000),
+    ]);
+    expect(await f.client.zrange(keys.waiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'c',
+      String(now + 20_000),
+      'b',
+      String(now + 50_000),
+    ]);
+    expect(await f.client.hget(keys.counters, 'added')).toBe('3');
+  });
+
+  it('replace of a grouped job that ran before: the record keeps its attempts and names the due time it waits under', async () => {
+    const keys = freshKeys('add-replace-group');
+    const now = await serverNow();
+    const grouped = { group: 'g1', groupDue: 0 };
+    await addJobs(f, keys, [job('r', { at: now + 60_000, header: grouped })]);
+    // It ran once and was put back (a retry): its record now has a claim block.
+    const put = decodeRecord((await f.client.hgetBuffer(keys.records, 'r'))!);
+    const ran = { ...put.header, attempts: 1, claims: 1, claimedAt: now - 100, runDue: now - 200, holder: 3 };
+    await f.client.hset(keys.records, 'r', encodeRecord(ran, put.payload));
+    const [out] = await addJobs(f, keys, [
+      job('r', { at: now + 30_000, header: grouped, payload: '{"new":1}', mode: 'replace' }),
+    ]);
+    expect(out).toStrictEqual({ created: false, replaced: true, runAt: now + 30_000 });
+    const stored = decodeRecord((await f.client.hgetBuffer(keys.records, 'r'))!);
+    expect(stored.header).toStrictEqual({ ...ran, groupDue: now + 30_000 });
+    expect(await f.client.zrange(keys.groupsWaiting, 0, -1, 'WITHSCORES')).toStrictEqual([
+      'g1',
+      String(now + 30_000),
+    ]);
+    // A cancel finds the job in gq by the due time its record names: nothing is left behind.
+    expect(await cancel(f.client, keys, { id: 'r', eventsCap: EVENTS_FAILURES, layout: ZSET_LAYOUT })).toBe(
+      'waiting',
+    );
+    expect(await f.client.exists(keys.groupJobs, keys.groupBacklog, keys.groupsWaiting)).toBe(0);
   });
 
   it('replace moves a waiting job to its new class and due time, keeping attempts and the error flag', async () => {

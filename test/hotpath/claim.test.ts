@@ -465,15 +465,136 @@ describe('acks inside the claim', () => {
     ]);
   });
 
-  it('gives the same outcomes without ZMSCORE (Redis before 6.2)', async () => {
+  it("a batch's shared known deadline is read once, without scores: one ZRANGEBYSCORE, one ZREM, no ZREM per ack", async () => {
+    const keys = freshKeys('ack-shared');
+    const ids = ['s1', 's2', 's3', 's4', 's5'];
+    await addJobs(
+      f,
+      keys,
+      ids.map((id) => job(id)),
+    );
+    const { jobs } = await claimJobs(f, keys, 5);
+    const before = await commandCalls();
+    const out = await claimJobs(f, keys, 0, { acks: jobs.map((j) => ackOf(j)) });
+    const calls = diffCalls(before, await commandCalls());
+    expect(out.acks.every((a) => a.status === 'ok')).toBe(true);
+    expect(calls.get('zrangebyscore')).toBe(1);
+    expect(calls.get('zrem')).toBe(1);
+    expect(calls.get('zmscore')).toBeUndefined();
+    expect(await f.client.exists(keys.leases)).toBe(0);
+    expect((await f.client.zrange(keys.completed, 0, -1)).sort()).toStrictEqual(ids);
+  });
+
+  it('at a shared deadline, a member moved or gone is read by score: extended applied, the rest refused', async () => {
+    const keys = freshKeys('ack-shared-odd');
+    await addJobs(
+      f,
+      keys,
+      ['a', 'b', 'c', 'd', 'e'].map((id) => job(id)),
+    );
+    const { jobs } = await claimJobs(f, keys, 5);
+    const [a, b, c, d, e] = jobs;
+    // b: extended by a renewal whose reply was lost (its score is later than the worker knows);
+    // c: cancelled while it ran; d: reaped and gone; e: expired, not reaped yet.
+    await f.client.zadd(keys.leases, a!.deadline + 60_000, b!.member);
+    await f.client.zrem(keys.leases, c!.member, d!.member);
+    await f.client.zadd(keys.cancelled, 1, 'c');
+    await f.client.zadd(keys.leases, 1, e!.member);
+    const out = await claimJobs(f, keys, 0, {
+      acks: [ackOf(a!), ackOf(b!), ackOf(c!), ackOf(d!), ackOf(e!), ackOf(a!)],
+    });
+    expect(out.acks).toStrictEqual([
+      { status: 'ok' },
+      { status: 'ok' },
+      { status: 'lost', detail: 'cancelled' },
+      { status: 'lost', detail: 'not held' },
+      { status: 'lost', detail: 'expired' },
+      { status: 'already' },
+    ]);
+    // Only e's lease is left, for the reaper; a and b completed once each.
+    expect(await f.client.zrange(keys.leases, 0, -1)).toStrictEqual([e!.member]);
+    expect((await f.client.zrange(keys.completed, 0, -1)).sort()).toStrictEqual(['a', 'b']);
+  });
+
+  it("past the members read at a shared deadline (other claims' leases of the same ms), acks are read by score", async () => {
+    const keys = freshKeys('ack-shared-crowd');
+    await addJobs(
+      f,
+      keys,
+      ['p', 'q', 'r'].map((id) => job(id)),
+    );
+    const { jobs } = await claimJobs(f, keys, 3);
+    // 100 leases of other claims at the same deadline, sorting before these (same score: by member).
+    const deadline = jobs[0]!.deadline;
+    await f.client.zadd(
+      keys.leases,
+      ...Array.from({ length: 100 }, (_, i) => [deadline, `0.1|other${i}`]).flat(),
+    );
+    const before = await commandCalls();
+    const out = await claimJobs(f, keys, 0, { acks: jobs.map((j) => ackOf(j)) });
+    const calls = diffCalls(before, await commandCalls());
+    expect(out.acks.every((a) => a.status === 'ok')).toBe(true);
+    expect(calls.get('zmscore')).toBe(1);
+    expect(await f.client.zcard(keys.leases)).toBe(100);
+    expect((await f.client.zrange(keys.completed, 0, -1)).sort()).toStrictEqual(['p', 'q', 'r']);
+  });
+
+  it('a resent ack of a job acked earlier in the same call (run again since) is ALREADY, as a call later', async () => {
+    const keys = freshKeys('ack-same-call');
+    await addJobs(f, keys, [job('m1')]);
+    const [first] = (await claimJobs(f, keys, 1)).jobs;
+    await claimJobs(f, keys, 0, { acks: [ackOf(first!)] });
+    // Added again over the completed job (replace), and leased again.
+    await addJobs(f, keys, [job('m1', { mode: 'replace' })]);
+    const [second] = (await claimJobs(f, keys, 1)).jobs;
+    expect(second!.member).not.toBe(first!.member);
+    // The new lease's ack, then the first one resent: the job is completed by then.
+    const out = await claimJobs(f, keys, 0, { acks: [ackOf(second!), ackOf(first!)] });
+    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'already' }]);
+    // The other order: the resent ack comes first, when the job is not completed yet.
+    await addJobs(f, keys, [job('m1', { mode: 'replace' })]);
+    const [third] = (await claimJobs(f, keys, 1)).jobs;
+    const reversed = await claimJobs(f, keys, 0, { acks: [ackOf(second!), ackOf(third!)] });
+    expect(reversed.acks).toStrictEqual([{ status: 'lost', detail: 'not held' }, { status: 'ok' }]);
+  });
+
+  it('gives the same outcomes without ZMSCORE (Redis before 6.2): the reads by score are a ZSCORE each', async () => {
     const keys = freshKeys('ack-nozm');
-    await addJobs(f, keys, [job('a'), job('b')]);
-    const { jobs } = await claimJobs(f, keys, 2, { zmscore: false });
+    await addJobs(f, keys, [job('a'), job('b'), job('c')]);
+    const { jobs } = await claimJobs(f, keys, 3, { zmscore: false });
+    const [a, b, c] = jobs;
+    const before = await commandCalls();
     const out = await claimJobs(f, keys, 0, {
       zmscore: false,
-      acks: [ackOf(jobs[0]!), { ...ackOf(jobs[1]!), member: 'nope|b' }],
+      // b: its known deadline past (read by score, still valid); the last: a member never leased.
+      acks: [ackOf(a!), ackOf(b!, { knownDeadline: 1 }), ackOf(c!), { ...ackOf(c!), member: '9.1|zz' }],
     });
-    expect(out.acks).toStrictEqual([{ status: 'ok' }, { status: 'lost', detail: 'not held' }]);
+    const calls = diffCalls(before, await commandCalls());
+    expect(out.acks).toStrictEqual([
+      { status: 'ok' },
+      { status: 'ok' },
+      { status: 'ok' },
+      { status: 'lost', detail: 'not held' },
+    ]);
+    expect(calls.get('zmscore')).toBeUndefined();
+    expect(calls.get('zscore')).toBeGreaterThanOrEqual(2);
+    expect(await f.client.exists(keys.leases)).toBe(0);
+  });
+
+  it('refuses an ack whose member is not a lease member, before any write (the others not applied)', async () => {
+    const keys = freshKeys('ack-bad-member');
+    await addJobs(f, keys, [job('a'), job('b'), job('c')]);
+    const { jobs } = await claimJobs(f, keys, 3);
+    for (const acks of [
+      [ackOf(jobs[0]!), { ...ackOf(jobs[1]!), member: 'nope|b' }],
+      [...jobs.map((j) => ackOf(j)), { ...ackOf(jobs[0]!), member: 'r1' }],
+    ]) {
+      await expect(claimJobs(f, keys, 0, { acks })).rejects.toThrow(
+        new RegExp(`ack ${acks.length} of ${acks.length}: member .* is not a lease member`),
+      );
+    }
+    expect(await f.client.zcard(keys.leases)).toBe(3);
+    expect(await f.client.exists(keys.completed)).toBe(0);
   });
 });
 

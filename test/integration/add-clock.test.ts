@@ -15,6 +15,7 @@ import { Queue, Worker, type StrategyOption } from '../../src/index.js';
 import { functionLibrary, script } from '../../src/redis/scripts.js';
 import { FaultProxy } from '../chaos/proxy.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { ADD_CALL_BOUNDS } from '../../src/queue/add-calls.js';
 import { addCallIds } from '../support/add-argv.js';
 import { internals } from '../support/internals.js';
 
@@ -212,5 +213,27 @@ describe.each(cases)('a delay counts from the add() call: $strategy, $partitions
     expect(after).toBeGreaterThanOrEqual(before + HOLD_MS - 5);
     const info = await queue.get(job.id);
     expect(info?.runAt.getTime()).toBe(due);
+  });
+});
+
+describe('a fresh Queue, one addBulk of several calls', () => {
+  it('the first call goes alone: each later one carries the bound its reply gave', async () => {
+    const name = uniqueQueue('addclock-first-alone');
+    const queue = new Queue<number>(name, { connection: redis.url() });
+    closers.push(() => queue.close());
+    const sends = recordSends(queue);
+    const n = 2 * ADD_CALL_BOUNDS.jobs + 1;
+    const jobs = await queue.addBulk(
+      Array.from({ length: n }, (_, i) => ({ payload: i, opts: { delay: 60_000 } })),
+    );
+    const bounds = jobs.map((job) => sends.get(job.id)?.bound);
+    // Sent with the first, the second call would have had no bound: its jobs would count their
+    // delay from when Redis ran it, after the first.
+    expect(bounds.slice(0, ADD_CALL_BOUNDS.jobs).every((b) => b === undefined)).toBe(true);
+    expect(bounds.slice(ADD_CALL_BOUNDS.jobs).every((b) => b !== undefined)).toBe(true);
+    for (const [i, job] of jobs.entries()) {
+      if (i >= ADD_CALL_BOUNDS.jobs)
+        expect(job.runAt.getTime(), `job ${i}`).toBeLessThanOrEqual(bounds[i]! + 60_000);
+    }
   });
 });

@@ -130,10 +130,10 @@ describe('model-based lifecycle: the Lua scripts against a pure TypeScript model
     {
       what: 'a prioritized job due exactly now not promoted (started late, by a claim later)',
       script: 'claim',
-      from: `          if due > now then
-            sooner(due)`,
-      to: `          if due >= now then
-            sooner(due)`,
+      from: `    if due > now then
+      next_at = due`,
+      to: `    if due >= now then
+      next_at = due`,
     },
     {
       what: 'replace dropping the last-error flag of a job that failed before',

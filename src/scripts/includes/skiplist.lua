@@ -12,13 +12,17 @@
 local SKIPLIST_MEMBER = '~delayq:skiplist~--------------------------------------------------------'
   .. '--------------------------------------------------------'
 
--- Run `write` (which adds members to ZSET `key`) with `key` made a skiplist first when it is a
--- listpack (or a ziplist, before Redis 7) or does not exist yet. A server whose OBJECT command is
--- renamed away keeps the listpack: the same results, at the old cost.
-local function as_skiplist(key, write)
+-- Before a batch of writes that add members to ZSET `key`: make it a skiplist first when it is a
+-- listpack (or a ziplist, before Redis 7) or does not exist yet. Returns whether the placeholder
+-- member went in; skiplist_end takes it out again after the writes. A server whose OBJECT command
+-- is renamed away keeps the listpack: the same results, at the old cost.
+local function skiplist_begin(key)
   local encoding = redis.pcall('OBJECT', 'ENCODING', key)
-  if encoding == 'skiplist' or type(encoding) == 'table' then return write() end
+  if encoding == 'skiplist' or type(encoding) == 'table' then return false end
   redis.call('ZADD', key, '0', SKIPLIST_MEMBER)
-  write()
-  redis.call('ZREM', key, SKIPLIST_MEMBER)
+  return true
+end
+
+local function skiplist_end(key, added)
+  if added then redis.call('ZREM', key, SKIPLIST_MEMBER) end
 end

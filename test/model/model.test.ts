@@ -86,50 +86,43 @@ describe('model-based: the layout-2 hot-path scripts against a pure TypeScript m
     await runSequence(clockedClient(plain), cmds);
   });
 
-  // Two divergences the random sequences find (DELAYQ_SEED=310031 and =13 among others: 7 of
-  // seeds 1-60 at 100 sequences each; lifecycle.test.ts meets the second at seed 21), shrunk to
-  // these. Both are the scripts', not the model's: a completed id
-  // created again by a replace starts its claim count over. They wait for the claim rework (issue
-  // 31), which owns claim.lua and add.lua; `test.fails` until then, so each one fails the day its
-  // bug is fixed and must then become a plain `test`.
+  // Two divergences the random sequences found (DELAYQ_SEED=310031 and =13 among others: 7 of
+  // seeds 1-60 at 100 sequences each; lifecycle.test.ts met the second at seed 21), shrunk to
+  // these and fixed in the scripts: a completion earlier in the same call is remembered by the
+  // acks step (claim-acks.lua), and a completed id created again by a replace does not start its
+  // claim count over (add-existing.lua, add_fence_recreated).
   const b = 1; // ID_POOL[1]: 'b'
-  test.fails(
-    'known bug: a resent ack of an old lease, after the same id was created again and its new lease acked earlier in the same call, is answered LOST not held, not ALREADY',
-    async () => {
-      // claim.lua's acks write c after the loop, so the resend rule ("c has the id") cannot see a
-      // completion earlier in the same call. Fix: remember the ids the call completed.
-      await runSequence(clockedClient(plain), [
-        new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'keep' }]),
-        new ClaimCommand(1, 50, 'zpopmin', []),
-        new ClaimCommand(0, 50, 'zpopmin', [0]),
-        new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'replace' }]),
-        new AdvanceCommand(1),
-        new ClaimCommand(1, 50, 'zpopmin', []),
-        // Handles: [first lease, second lease]. The second's ack applies; the first's is a resend of
-        // an ack that applied (its known deadline is still ahead): ALREADY.
-        new ClaimCommand(0, 50, 'zpopmin', [1, 0]),
-      ]);
-    },
-  );
+  test('a resent ack of an old lease, after the same id was created again and its new lease acked earlier in the same call, is ALREADY', async () => {
+    // The acks write c after their loop: the resend rule ("c has the id") must also see a
+    // completion earlier in the same call.
+    await runSequence(clockedClient(plain), [
+      new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'keep' }]),
+      new ClaimCommand(1, 50, 'zpopmin', []),
+      new ClaimCommand(0, 50, 'zpopmin', [0]),
+      new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'replace' }]),
+      new AdvanceCommand(1),
+      new ClaimCommand(1, 50, 'zpopmin', []),
+      // Handles: [first lease, second lease]. The second's ack applies; the first's is a resend of
+      // an ack that applied (its known deadline is still ahead): ALREADY.
+      new ClaimCommand(0, 50, 'zpopmin', [1, 0]),
+    ]);
+  });
 
-  test.fails(
-    'known bug: a job created again and claimed in the ms of its first claim gets its old lease member, and a resent ack of the old lease completes it past its deadline',
-    async () => {
-      // add.lua writes a re-created job's record with claims 0, so its first lease token repeats the
-      // old one's ("1.<ms>") when claimed in the same ms; claim.lua's ack fast path trusts the known
-      // deadline the old ack carries and removes the new lease. Fix: carry the claim count over.
-      await runSequence(clockedClient(plain), [
-        new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'keep' }]),
-        new ClaimCommand(1, 500, 'zpopmin', []),
-        new ClaimCommand(0, 50, 'zpopmin', [0]),
-        new AddCommand([{ id: b, offset: 0, priority: 0, attempts: 1, mode: 'replace' }]),
-        new ClaimCommand(1, 50, 'zpopmin', []),
-        new AdvanceCommand(50),
-        // The old lease's ack again (known deadline +500): the new lease expired, nothing applies.
-        new ClaimCommand(0, 50, 'zpopmin', [0]),
-      ]);
-    },
-  );
+  test('a job created again and claimed in the ms of its first claim gets a lease member of its own, so a resent ack of the old lease cannot complete it', async () => {
+    // With claims starting over at 0, its first lease token would repeat the old one's
+    // ("1.<ms>") when claimed in the same ms, and the acks' fast path, trusting the known deadline
+    // the old ack carries, would remove the new lease.
+    await runSequence(clockedClient(plain), [
+      new AddCommand([{ id: b, offset: -1, priority: 0, attempts: 1, mode: 'keep' }]),
+      new ClaimCommand(1, 500, 'zpopmin', []),
+      new ClaimCommand(0, 50, 'zpopmin', [0]),
+      new AddCommand([{ id: b, offset: 0, priority: 0, attempts: 1, mode: 'replace' }]),
+      new ClaimCommand(1, 50, 'zpopmin', []),
+      new AdvanceCommand(50),
+      // The old lease's ack again (known deadline +500): the new lease expired, nothing applies.
+      new ClaimCommand(0, 50, 'zpopmin', [0]),
+    ]);
+  });
 
   // The check above is only as good as its power to fail: each of these one-token mutations of a
   // shipped script must be caught. (No shrinking: only "found" matters here.)

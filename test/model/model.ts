@@ -10,6 +10,9 @@
 import { leaseMember, leaseToken } from '../../src/members/lease.js';
 import { priorityMember } from '../../src/members/priority.js';
 
+/** The claims a job created again over a completed record without a claim block starts from (add-existing.lua). */
+export const RECREATED_CLAIMS = 32768;
+
 /** The header fields the model tracks (the rest stay at their defaults). */
 export interface ModelHeader {
   attempts: number;
@@ -121,6 +124,10 @@ export class HotModel {
       };
       // A replace of a completed job adds it again, as if its id were free.
       if (!old || (old.state === 'completed' && a.mode === 'replace')) {
+        // Created again over a completed record without a claim block (this model's acks send no
+        // final record): its claims start half-way round, so its lease tokens cannot repeat the
+        // old job's (add-existing.lua, add_fence_recreated).
+        if (old) header.claims = RECREATED_CLAIMS;
         const job: ModelJob = { state: 'waiting', header, payload: a.payload, score: a.due };
         this.jobs.set(a.id, job);
         this.place(a.id, job, a.due);

@@ -26,6 +26,21 @@ local function add_state_of(K, id, rec, h)
   return 'k', nil
 end
 
+-- Claims a job created again over its completed record starts from. Its lease tokens
+-- ("<claims>.<claimed at>") must not repeat the old job's: a resent ack of the old lease would
+-- apply to the new one when both were claimed in the same ms. The completed record's claim block
+-- (the worker's final record keeps it) gives the old count; a record without one (an ack that sent
+-- no final record) starts the count half-way round its 16 bits, which an old job reaches only by
+-- having been claimed 2^15 times.
+local ADD_RECREATED_CLAIMS = 32768
+local function add_fence_recreated(jobs, i, old)
+  local oh = rec_parse(old)
+  local claims = (oh and oh.claims > 0) and oh.claims or ADD_RECREATED_CLAIMS
+  local h = jobs.heads[i]
+  jobs.recs[i] = rec_claimed(jobs.recs[i], h, 0, claims, 0, 0, 0)
+  jobs.heads[i] = rec_parse(jobs.recs[i])
+end
+
 -- Whether `rec` is a completed record (a replace adds its id again as a new job).
 local function add_is_completed(rec)
   local h = rec_parse(rec)
@@ -119,6 +134,7 @@ local function add_dedupe(call, jobs, existing, first, done)
         -- A replace of a job that completed (its record remembered while kept): the edit is a
         -- new job, as if the id were free; a keep still answers 'C'.
         redis.call('ZREM', K.c, id)
+        add_fence_recreated(jobs, i, old)
       end
       written[id] = i
       count = count + 1

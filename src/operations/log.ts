@@ -66,7 +66,9 @@ export function parseLogLines(
   run: { claims: number; claimedAt: number } | null,
 ): JobLogLine[] {
   const out: JobLogLine[] = [];
-  if (!packed) return out;
+  // A claim block never claimed (claims carried, no claim time) is a job created again over a
+  // completed one (add.lua carries the claim count over): it has had no run, so no line is its.
+  if (!packed || (run && run.claims > 0 && run.claimedAt === 0)) return out;
   for (let at = 0; at + ENTRY_HEAD_BYTES <= packed.length;) {
     const claims = packed.readUInt16BE(at);
     const attempt = packed.readUInt16BE(at + 2);

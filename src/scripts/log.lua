@@ -21,8 +21,9 @@
 --          no script that ends an attempt deletes them; trim.lua and dead-remove.lua delete them
 --          with the record. A job keeps its newest ARGV[6] lines: a later run's lines push out
 --          the oldest runs' first. Lines of an earlier job of the same id (a completed id added
---          again) are told by their run (claims above this lease's, or the same claims at
---          another claimed-at time) and dropped here. Cost: O(the job's lines), at most ARGV[6].
+--          again) are dropped here when their run tells them (claims above this lease's, or the
+--          same claims at another claimed-at time); lines of its runs with lower claims are not
+--          (docs/ARCHITECTURE.md §4.13). Cost: O(the job's lines), at most ARGV[6].
 
 --!include prelude.lua
 --!include record.lua

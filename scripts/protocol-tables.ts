@@ -23,6 +23,7 @@ export const REFERENCE_SCRIPTS = [
   'claim',
   'extend',
   'progress',
+  'log',
   'fail',
   'release',
   'cancel',

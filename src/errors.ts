@@ -294,3 +294,25 @@ export class ProgressTooLargeError extends DelayqError {
     );
   }
 }
+
+/**
+ * A `job.log()` line over a cap (issue 33): longer than the bytes a line may have, or one more than
+ * the lines an attempt may write. Nothing was written.
+ */
+export class LogLimitError extends DelayqError {
+  constructor(
+    readonly jobId: string,
+    /** Which cap: 'line-bytes' (the line is too long) or 'lines' (the attempt wrote its lines already). */
+    readonly cap: 'line-bytes' | 'lines',
+    /** The line's size in bytes of UTF-8 ('line-bytes'), or the lines the attempt has ('lines'). */
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      'DELAYQ_LOG_LIMIT',
+      cap === 'line-bytes'
+        ? `log line of job ${jobId} is ${size} bytes of UTF-8, over the cap of ${limit} bytes; nothing was written. Log a short line (a step, a count, an id); report structured state with job.progress()`
+        : `job ${jobId} has written its ${limit} log lines for this attempt (the cap); nothing was written. Log the steps that matter; report a running count with job.progress()`,
+    );
+  }
+}

@@ -1,6 +1,16 @@
 // Public exports only.
 export { Queue, DeadLetters, QueueGroups } from './queue.js';
-export type { QueueOptions, AddResult, BulkJob, JobInfo, GroupInfo, ConfigureOptions } from './queue.js';
+export type {
+  QueueOptions,
+  AddResult,
+  BulkJob,
+  JobInfo,
+  GroupInfo,
+  ConfigureOptions,
+  SearchOptions,
+  SearchPage,
+} from './queue.js';
+export type { JobLogLine } from './operations/log.js';
 export { Worker } from './worker.js';
 export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
 export type { WorkerOptions, BatchWorkerOptions, Migrations } from './worker/options.js';
@@ -48,6 +58,7 @@ export {
   UnrecoverableError,
   CancelledError,
   ProgressTooLargeError,
+  LogLimitError,
 } from './errors.js';
 export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';

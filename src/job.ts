@@ -13,6 +13,7 @@ export interface JobHost {
   readonly signal: AbortSignal;
   extendLease(ms: number): Promise<void>;
   reportProgress(value: unknown): Promise<void>;
+  writeLog(line: string): Promise<void>;
 }
 
 /** A claimed job as the handler sees it. */
@@ -60,6 +61,18 @@ export class Job<T> {
    */
   progress(value: unknown): Promise<void> {
     return this.#host.reportProgress(value);
+  }
+
+  /**
+   * Add a line to the job's log: a few short lines of this attempt's story, kept with the job
+   * while it is kept (also after it completed or died) and shown by `queue.get(id).logs`,
+   * `delayq show` and the dashboard's inspector. At most 20 lines per attempt and 50 per job (a
+   * later attempt's lines push out the oldest attempts'), each one line of text of at most 512
+   * bytes of UTF-8. Rejects with ValidationError (not one line of text) or LogLimitError (over a
+   * cap), writing nothing, and with LeaseLostError when the lease is gone.
+   */
+  log(line: string): Promise<void> {
+    return this.#host.writeLog(line);
   }
 
   /**

@@ -460,6 +460,12 @@ class Worker:
         q.call("progress", q.keys("a", "pg", "x"), [job.member, json.dumps(value), "65536"])
         job.progressed = True
 
+    def log(self, job, line):
+        """Add a line to the job's log (log.lua, with delayq's caps: 512 bytes a line, 20 lines an
+        attempt, 50 a job); LeaseLost when not held, DelayqError DELAYQ_LOG_FULL past 20 lines."""
+        q = self.queue
+        q.call("log", q.keys("a", "lg", "x"), [job.member, str(job.attempt), line, "512", "20", "50"])
+
     def fail(self, job, name, message, unrecoverable=False):
         """('RETRY', due) or ('DEAD', died at) or ('ALREADY', -1); LeaseLost when not held."""
         q = self.queue

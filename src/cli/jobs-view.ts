@@ -61,6 +61,40 @@ export function listHeader(state: ListState): string[] {
   return ['id', 'died', 'attempts', 'reason'];
 }
 
+/** Column titles of a search page (jobs of any state). */
+export function searchHeader(): string[] {
+  return ['id', 'state', 'when', 'group/priority', 'attempts', 'payload or result'];
+}
+
+/** The time a search's `from` and `to` bound: due, started, or ended. */
+function searchTime(info: JobInfo<unknown>): number {
+  if (info.state === 'active' && info.lease) return info.lease.startedAt.getTime();
+  return (info.finishedAt ?? info.runAt).getTime();
+}
+
+/** A search page's row: any state, its time (due, started or ended) relative to `now`. */
+export function searchRow(info: JobInfo<unknown>, now: number, c: Colors): string[] {
+  const final = info.state === 'completed' || info.state === 'cancelled';
+  const shown =
+    info.state === 'completed'
+      ? 'result' in info
+        ? cut(JSON.stringify(toPlain(info.result)) ?? '', 60)
+        : ''
+      : final
+        ? ''
+        : preview(info, 60);
+  const state =
+    info.state === 'dead' ? c.red(info.state) : info.state === 'active' ? c.green(info.state) : info.state;
+  return [
+    info.id,
+    state,
+    relative(searchTime(info), now),
+    info.group ?? priorityText(info.priority),
+    final ? '' : `${info.attempts}/${info.maxAttempts}`,
+    c.dim(shown),
+  ];
+}
+
 /**
  * A priority as the lists show it where the job has no group (a grouped job shows its group: it
  * has no priority): blank for the default 0, so set ones stand out.
@@ -129,6 +163,12 @@ export function detailLines(info: JobInfo<unknown>, now: number, c: Colors): str
   if (info.lastError) {
     out.push(c.dim(`last error (attempt ${info.lastError.attempt ?? '?'})`));
     out.push(c.red(`  ${info.lastError.name}: ${info.lastError.message}`));
+  }
+  if (info.logs && info.logs.length > 0) {
+    out.push(c.dim(`log (${info.logs.length} line${info.logs.length === 1 ? '' : 's'})`));
+    for (const entry of info.logs) {
+      out.push(`  ${c.dim(`#${entry.attempt} ${entry.at.toISOString()}`)}  ${entry.line}`);
+    }
   }
   return out;
 }

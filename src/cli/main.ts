@@ -13,6 +13,7 @@ import { registerDemo } from './demo.js';
 import { registerLs } from './ls.js';
 import { registerManage } from './manage.js';
 import { registerMigrate } from './migrate.js';
+import { registerSearch } from './search.js';
 import { registerShow } from './show.js';
 import { registerStats } from './stats.js';
 import { registerWorker } from './worker.js';
@@ -39,6 +40,7 @@ const program = new Command()
 
 registerStats(program);
 registerLs(program);
+registerSearch(program);
 registerShow(program);
 registerAdd(program);
 registerManage(program);

@@ -9,7 +9,7 @@ export function registerShow(program: Command): void {
     .command('show <queue> <id>')
     .alias('get') // as queue.get(id)
     .description(
-      'everything known about one job: state, due time, attempts, priority, lease, payload (or result), last error',
+      'everything known about one job: state, due time, attempts, priority, lease, payload (or result), last error, log lines',
     )
     .action(async (name: string, id: string, _opts: unknown, command: Command) => {
       const globals = globalsOf(command);

@@ -8,6 +8,7 @@ import type { JobInfo } from '../queue.js';
 import { HttpError } from './exchange.js';
 import { decodeSegment } from './paths.js';
 import type { DashboardQueues } from './queues.js';
+import { searchPage } from './search.js';
 import { toPlain } from './serialize.js';
 
 const STATES = [
@@ -30,6 +31,8 @@ export async function readApi(
   if (m) return overview(queues, decodeSegment(m[1]!));
   m = /^\/api\/queues\/([^/]+)\/jobs$/.exec(path);
   if (m) return jobs(queues, decodeSegment(m[1]!), params);
+  m = /^\/api\/queues\/([^/]+)\/search$/.exec(path);
+  if (m) return searchPage((await queues.get(decodeSegment(m[1]!))).queue, params, summary);
   m = /^\/api\/queues\/([^/]+)\/groups$/.exec(path);
   if (m) return groups(queues, decodeSegment(m[1]!), params);
   m = /^\/api\/queues\/([^/]+)\/jobs\/([^/]+)$/.exec(path);

@@ -72,7 +72,30 @@ function table(state: string, title: string, columns: string[]): string {
 </section>`;
 }
 
-/** The page of one queue: counts, charts, tables, inspector. */
+/**
+ * The search box (static/search.js): queue.search's filters, and its results, paged by cursor;
+ * a result row opens the inspector like any table's.
+ */
+function searchPanel(): string {
+  const states = ['scheduled', 'active', 'dead', 'completed', 'cancelled'];
+  return `<section class="panel search" id="search-panel">
+  <div class="panel-head"><h2>Search</h2><span class="muted">by id prefix, state, group and time (due, started or ended)</span></div>
+  <form id="search-form" class="search-form" autocomplete="off">
+    <input name="id" type="search" placeholder="id prefix" aria-label="id prefix">
+    <select name="state" aria-label="state"><option value="">any state</option>${states.map((s) => `<option value="${s}">${s}</option>`).join('')}</select>
+    <input name="group" placeholder="group" aria-label="group">
+    <label>from <input name="from" type="datetime-local" step="1" aria-label="from"></label>
+    <label>to <input name="to" type="datetime-local" step="1" aria-label="to"></label>
+    <button type="submit" class="primary">Search</button><button type="reset" class="ghost">Clear</button>
+  </form>
+  <div id="search-results" hidden>
+    <div class="panel-head"><span class="pageinfo" data-pageinfo="search"></span><div class="pager"><button type="button" class="ghost" data-search="prev">‹ prev</button><button type="button" class="ghost" data-search="next">next ›</button></div></div>
+    <table class="grid jobs" id="table-search"><thead><tr><th>id</th><th>state</th><th>when</th><th>group / priority</th><th>payload / reason</th></tr></thead><tbody></tbody></table>
+  </div>
+</section>`;
+}
+
+/** The page of one queue: counts, charts, search, tables, inspector. */
 export function queuePage(boot: PageBoot): string {
   return shell(
     `delayq — ${boot.queue ?? ''}`,
@@ -100,6 +123,7 @@ export function queuePage(boot: PageBoot): string {
   </section>
   <div class="tables">
     <div class="col">
+      ${searchPanel()}
       ${table('scheduled', 'Scheduled', ['id', 'due', 'group / priority', 'attempts', 'payload'])}
       ${table('active', 'Active', ['id', 'group', 'worker', 'lease until', 'attempt'])}
       ${table('dead', 'Dead', ['id', 'died', 'attempts', 'reason'])}

@@ -49,6 +49,8 @@ export interface TrimOutput {
   cancelled: number;
   dead: number;
   workers: number;
+  /** Log entries whose record was gone, dropped by the sweep (trim.lua). */
+  logs: number;
 }
 
 /** Trim one queue (or partition). */
@@ -57,7 +59,7 @@ export async function trim(client: RedisClient, keys: QueueKeys, input: TrimInpu
     await runScript(
       client,
       script('trim'),
-      [keys.completed, keys.cancelled, keys.dead, keys.records, keys.errors, keys.holders],
+      [keys.completed, keys.cancelled, keys.dead, keys.records, keys.errors, keys.holders, keys.logs],
       [
         input.completed.count,
         input.completed.ageMs,
@@ -77,6 +79,7 @@ export async function trim(client: RedisClient, keys: QueueKeys, input: TrimInpu
     cancelled: num(reply, 1, 'trim'),
     dead: num(reply, 2, 'trim'),
     workers: num(reply, 3, 'trim'),
+    logs: num(reply, 4, 'trim'),
   };
 }
 
@@ -102,7 +105,8 @@ export async function trimAll(
       cancelled: sum.cancelled + out.cancelled,
       dead: sum.dead + out.dead,
       workers: sum.workers + out.workers,
+      logs: sum.logs + out.logs,
     }),
-    { completed: 0, cancelled: 0, dead: 0, workers: 0 },
+    { completed: 0, cancelled: 0, dead: 0, workers: 0, logs: 0 },
   );
 }

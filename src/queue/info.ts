@@ -1,6 +1,7 @@
 /** A stored job as the Queue API shows it: its record decoded with the queue's codec, times as Dates. */
 import type { Codec } from '../codec/codec.js';
 import type { RecordedError } from '../operations/fail.js';
+import { parseLogLines, type JobLogLine } from '../operations/log.js';
 import type { JobState, RawJob } from '../operations/raw-job.js';
 import { decodeRecord, type RecordHeader } from '../record/index.js';
 
@@ -55,10 +56,19 @@ export interface JobInfo<T, R = unknown> {
   cancelledAt?: Date;
   /** For an active job: the last value its handler gave `job.progress()`, when it gave one. */
   progress?: unknown;
+  /**
+   * The lines its handlers gave `job.log()`, oldest first, kept while the job is (also once it
+   * completed, died or was cancelled). Given by `get()` (an empty array when there are none);
+   * left out of pages of jobs (`list()`, `search()`), which do not read them.
+   */
+  logs?: JobLogLine[];
 }
 
-/** `raw` decoded with `codec`; a record or payload that does not decode is reported in decodeError, not thrown. */
-export function toInfo<T, R = unknown>(codec: Codec, raw: RawJob): JobInfo<T, R> {
+/**
+ * `raw` decoded with `codec`; a record or payload that does not decode is reported in decodeError,
+ * not thrown. `logs`: the job's packed log lines as stored (get()); undefined leaves `logs` out.
+ */
+export function toInfo<T, R = unknown>(codec: Codec, raw: RawJob, logs?: Buffer | null): JobInfo<T, R> {
   let header: RecordHeader | undefined;
   let body: Buffer | undefined;
   let decodeError: string | undefined;
@@ -112,6 +122,15 @@ export function toInfo<T, R = unknown>(codec: Codec, raw: RawJob): JobInfo<T, R>
     info.finishedAt = new Date(raw.score);
   }
   if (raw.progress !== null) info.progress = parseProgress(raw.progress);
+  if (logs !== undefined) {
+    // A final record without a claim block (acked by a worker of delayq 0.2, or with the bare
+    // result form) does not say which runs the job had: its lines are shown as they are.
+    const run =
+      header !== undefined && (header.claims > 0 || !(header.completed || header.cancelled))
+        ? { claims: header.claims, claimedAt: header.claimedAt }
+        : null;
+    info.logs = parseLogLines(logs, run);
+  }
   return info;
 }
 

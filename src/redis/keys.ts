@@ -62,6 +62,12 @@ export type QueueKeys = {
   /** HASH id -> the running job's last progress value (JSON, size-capped). */
   readonly progress: string;
   /**
+   * HASH id -> the job's log lines (job.log), packed; kept while the job's record is (deleted with
+   * it by trim.lua and dead-remove.lua, and by trim.lua's sweep when a record went another way).
+   * Field "\0": that sweep's HSCAN cursor (no id holds a control character).
+   */
+  readonly logs: string;
+  /**
    * HASH: the queue's config record. Always in the queue's own tag `{name}`, also for a
    * partition's keys (one record for the whole queue), so no partition script may take it in KEYS.
    */
@@ -250,6 +256,7 @@ function keysWithTag(tag: string): QueueKeys {
     events: `${base}ev`,
     limiter: `${base}lim`,
     progress: `${base}pg`,
+    logs: `${base}lg`,
     config: `${KEY_PREFIX}:{${queueNameOfTag(tag)}}:config`,
     ready: `${base}wr`,
     wheel: `${base}wi`,

@@ -14,7 +14,21 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_MIGRATING: (detail) => new ScriptMigrating(detail),
   DELAYQ_BAD_RECORD: (detail, scriptName) => new ScriptBadRecord(detail, scriptName),
   DELAYQ_BAD_CONFIG: (detail) => new ScriptBadConfig(detail),
+  DELAYQ_LOG_FULL: (detail) => new ScriptLogFull(detail),
 };
+
+/**
+ * Raised (before anything is written) by log.lua when the run has written its lines already; the
+ * caller knows the job id and turns this into a LogLimitError.
+ */
+export class ScriptLogFull extends DelayqError {
+  /** The lines a run may write. */
+  readonly max: number;
+  constructor(readonly detail: string) {
+    super('DELAYQ_LOG_FULL', `the attempt has written its ${detail} log lines`);
+    this.max = Number(detail);
+  }
+}
 
 /**
  * Raised (before anything is written) by config.lua when the queue's config record holds a value

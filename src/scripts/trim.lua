@@ -9,12 +9,18 @@
 -- KEYS[5] e   HASH id -> JSON of the last error
 -- KEYS[6] wk  HASH holder number -> "<worker id>|<started ms>"; field '#' = the last number
 --             issued; field "<number>@" = when that worker last trimmed (it is alive), epoch ms
+-- KEYS[7] lg  optional: HASH id -> the job's log lines (log.lua); field "\0" = the sweep's HSCAN
+--             cursor. A trimmed job's lines go with its record; and each call looks at up to
+--             LOG_SWEEP more of lg's entries, dropping those whose record is gone (deleted by a
+--             script that does not take lg: the dead set bounded at a burial in claim, fail or
+--             reap), so every job's lines go at most one pass of lg after its record.
 -- ARGV[1] completed max count, ARGV[2] completed max age ms, ARGV[3] cancelled max count,
 -- ARGV[4] cancelled max age ms, ARGV[5] dead max count, ARGV[6] dead max age ms (a count or
 -- age of 0: no bound of that kind), ARGV[7] max ids per set and call, ARGV[8] worker entry max
 -- age ms (0: keep every entry), ARGV[9] the calling worker's holder number in this queue
 -- (partition), or 0 when the caller is not a worker
--- Returns: { completed trimmed, cancelled trimmed, dead trimmed, worker entries dropped }
+-- Returns: { completed trimmed, cancelled trimmed, dead trimmed, worker entries dropped, log
+--          entries the sweep dropped }
 -- Guarantee: only finished jobs are deleted: a completed or cancelled id's record is deleted only
 --          while it still is the completed or cancelled record (so an id added again since is
 --          never touched); at most ARGV[7] ids per set and call, oldest first, so a call stays
@@ -26,8 +32,13 @@
 --!include record.lua
 --!include args.lua
 
-if #KEYS ~= 6 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; trim takes 6 (c, x, d, j, e, wk)') end
-local K = { c = KEYS[1], x = KEYS[2], d = KEYS[3], j = KEYS[4], e = KEYS[5], wk = KEYS[6] }
+if #KEYS ~= 6 and #KEYS ~= 7 then
+  return bad_arg('KEYS has ' .. #KEYS .. ' keys; trim takes 6 (c, x, d, j, e, wk) or 7 (then lg)')
+end
+local K = { c = KEYS[1], x = KEYS[2], d = KEYS[3], j = KEYS[4], e = KEYS[5], wk = KEYS[6], lg = KEYS[7] }
+-- lg entries the sweep looks at per call: HSCAN returns the values too (Redis before 7.4 has no
+-- NOVALUES), at most 50 lines each.
+local LOG_SWEEP = 50
 for i = 1, 9 do
   if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
     return bad_arg('argument ' .. i .. ' (' .. tostring(ARGV[i]) .. ') is not a whole number >= 0')
@@ -65,7 +76,10 @@ local function trim_finished(key, max_count, max_age_ms, is_final)
     local h = recs[i] and rec_parse(recs[i])
     if h and is_final(h) then drop[#drop + 1] = id end
   end
-  if #drop > 0 then redis.call('HDEL', K.j, unpack(drop)) end
+  if #drop > 0 then
+    redis.call('HDEL', K.j, unpack(drop))
+    if K.lg then redis.call('HDEL', K.lg, unpack(drop)) end
+  end
   return #ids
 end
 
@@ -78,6 +92,25 @@ if #dead_ids > 0 then
   redis.call('ZREM', K.d, unpack(dead_ids))
   redis.call('HDEL', K.j, unpack(dead_ids))
   redis.call('HDEL', K.e, unpack(dead_ids))
+  if K.lg then redis.call('HDEL', K.lg, unpack(dead_ids)) end
+end
+
+-- The log sweep: lines whose record is gone. A queue that never logged pays one EXISTS.
+local logs_swept = 0
+if K.lg and redis.call('EXISTS', K.lg) == 1 then
+  local page = redis.call('HSCAN', K.lg, redis.call('HGET', K.lg, '\0') or '0', 'COUNT', LOG_SWEEP)
+  local gone = {}
+  for i = 1, #page[2], 2 do
+    local id = page[2][i]
+    if id ~= '\0' and redis.call('HEXISTS', K.j, id) == 0 then gone[#gone + 1] = id end
+  end
+  if #gone > 0 then redis.call('HDEL', K.lg, unpack(gone)) end
+  logs_swept = #gone
+  if page[1] == '0' then
+    redis.call('HDEL', K.lg, '\0')
+  else
+    redis.call('HSET', K.lg, '\0', page[1])
+  end
 end
 
 -- Worker entries: a closed worker drops its own; one that crashed is forgotten after the age.
@@ -115,4 +148,4 @@ if worker_age > 0 then
   end
   if #gone > 0 then redis.call('HDEL', K.wk, unpack(gone)) end
 end
-return { completed, cancelled, #dead_ids, workers }
+return { completed, cancelled, #dead_ids, workers, logs_swept }

@@ -11,12 +11,13 @@ import {
   resolveCodec,
   type CodecOption,
 } from '../codec/payload.js';
-import { ValidationError } from '../errors.js';
+import { LogLimitError, ValidationError } from '../errors.js';
 import { Job } from '../job.js';
 import type { Queue } from '../queue.js';
 import { producerOf } from '../definition/producer.js';
 import { validatePayload, type StandardSchemaV1 } from '../schema.js';
 import { Worker, type Handler } from '../worker.js';
+import { checkLogLine, LOG_MAX_LINES_PER_ATTEMPT } from '../log-line.js';
 import { encodeProgress } from '../worker/progress-value.js';
 import type { WorkerOptions } from '../worker/options.js';
 
@@ -123,6 +124,8 @@ export interface RunHandlerOptions<T> {
   onExtendLease?: (ms: number) => void;
   /** Called for each job.progress(value) the handler makes with a value a worker would accept. */
   onProgress?: (value: unknown) => void;
+  /** Called for each job.log(line) the handler makes with a line a worker would accept. */
+  onLog?: (line: string) => void;
 }
 
 /**
@@ -144,6 +147,7 @@ export async function runHandler<T, R>(
   if (opts.schema) value = await validatePayload(opts.schema, value);
   const now = new Date();
   const signal = opts.signal ?? new AbortController().signal;
+  let lines = 0;
   const job = new Job<T>(id, value as T, opts.attempt ?? 1, opts.maxAttempts ?? 3, opts.runAt ?? now, now, {
     signal,
     extendLease: async (ms) => opts.onExtendLease?.(ms),
@@ -151,6 +155,14 @@ export async function runHandler<T, R>(
       // The worker's check, so a value it would refuse is refused here too.
       encodeProgress(id, value);
       opts.onProgress?.(value);
+    },
+    writeLog: async (line) => {
+      // The worker's checks, so a line it would refuse is refused here too.
+      checkLogLine(id, line);
+      if (++lines > LOG_MAX_LINES_PER_ATTEMPT) {
+        throw new LogLimitError(id, 'lines', LOG_MAX_LINES_PER_ATTEMPT, LOG_MAX_LINES_PER_ATTEMPT);
+      }
+      opts.onLog?.(line);
     },
   });
   return handler(job);

@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { CancelledError, DelayqError, LeaseLostError } from '../errors.js';
+import { CancelledError, DelayqError, LeaseLostError, LogLimitError, ValidationError } from '../errors.js';
 import { Job } from '../job.js';
 import type { AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
 import { NEW_JOB_HEADER } from '../record/index.js';
 import type { FailOutput } from '../operations/fail.js';
-import { ScriptLeaseLost } from '../redis/script-errors.js';
+import { ScriptLeaseLost, ScriptLogFull } from '../redis/script-errors.js';
 import {
   ALLOWED,
   Attempt,
   type AttemptAck,
   type AttemptFail,
+  type AttemptLog,
   type AttemptProgress,
   type AttemptRelease,
   type AttemptState,
@@ -48,6 +49,15 @@ class FakeStore implements AttemptStore {
 
   async progress(input: AttemptProgress): Promise<void> {
     this.progressWrites.push(input.json);
+  }
+
+  /** The log lines written, in order; `logReply` an error to refuse them with. */
+  readonly logWrites: AttemptLog[] = [];
+  logReply: Error | null = null;
+
+  async log(input: AttemptLog): Promise<void> {
+    if (this.logReply) throw this.logReply;
+    this.logWrites.push(input);
   }
 
   async release(input: AttemptRelease): Promise<boolean> {
@@ -342,6 +352,58 @@ describe('Attempt', () => {
     cancelled.attempt.cancel();
     await expect(cancelled.job.progress({ step: 1 })).rejects.toBeInstanceOf(CancelledError);
     expect([done, lost, cancelled].flatMap((t) => t.store.progressWrites)).toEqual([]);
+  });
+
+  it('job.log while running is written with the member and attempt number; the ack has nothing to do for it', async () => {
+    const { attempt, job, store } = setup();
+    await job.log('fetched 3 files');
+    expect(store.logWrites).toEqual([
+      { id: 'job-1', member: 'tok-1|job-1', attempt: 2, line: 'fetched 3 files' },
+    ]);
+    await attempt.complete(job, 'ok');
+    expect(store.calls).toEqual([['ack', expect.objectContaining({ progressed: false })]]);
+  });
+
+  it('job.log refuses a line that is not one short line of text, before sending anything', async () => {
+    const { job, store } = setup();
+    await expect(job.log('two\nlines')).rejects.toBeInstanceOf(ValidationError);
+    await expect(job.log('')).rejects.toBeInstanceOf(ValidationError);
+    await expect(job.log(42 as unknown as string)).rejects.toThrow(/must be a string, got number/);
+    await expect(job.log('x'.repeat(513))).rejects.toMatchObject({
+      cap: 'line-bytes',
+      size: 513,
+      limit: 512,
+    });
+    await expect(job.log('é'.repeat(257))).rejects.toBeInstanceOf(LogLimitError);
+    expect(store.logWrites).toEqual([]);
+  });
+
+  it('job.log: a full run becomes LogLimitError, a lost lease LeaseLostError (and the attempt is lost)', async () => {
+    const full = setup();
+    full.store.logReply = new ScriptLogFull('20');
+    await expect(full.job.log('one more')).rejects.toMatchObject({
+      code: 'DELAYQ_LOG_LIMIT',
+      cap: 'lines',
+      limit: 20,
+    });
+    expect(full.attempt.state).toBe('running');
+    const lost = setup();
+    lost.store.logReply = new ScriptLeaseLost('expired');
+    await expect(lost.job.log('late')).rejects.toBeInstanceOf(LeaseLostError);
+    expect(lost.attempt.state).toBe('lost');
+  });
+
+  it('job.log after the attempt ended is refused and not written', async () => {
+    const done = setup();
+    await done.attempt.complete(done.job, 'ok');
+    await expect(done.job.log('after')).rejects.toMatchObject({ code: 'DELAYQ_ATTEMPT_ENDED' });
+    const lost = setup();
+    lost.attempt.loseLease('expired');
+    await expect(lost.job.log('after')).rejects.toBeInstanceOf(LeaseLostError);
+    const cancelled = setup();
+    cancelled.attempt.cancel();
+    await expect(cancelled.job.log('after')).rejects.toBeInstanceOf(CancelledError);
+    expect([done, lost, cancelled].flatMap((t) => t.store.logWrites)).toEqual([]);
   });
 
   it('loseLease: aborts the signal and reports once; a late ack or fail is refused without being sent', async () => {

@@ -23,14 +23,15 @@
  * exchange (acks ride on the next claim call), so a batch completes with one script call and each
  * attempt keeps its own fate.
  */
-import { CancelledError, DelayqError, isUnrecoverable, LeaseLostError } from '../errors.js';
+import { CancelledError, DelayqError, isUnrecoverable, LeaseLostError, LogLimitError } from '../errors.js';
 import type { Job, JobHost } from '../job.js';
 import type { AckItem, AckOutcome } from '../operations/ack.js';
 import type { ClaimedJob } from '../operations/claim.js';
 import type { FailOutput, RecordedError } from '../operations/fail.js';
-import { ScriptLeaseLost } from '../redis/script-errors.js';
+import { ScriptLeaseLost, ScriptLogFull } from '../redis/script-errors.js';
 import type { AckListener } from './exchange.js';
 import type { HeldLease } from './lease-keeper.js';
+import { checkLogLine } from '../log-line.js';
 import { ProgressReporter } from './progress.js';
 import { toError } from './to-error.js';
 
@@ -96,6 +97,14 @@ export interface AttemptProgress {
   json: string;
 }
 
+/** A log line (checked) written for the holder of `member`, by the attempt numbered `attempt`. */
+export interface AttemptLog {
+  id: string;
+  member: string;
+  attempt: number;
+  line: string;
+}
+
 /** An ack, with the id its partition is found by. */
 export type AttemptAck = AckItem & { id: string };
 
@@ -105,6 +114,8 @@ export interface AttemptStore {
   ackTo(job: AttemptAck, listener: AckListener): void;
   /** Throws ScriptLeaseLost when the lease is not held. */
   progress(input: AttemptProgress): Promise<void>;
+  /** Throws ScriptLeaseLost when the lease is not held, ScriptLogFull when the run has its lines. */
+  log(input: AttemptLog): Promise<void>;
   fail(input: AttemptFail): Promise<FailOutput>;
   /** True when released; false when the lease was no longer held. */
   release(input: AttemptRelease): Promise<boolean>;
@@ -139,7 +150,7 @@ export interface AttemptEnd {
  */
 export type ReleaseReason = 'shutdown' | 'newer-version' | 'snooze';
 
-/** One attempt of one claimed job, and the host of its Job (signal, extendLease, progress). */
+/** One attempt of one claimed job, and the host of its Job (signal, extendLease, progress, log). */
 export class Attempt<T> implements JobHost, AckListener {
   readonly lease: HeldLease;
   /** completeAndEnd(): what the ack's outcome is applied to, and who hears the attempt ended. */
@@ -183,6 +194,32 @@ export class Attempt<T> implements JobHost, AckListener {
       if (this.progressEnd !== undefined) this.progress.end(this.progressEnd);
     }
     return this.progress.report(value);
+  }
+
+  /**
+   * job.log(line): checked, then written at once while the attempt runs. After its fate is sent
+   * nothing is written: the promise rejects, saying why.
+   */
+  async writeLog(line: string): Promise<void> {
+    const { id, member, header } = this.claimed;
+    checkLogLine(id, line);
+    if (this.current === 'lost')
+      throw new LeaseLostError(id, this.lossDetail || 'the attempt lost its lease');
+    if (this.current === 'cancelled') throw new CancelledError(id);
+    if (this.current !== 'running') {
+      throw new DelayqError(
+        'DELAYQ_ATTEMPT_ENDED',
+        `job ${id}: job.log() after the attempt ended (${this.current}); the line was not written. Log while the handler runs, and await each call`,
+      );
+    }
+    try {
+      await this.store.log({ id, member, attempt: header.attempts, line });
+    } catch (err) {
+      if (err instanceof ScriptLogFull) throw new LogLimitError(id, 'lines', err.max, err.max);
+      if (!(err instanceof ScriptLeaseLost)) throw err;
+      this.loseLease(err.detail);
+      throw new LeaseLostError(id, err.detail);
+    }
   }
 
   /** job.extendLease(ms). */

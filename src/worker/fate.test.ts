@@ -39,6 +39,7 @@ function setup() {
   const store: AttemptStore = {
     ackTo: () => {},
     progress: async () => {},
+    log: async () => {},
     fail: async (input) => (
       fails.push(input),
       { outcome: input.retryDelayMs === null ? 'dead' : 'retry', at: 9 }

@@ -81,7 +81,7 @@ export class Reaper {
     this.trimPending = false;
     this.lastTrimAt = this.monotonicMs();
     const out = await this.trim();
-    if (out.completed + out.cancelled + out.dead + out.workers > 0) this.trimPending = true;
+    if (out.completed + out.cancelled + out.dead + out.workers + out.logs > 0) this.trimPending = true;
     return out;
   }
 

@@ -49,6 +49,7 @@ function setup() {
       return input.retryDelayMs === null ? { outcome: 'dead', at: 1 } : { outcome: 'retry', at: 1 };
     },
     progress: async () => {},
+    log: async () => {},
     release: async (input) => {
       releases.push(input);
       return true;

@@ -18,6 +18,7 @@ import {
 import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
+import { writeLog } from '../operations/log.js';
 import { reap, type ReapOutput } from '../operations/reap.js';
 import { release } from '../operations/release.js';
 import { KEEP_CANCELLED, trimAll, type Retention, type TrimOutput } from '../operations/trim.js';
@@ -28,7 +29,14 @@ import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { placementKeyOfLease } from '../members/lease.js';
 import { mapByPartition, partitionOfMember } from '../partition/index.js';
-import type { AttemptAck, AttemptFail, AttemptProgress, AttemptRelease, AttemptStore } from './attempt.js';
+import type {
+  AttemptAck,
+  AttemptFail,
+  AttemptLog,
+  AttemptProgress,
+  AttemptRelease,
+  AttemptStore,
+} from './attempt.js';
 import { Exchange, type AckListener } from './exchange.js';
 import { confirmLateClaim, isLateReply } from './late-claim.js';
 import { PROGRESS_MAX_BYTES } from './progress-value.js';
@@ -218,6 +226,14 @@ export class WorkerStorage implements AttemptStore {
       member: input.member,
       json: input.json,
       capBytes: PROGRESS_MAX_BYTES,
+    });
+  }
+
+  async log(input: AttemptLog): Promise<void> {
+    await writeLog(this.client, this.keysOf(input.member), {
+      member: input.member,
+      attempt: input.attempt,
+      line: input.line,
     });
   }
 

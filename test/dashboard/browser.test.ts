@@ -210,4 +210,99 @@ describe('dashboard in a browser', () => {
     expect(problems.filter((p) => p === signInPage).length).toBeLessThanOrEqual(1);
     expect(problems.filter((p) => p !== signInPage)).toEqual([]);
   });
+
+  it(
+    'searches by id prefix and state, pages the results, and opens a result’s log lines in the inspector',
+    { timeout: 90_000 },
+    async () => {
+      const name = uniqueQueue('search');
+      const queue = new Queue<{ n: number }>(name, { connection: redis.url() });
+      open.push(queue);
+      const worker = new Worker<{ n: number }>(
+        name,
+        async (job) => {
+          await job.log(`packed ${job.payload.n} boxes`);
+          await job.log('handed to the courier');
+        },
+        { connection: redis.url(), keepCompleted: { count: 100, age: '1h' } },
+      );
+      worker.on('error', () => {});
+      await queue.add({ n: 3 }, { id: 'ship-7' });
+      await waitFor(async () => (await queue.get('ship-7'))?.state === 'completed', {
+        what: 'ship-7 to complete',
+      });
+      await worker.close();
+      await queue.addBulk(
+        Array.from({ length: 12 }, (_, i) => ({
+          payload: { n: i },
+          opts: { id: `order-${String(i).padStart(2, '0')}`, delay: `${i + 1}m` },
+        })),
+      );
+      await queue.add({ n: 0 }, { id: 'other', delay: '2m' });
+
+      const dashboard = await startDashboard({ connection: redis.url(), port: 0 });
+      open.push(dashboard);
+      const browser: Browser = await chromium.launch({
+        executablePath: CHROMIUM_PATH,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+        ],
+      });
+      open.push(browser);
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+      const problems: string[] = [];
+      page.on('pageerror', (err) => problems.push(err.message));
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') problems.push(msg.text());
+      });
+      await page.goto(`${dashboard.url}queues/${name}`);
+      await page.locator('#c-scheduled', { hasText: '13' }).waitFor({ timeout: 15_000 });
+
+      // An id prefix: the first page of ten, then the next two, then back.
+      await page.locator('#search-form input[name="id"]').fill('order-');
+      await page.locator('#search-form button[type="submit"]').click();
+      const rows = page.locator('#table-search tbody tr[data-id]');
+      await rows.nth(9).waitFor({ timeout: 10_000 });
+      expect(await rows.count()).toBe(10);
+      expect(await rows.first().getAttribute('data-id')).toBe('order-00');
+      await page.locator('button[data-search="next"]').click();
+      await page.locator('#table-search tbody tr[data-id="order-10"]').waitFor({ timeout: 10_000 });
+      expect(await rows.count()).toBe(2);
+      expect(await page.locator('[data-pageinfo="search"]').textContent()).toBe('page 2, the last');
+      expect(await page.locator('button[data-search="next"]').isDisabled()).toBe(true);
+      await page.locator('button[data-search="prev"]').click();
+      await page.locator('#table-search tbody tr[data-id="order-00"]').waitFor({ timeout: 10_000 });
+
+      // A state: the completed job; its row opens the inspector, which shows its log lines.
+      await page.locator('#search-form input[name="id"]').fill('');
+      await page.locator('#search-form select[name="state"]').selectOption('completed');
+      await page.locator('#search-form button[type="submit"]').click();
+      const found = page.locator('#table-search tbody tr[data-id="ship-7"]');
+      await found.waitFor({ timeout: 10_000 });
+      expect(await rows.count()).toBe(1);
+      await found.click();
+      const lines = page.locator('#inspector ol.log li');
+      await lines.nth(1).waitFor({ timeout: 10_000 });
+      expect(await lines.first().textContent()).toMatch(/^#1 \d\d:\d\d:\d\d\.\d{3} packed 3 boxes$/);
+      expect(await lines.nth(1).textContent()).toContain('handed to the courier');
+      expect(await page.locator('#inspector h3', { hasText: 'log (2 lines)' }).count()).toBe(1);
+
+      // A filter the queue refuses: its message in the results, not a broken page.
+      await page.locator('#search-form select[name="state"]').selectOption('');
+      await page.locator('#search-form input[name="group"]').fill('acme');
+      await page.locator('#search-form select[name="state"]').selectOption('dead');
+      await page.locator('#search-form button[type="submit"]').click();
+      await page
+        .locator('#table-search tbody td.bad', { hasText: 'finished jobs are not kept by group' })
+        .waitFor({ timeout: 10_000 });
+      await mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: `${ARTIFACTS}dashboard-search.png`, fullPage: true });
+      // The refused search's 400 is the one console error.
+      expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
+    },
+  );
 });

@@ -97,6 +97,7 @@ def work(queue, r, to_complete, timeout_s):
                 payload=dq.encode_payload(data).decode("utf-8"))
             try:
                 worker.progress(job, {"pct": 50})
+                worker.log(job, f"python attempt {job.attempt}")
             except dq.LeaseLost as e:
                 out(lost=job.id, why=str(e))
                 continue

@@ -30,6 +30,7 @@ const SCRIPTS = [
   'claim',
   'extend',
   'progress',
+  'log',
   'fail',
   'release',
   'cancel',
@@ -279,6 +280,11 @@ it('Node producer, Python worker: every job once, none early, values intact; sta
   expect(acks.filter((a) => a['ack'] === 'n-cancel').map((a) => a['outcome'])).toEqual(['C']);
   expect((await queue.get('n-cancel'))?.state).toBe('cancelled');
   expect(await queue.get('n-5')).toMatchObject({ state: 'completed', result: { done: 'n-5' } });
+  // job.log through log.lua: each attempt's line, kept with the completed job.
+  expect((await queue.get('n-1'))?.logs?.map((l) => [l.attempt, l.line])).toEqual([
+    [1, 'python attempt 1'],
+    [2, 'python attempt 2'],
+  ]);
 
   console.log(
     `node producer -> python worker: jobs ${jobs}, early ${early}, duplicates ${duplicates}, mismatches ${mismatches}`,

@@ -248,6 +248,68 @@ function specs(name: string, member: string): Spec[] {
       bad: [memberBad, ['', 'x'.repeat(1025)], NUMBERS],
     },
     {
+      script: 'log',
+      keys: [k.leases, k.logs, k.cancelled],
+      args: [member, '1', 'a line', '512', '20', '50'],
+      names: [
+        /ARGV\[1\] lease member/,
+        /ARGV\[2\] attempt/,
+        /ARGV\[3\] log line/,
+        /ARGV\[4\] max bytes per line/,
+        /ARGV\[5\] max lines per run/,
+        /ARGV\[6\] max lines per job/,
+      ],
+      bad: [
+        memberBad,
+        [...NUMBERS, '0', '65536'],
+        ['', 'x'.repeat(513), 'a\nb', 'a\u0085b', NOT_UTF8],
+        [...NUMBERS, '0'],
+        [...NUMBERS, '0', '50'],
+        [...NUMBERS, '0', '20'],
+      ],
+      extra: [
+        {
+          what: 'a value too many',
+          args: [member, '1', 'a line', '512', '20', '50', 'x'],
+          expect: /ARGV has 7/,
+        },
+      ],
+    },
+    {
+      script: 'search',
+      keys: [k.records, k.errors, k.holders, k.progress, k.waiting],
+      args: ['s', '0', '281474976710654', '', '', '', '', '10', '100'],
+      names: [
+        /ARGV\[1\] source/,
+        /ARGV\[2\] from/,
+        /ARGV\[3\] to/,
+        /ARGV\[4\] id prefix/,
+        /ARGV\[5\] group/,
+        /ARGV\[6\] position/,
+        /ARGV\[7\] position/,
+        /ARGV\[8\] limit/,
+        /ARGV\[9\] budget/,
+      ],
+      bad: [
+        ['', 'q', 'ss', NOT_UTF8],
+        [...NUMBERS, '281474976710655'],
+        [...NUMBERS, '281474976710655'],
+        ['x'.repeat(1537), 'a\nb'],
+        ['a\nb', 'x'.repeat(256)],
+        ['x', '-1', '1.5', NOT_UTF8],
+        ['w1'],
+        [...NUMBERS, '0', '1001'],
+        [...NUMBERS, '0', '100001'],
+      ],
+      extra: [
+        {
+          what: 'a value too many',
+          args: ['s', '0', '281474976710654', '', '', '', '', '10', '100', 'x'],
+          expect: /ARGV has 10/,
+        },
+      ],
+    },
+    {
       script: 'get',
       keys: [
         k.records,
@@ -330,7 +392,8 @@ function specs(name: string, member: string): Spec[] {
     },
     {
       script: 'dead-remove',
-      keys: [k.dead, k.records, k.errors],
+      keys: [k.dead, k.records, k.errors, k.logs],
+      alsoValidKeyCounts: [3],
       args: ['w1'],
       names: [/ARGV\[1\] id/],
       bad: [idBad],
@@ -357,7 +420,8 @@ function specs(name: string, member: string): Spec[] {
     },
     {
       script: 'trim',
-      keys: [k.completed, k.cancelled, k.dead, k.records, k.errors, k.holders],
+      keys: [k.completed, k.cancelled, k.dead, k.records, k.errors, k.holders, k.logs],
+      alsoValidKeyCounts: [6],
       args: ['1000', '86400000', '1000', '86400000', '1000', '86400000', '100', '0', '0'],
       names: Array.from({ length: 9 }, (_, i) => new RegExp(`argument ${i + 1} `)),
       bad: Array.from({ length: 9 }, () => NUMBERS),

@@ -30,7 +30,7 @@ describe('trim', () => {
       await c.hset(keys.records, `c${i}`, COMPLETED);
     }
     const out = await trim(c, keys, { completed: { count: 2, ageMs: 0 }, cancelled: NONE, dead: NONE });
-    expect(out).toEqual({ completed: 3, cancelled: 0, dead: 0, workers: 0 });
+    expect(out).toEqual({ completed: 3, cancelled: 0, dead: 0, workers: 0, logs: 0 });
     expect(await c.zrange(keys.completed, 0, -1)).toEqual(['c4', 'c5']);
     expect((await c.hkeys(keys.records)).sort()).toEqual(['c4', 'c5']);
   });
@@ -73,7 +73,7 @@ describe('trim', () => {
     await c.hset(keys.records, 'd1', record({}), 'd2', record({}));
     await c.hset(keys.errors, 'd1', '{}', 'd2', '{}');
     const out = await trim(c, keys, { completed: NONE, cancelled: NONE, dead: { count: 1, ageMs: 0 } });
-    expect(out).toEqual({ completed: 0, cancelled: 0, dead: 1, workers: 0 });
+    expect(out).toEqual({ completed: 0, cancelled: 0, dead: 1, workers: 0, logs: 0 });
     expect(await c.zrange(keys.dead, 0, -1)).toEqual(['d2']);
     expect(await c.hkeys(keys.records)).toEqual(['d2']);
     expect(await c.hkeys(keys.errors)).toEqual(['d2']);
@@ -112,7 +112,7 @@ describe('trimAll', () => {
       }
     }
     const out = await trimAll(c, parts, { completed: NONE, cancelled: { count: 1, ageMs: 0 }, dead: NONE });
-    expect(out).toEqual({ completed: 0, cancelled: 0 + 1 + 2, dead: 0, workers: 0 });
+    expect(out).toEqual({ completed: 0, cancelled: 0 + 1 + 2, dead: 0, workers: 0, logs: 0 });
     for (const keys of parts) expect(await c.zcard(keys.cancelled)).toBe(1);
   });
 });
@@ -146,7 +146,7 @@ describe('Reaper', () => {
   });
 
   it('trims only while there is something to trim, then waits for the slow sweep', async () => {
-    const EMPTY: TrimOutput = { completed: 0, cancelled: 0, dead: 0, workers: 0 };
+    const EMPTY: TrimOutput = { completed: 0, cancelled: 0, dead: 0, workers: 0, logs: 0 };
     let removes = 1; // the first trim removes one entry, every later one nothing
     let trims = 0;
     let clock = 0;

@@ -661,6 +661,7 @@ export class LifecycleModel {
     cancelled: number;
     dead: number;
     workers: number;
+    logs: number;
   } {
     const expired = (state: 'completed' | 'cancelled' | 'dead', bound: Retention): string[] => {
       const set = this.finishedSet(state);
@@ -668,7 +669,8 @@ export class LifecycleModel {
       if (bound.count > 0) n += Math.max(0, set.length - n - bound.count);
       return set.slice(0, n).map(([id]) => id);
     };
-    const out = { completed: 0, cancelled: 0, dead: 0, workers: 0 };
+    // No command of the model logs (job.log): trim's log sweep never finds an entry to drop.
+    const out = { completed: 0, cancelled: 0, dead: 0, workers: 0, logs: 0 };
     for (const state of ['completed', 'cancelled', 'dead'] as const) {
       const ids = expired(state, bounds[state]);
       for (const id of ids) this.jobs.delete(id);

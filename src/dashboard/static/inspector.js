@@ -2,6 +2,7 @@
 /* global document, CSS */
 import { actionButtons } from './job-actions.js';
 import { $, el } from './dom.js';
+import { fmtTime } from './format.js';
 import { boot, getJson } from './http.js';
 import { view } from './view.js';
 
@@ -60,6 +61,25 @@ export async function inspect(id) {
             'pre',
             { class: 'bad' },
             job.lastError.stack || `${job.lastError.name}: ${job.lastError.message}`,
+          )
+        : null,
+      // job.log() lines, oldest first, each with the attempt that wrote it and when.
+      job.logs?.length
+        ? el('h3', {}, `log (${job.logs.length} line${job.logs.length === 1 ? '' : 's'})`)
+        : null,
+      job.logs?.length
+        ? el(
+            'ol',
+            { class: 'log' },
+            ...job.logs.map((l) =>
+              el(
+                'li',
+                {},
+                el('span', { class: 'mono dim', title: l.at }, `#${l.attempt} ${fmtTime(Date.parse(l.at))}`),
+                ' ',
+                l.line,
+              ),
+            ),
           )
         : null,
     ];

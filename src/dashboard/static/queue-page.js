@@ -8,6 +8,7 @@ import { refreshGroups } from './groups.js';
 import { boot, getJson, post } from './http.js';
 import { inspect } from './inspector.js';
 import { refreshTable } from './job-tables.js';
+import { wireSearch } from './search.js';
 import { PAGE, STATES, view } from './view.js';
 
 /** Read the queue's overview and redraw everything on its page. */
@@ -76,6 +77,7 @@ async function act(action, id) {
 /** Draw the charts' frames and handle every click on the page (one listener). */
 export function wireQueuePage() {
   makeCharts();
+  wireSearch();
   document.addEventListener('click', (event) => {
     const target = event.target.closest('button, tr[data-id]');
     if (!target) return;

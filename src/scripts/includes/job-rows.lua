@@ -15,8 +15,9 @@ local function hmget(key, fields)
 end
 
 -- keys: { j = records, e = errors, wk = holders, pg = progress }; with_progress: the page is of
--- running jobs (only they have progress).
-local function job_rows(keys, ids, scores, members, with_progress)
+-- running jobs (only they have progress). lead (optional): per id, a list of values put before its
+-- row (search.lua: the key its caller merges partitions by).
+local function job_rows(keys, ids, scores, members, with_progress, lead)
   if #ids == 0 then return {} end
   local records = hmget(keys.j, ids)
   local errors = hmget(keys.e, ids)
@@ -27,6 +28,9 @@ local function job_rows(keys, ids, scores, members, with_progress)
     if rec then
       local h = rec_parse(rec)
       local holder = (h and h.holder > 0) and redis.call('HGET', keys.wk, tostring(h.holder)) or false
+      if lead then
+        for _, value in ipairs(lead[i]) do out[#out + 1] = value end
+      end
       out[#out + 1] = id
       out[#out + 1] = rec
       out[#out + 1] = scores[i]

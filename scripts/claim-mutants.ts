@@ -63,7 +63,7 @@ export const MUTANTS: readonly Mutant[] = [
     from: "if redis.call('ZREM', K.a, ARGV[at]) == 1 then fact[i] = CLAIM_ACK_REMOVED end",
     to: "if redis.call('ZREM', K.a, ARGV[at]) >= 0 then fact[i] = CLAIM_ACK_REMOVED end",
     file: 'test/hotpath/claim.test.ts',
-    test: 'a resent ack is ALREADY within its known deadline; a lost lease is refused with its reason',
+    test: 'a single ack (concurrency 1): its ZREM alone decides while its known deadline is ahead',
   },
   {
     step: 'fencing',

@@ -7,33 +7,18 @@
  * playwright-core (DELAYQ_CHROMIUM, default /usr/bin/chromium). Run: npm run docs:screenshot
  */
 import { mkdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { IMAGES_DIR, launchChromium, SCREENSHOT_TOKEN, until } from './screenshot-kit.js';
 import { Queue, Worker } from '../src/index.js';
 import { startDashboard } from '../src/dashboard/server.js';
 import { startRedis } from '../src/testing/redis-server.js';
 
-const OUT_DIR = fileURLToPath(new URL('../docs/images/', import.meta.url));
+const OUT_DIR = IMAGES_DIR;
 const OUT = `${OUT_DIR}dashboard-groups.png`;
-const CHROMIUM = process.env['DELAYQ_CHROMIUM'] ?? '/usr/bin/chromium';
-const TOKEN = 'docs-screenshot-token-0123456789';
+const TOKEN = SCREENSHOT_TOKEN;
 
 interface Delivery {
   event: string;
   url: string;
-}
-
-/** Poll `check` every 50 ms until it holds; throw naming `what` after `timeoutMs`. */
-async function until(
-  check: () => Promise<boolean> | boolean,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`docs:screenshot: gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const server = await startRedis();
@@ -84,16 +69,7 @@ try {
 
   const dashboard = await startDashboard({ connection, port: 0, token: TOKEN });
   closers.push(() => dashboard.close());
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-    ],
-  });
+  const browser = await launchChromium();
   closers.push(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1440, height: 1200 } });
   await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);

@@ -20,23 +20,14 @@ import { jsonCodec } from '../../src/codec/json.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { PYTHON_PATH } from '../support/prerequisites.js';
+import { REFERENCE_SCRIPTS } from '../../scripts/protocol-tables.js';
 
 const run = promisify(execFile);
 const redis = useRedis();
 const DRIVER = join(import.meta.dirname, '../foreign/python-client.py');
-const SCRIPTS = [
-  'config',
-  'worker-register',
-  'claim',
-  'extend',
-  'progress',
-  'log',
-  'fail',
-  'release',
-  'cancel',
-  'get',
-  'add',
-];
+// The scripts the Python client calls: the protocol reference's (test/docs/protocol-tables.test.ts
+// holds the two equal).
+const SCRIPTS = REFERENCE_SCRIPTS;
 let scriptsDir = '';
 const cleanups: Array<() => Promise<void>> = [];
 

@@ -41,8 +41,10 @@
 -- record follows (what to store: a completed record with the claim block and max attempts of the
 -- claim, and the result with U; record.lua rec_final_problem says what is accepted), or, from
 -- workers of delayq 0.2, 'u' a result follows; the final record ('f'), the result bytes (the
--- codec's, with 'u') or nothing (''). Wheel strategy only, after the acks: granularity ms and the
--- start of each bucket list in KEYS.
+-- codec's, with 'u') or nothing (''). Without 'f' the script makes the completed record from the
+-- stored one (claim block and max attempts kept, the result after them with 'u'): one HGET per
+-- such ack. Wheel strategy only, after the acks: granularity ms and the start of each bucket list
+-- in KEYS.
 -- Returns: { now, next_at, paused (0/1), the M ack outcomes as one string of a letter each (O: OK,
 --          A: already applied, C: lost, cancelled, E: lost, expired, N: lost, not held), n, then 3
 --          per job: lease member, record (with its new claim block), due }, and with the wheel

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   decodeRecord,
   encodeRecord,
+  finalRecord,
   NEW_JOB_HEADER,
   COMPLETED_RECORD,
   CANCELLED_RECORD,
@@ -151,7 +152,9 @@ describe('an id that exists', () => {
       { created: false, replaced: false, state: 'dead', runAt: 222 },
     ]);
     expect(kept).toStrictEqual({ created: false, state: 'completed', runAt: completedAt, completedAt });
-    expect(await f.client.hgetBuffer(keys.records, 'done')).toStrictEqual(COMPLETED_RECORD);
+    expect(await f.client.hgetBuffer(keys.records, 'done')).toStrictEqual(
+      finalRecord(done.header, 'completed'),
+    );
     expect(await f.client.exists(keys.waiting)).toBe(0);
     expect(await f.client.hget(keys.counters, 'added')).toBe('2');
   });
@@ -172,11 +175,23 @@ describe('an id that exists', () => {
     expect(await f.client.zcard(keys.completed)).toBe(0);
     expect(await f.client.zrange(keys.waiting, 0, -1, 'WITHSCORES')).toEqual(['done', String(now + 5_000)]);
     const { header, payload } = decodeRecord((await f.client.hgetBuffer(keys.records, 'done'))!);
-    // A new job but for its claim count: the ack sent no final record, so the old count is unknown
-    // and the new one starts half-way round, so its lease tokens cannot repeat the old job's.
-    expect(header).toStrictEqual({ ...NEW_JOB_HEADER, claims: 32768 });
+    // A new job but for its claim count, which goes on from the old job's (its completed record
+    // kept the claim block, though the ack sent no final record): no lease token repeats.
+    expect(header).toStrictEqual({ ...NEW_JOB_HEADER, claims: done!.header.claims });
     expect(payload.toString()).toBe('{"rev":2}');
     expect(await f.client.hget(keys.counters, 'added')).toBe('2');
+  });
+
+  it('a replace of a completed record without claim block (delayq 0.2 wrote it) starts its claims half-way round', async () => {
+    const keys = freshKeys('add-reborn-old');
+    await f.client.hset(keys.records, 'old', COMPLETED_RECORD);
+    await f.client.zadd(keys.completed, 1_000, 'old');
+    const now = await serverNow();
+    const [again] = await addJobs(f, keys, [job('old', { at: now + 5_000, mode: 'replace' })]);
+    expect(again).toMatchObject({ created: true, runAt: now + 5_000 });
+    const { header } = decodeRecord((await f.client.hgetBuffer(keys.records, 'old'))!);
+    // The old count is unknown: 2^15 is past any count an old job reaches, so no token repeats.
+    expect(header).toStrictEqual({ ...NEW_JOB_HEADER, claims: 32768 });
   });
 
   it('an id twice in one call: a replace finds the job the call wrote before it, and the jobs after it are placed', async () => {

@@ -16,13 +16,7 @@ import { pause } from '../../src/operations/pause.js';
 import { resume } from '../../src/operations/resume.js';
 import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import { CLAIM_AHEAD_MS } from '../../src/worker/start-gate.js';
-import {
-  COMPLETED_RECORD,
-  decodeRecord,
-  encodeRecord,
-  finalRecord,
-  NEW_JOB_HEADER,
-} from '../../src/record/index.js';
+import { decodeRecord, encodeRecord, finalRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { QueueKeys } from '../../src/redis/keys.js';
 import { CLOCK_KEY } from './clocked-client.js';
@@ -89,12 +83,9 @@ export async function checkState(model: HotModel, real: Real): Promise<void> {
   for (const [id, job] of jobs) {
     const record = stored[id]!;
     if (job.state === 'completed' || job.state === 'cancelled') {
-      // A completed record of these acks (no header sent: delayq 0.2's form) is three bytes; a
-      // cancelled one keeps the job's claim block and max attempts (cancel.lua, rec_final).
-      const final =
-        job.state === 'completed'
-          ? COMPLETED_RECORD
-          : finalRecord({ ...NEW_JOB_HEADER, ...job.header }, 'cancelled');
+      // A final record keeps the job's claim block and max attempts (rec_final): these acks send
+      // none, so the claim script makes it (claim-acks.lua), as cancel.lua does.
+      const final = finalRecord({ ...NEW_JOB_HEADER, ...job.header }, job.state);
       expect(record.toString('hex'), `record of ${id}`).toBe(final.toString('hex'));
       continue;
     }

@@ -28,13 +28,7 @@ import { ZSET_LAYOUT } from '../../src/operations/wheel.js';
 import type { Strategy } from '../../src/redis/capabilities.js';
 import type { QueueKeys } from '../../src/redis/keys.js';
 import { ScriptLeaseLost } from '../../src/redis/script-errors.js';
-import {
-  COMPLETED_RECORD,
-  completedRecordWithResult,
-  decodeRecord,
-  encodeRecord,
-  finalRecord,
-} from '../../src/record/index.js';
+import { decodeRecord, encodeRecord, finalRecord } from '../../src/record/index.js';
 import { CLOCK_KEY } from './clocked-client.js';
 import {
   ModelLeaseLost,
@@ -168,7 +162,12 @@ function expectedRecord(job: ModelJob): Buffer {
   // A cancelled record keeps the claim block and max attempts (cancel.lua, rec_final).
   if (job.state === 'cancelled') return finalRecord(job.header, 'cancelled');
   if (job.state === 'completed') {
-    return job.result === undefined ? COMPLETED_RECORD : completedRecordWithResult(Buffer.from(job.result));
+    // These acks send no final record: the claim script makes it, claim block kept (claim-acks.lua).
+    return finalRecord(
+      job.header,
+      'completed',
+      job.result === undefined ? undefined : Buffer.from(job.result),
+    );
   }
   return encodeRecord(job.header, Buffer.from(job.payload));
 }

@@ -8,7 +8,7 @@
  */
 import { leaseMember, leaseToken, parseLeaseMember } from '../../src/members/lease.js';
 import { priorityMember } from '../../src/members/priority.js';
-import { RECREATED_CLAIMS } from './model.js';
+import { recreatedClaims } from './model.js';
 import { NEW_JOB_HEADER, type RecordHeader } from '../../src/record/index.js';
 import type { ResolvedBackoff } from '../../src/backoff.js';
 
@@ -290,9 +290,9 @@ export class LifecycleModel {
       const existing = this.jobs.get(input.id);
       // A replace of a completed job adds it again, as if its id were free.
       if (!existing || (existing.state === 'completed' && input.replace && !writtenHere.has(input.id))) {
-        // Created again over a completed record without a claim block (this model's acks send no
-        // final record): claims start half-way round (add-existing.lua, add_fence_recreated).
-        if (existing) header.claims = RECREATED_CLAIMS;
+        // Created again over a completed record: claims go on from the old job's
+        // (add-existing.lua, add_fence_recreated).
+        if (existing) header.claims = recreatedClaims(existing.header);
         const job: ModelJob = { state: 'waiting', header, payload: input.payload, at: input.at };
         this.jobs.set(input.id, job);
         this.place(input.id, job, input.at);

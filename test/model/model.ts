@@ -13,6 +13,11 @@ import { priorityMember } from '../../src/members/priority.js';
 /** The claims a job created again over a completed record without a claim block starts from (add-existing.lua). */
 export const RECREATED_CLAIMS = 32768;
 
+/** The claims a job created again over the completed job of header `old` starts from. */
+export function recreatedClaims(old: { claims: number }): number {
+  return old.claims > 0 ? old.claims : RECREATED_CLAIMS;
+}
+
 /** The header fields the model tracks (the rest stay at their defaults). */
 export interface ModelHeader {
   attempts: number;
@@ -124,10 +129,10 @@ export class HotModel {
       };
       // A replace of a completed job adds it again, as if its id were free.
       if (!old || (old.state === 'completed' && a.mode === 'replace')) {
-        // Created again over a completed record without a claim block (this model's acks send no
-        // final record): its claims start half-way round, so its lease tokens cannot repeat the
-        // old job's (add-existing.lua, add_fence_recreated).
-        if (old) header.claims = RECREATED_CLAIMS;
+        // Created again over a completed record: its claims go on from the old job's (every ack
+        // keeps the claim block), so its lease tokens cannot repeat the old job's
+        // (add-existing.lua, add_fence_recreated).
+        if (old) header.claims = recreatedClaims(old.header);
         const job: ModelJob = { state: 'waiting', header, payload: a.payload, score: a.due };
         this.jobs.set(a.id, job);
         this.place(a.id, job, a.due);

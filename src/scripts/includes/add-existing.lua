@@ -29,8 +29,8 @@ end
 -- Claims a job created again over its completed record starts from. Its lease tokens
 -- ("<claims>.<claimed at>") must not repeat the old job's: a resent ack of the old lease would
 -- apply to the new one when both were claimed in the same ms. The completed record's claim block
--- (the worker's final record keeps it) gives the old count; a record without one (an ack that sent
--- no final record) starts the count half-way round its 16 bits, which an old job reaches only by
+-- (every ack keeps it: claim-acks.lua) gives the old count; a record without one (written by
+-- delayq 0.2) starts the count half-way round its 16 bits, which an old job reaches only by
 -- having been claimed 2^15 times.
 local ADD_RECREATED_CLAIMS = 32768
 local function add_fence_recreated(jobs, i, old)

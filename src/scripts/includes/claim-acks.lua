@@ -144,6 +144,19 @@ local function claim_ack_facts(c)
   return nil, fact, ahead, present
 end
 
+-- The completed record of job `id`, acked without a final record: its record's claim block and
+-- max attempts kept (rec_final), and `result` after it when given. A record that cannot be read
+-- (written by hand) gives the bare completed record, as delayq 0.2 wrote it.
+local function claim_ack_final(K, id, result)
+  local rec = redis.call('HGET', K.j, id)
+  local h = rec and rec_parse(rec)
+  if not h then
+    return result and rec_completed_with_result(result) or REC_COMPLETED
+  end
+  if result then return rec_final(rec, h, REC_B_COMPLETED + REC_B_RESULT) .. result end
+  return rec_final(rec, h, REC_B_COMPLETED)
+end
+
 -- Each ack's outcome, in ack order, and the applied acks' writes: their leases leave a (those
 -- still there), their ids enter c, their completed records join `records`, their errors and
 -- progress go, their groups' slots are freed. Returns the outcomes as one string, how many applied
@@ -208,10 +221,13 @@ local function claim_ack_apply(c, fact, ahead, present, records)
       records[records_n + 1] = id
       if final then
         records[records_n + 2] = final
-      elseif has_flags and string.find(ack_flags, 'u', 1, true) then
-        records[records_n + 2] = rec_completed_with_result(ARGV[at + 3])
       else
-        records[records_n + 2] = REC_COMPLETED
+        -- An ack that sent no final record (a protocol client's, or a 0.2 worker's): the record
+        -- the lease holds makes it, so the claim block stays. A job added again over this id
+        -- starts its claims from there, and a resent ack of this lease can never match the new
+        -- job's lease (add-existing.lua, add_fence_recreated). One HGET, off the worker's path.
+        local with_result = has_flags and string.find(ack_flags, 'u', 1, true)
+        records[records_n + 2] = claim_ack_final(K, id, with_result and ARGV[at + 3] or nil)
       end
       records_n = records_n + 2
     elseif f == CLAIM_ACK_EXPIRED then

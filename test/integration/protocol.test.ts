@@ -97,9 +97,20 @@ it("add.lua takes the elapsed example of the document (ms since the call, then a
   const before = await serverNow(raw);
   const reply = (await raw.eval(
     expandLua(join(import.meta.dirname, '../../src/scripts'), 'add.lua'),
-    16,
+    17,
     ...[k.waiting, k.prioWaiting, k.prioReady, k.groupJobs, k.groupsWaiting, k.groupsReady, k.groupCounts],
-    ...[k.records, k.completed, k.cancelled, k.dead, k.wake, k.counters, k.events, k.leases, k.groupBacklog],
+    ...[
+      k.records,
+      k.completed,
+      k.cancelled,
+      k.dead,
+      k.wake,
+      k.counters,
+      k.events,
+      k.leases,
+      k.groupBacklog,
+      k.logs,
+    ],
     '1',
     `${example![1]}:${example![2]}`,
     '0',

@@ -120,10 +120,12 @@ local function rec_parse_full(rec)
 end
 
 -- The h of a record of default options (header '\1\0': a new job of no options, and most jobs a
--- claim takes), parsed once per call and shared: an add or a claim of many such jobs builds one
--- table, not one each (Lua's garbage is paid again in its GC). Read only: the one field a caller
--- writes (group_due) exists only in records with a group.
-local REC_DEFAULT_NEW = nil
+-- claim takes), parsed once per function library and shared: an add or a claim of many such jobs
+-- builds one table, not one each (Lua's garbage is paid again in its GC), and a call of one job
+-- builds none (a 20-field table each call, where it was made again per call). Read only: the one
+-- field a caller writes (group_due) exists only in records with a group. A memo of a constant
+-- (function-library.ts keeps it across calls, as the answer the EVAL script works out again).
+local REC_DEFAULT_MEMO = {}
 
 -- Parse the header of `rec`: h, or nil and the reason (see rec_parse_full).
 local function rec_parse(rec)
@@ -131,8 +133,12 @@ local function rec_parse(rec)
   if rec then
     local format, fa = string.byte(rec, 1, 2)
     if fa == 0 and format == REC_FORMAT then
-      if not REC_DEFAULT_NEW then REC_DEFAULT_NEW = rec_parse_full('\1\0') end
-      return REC_DEFAULT_NEW
+      local h = REC_DEFAULT_MEMO.h
+      if not h then
+        h = rec_parse_full('\1\0')
+        REC_DEFAULT_MEMO.h = h
+      end
+      return h
     end
   end
   return rec_parse_full(rec)

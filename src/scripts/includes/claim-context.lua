@@ -177,6 +177,8 @@ local function claim_context()
   -- one, whose text is checked once: Lua strings are interned, == compares pointers), and its
   -- flags with what follows them. A member's form is checked by the acks step, where it finds a
   -- member that no lease has (any other is one a claim wrote), still before any write.
+  -- A worker's usual final record (claimed, default max attempts, no result: 01 81 08 and the 20
+  -- bytes of its claim block) is recognised here by its bytes; any other goes to rec_final_problem.
   local last_known = nil
   for i = 1, acks do
     local at = CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * (i - 1)
@@ -185,7 +187,8 @@ local function claim_context()
     if known ~= last_known and (#known == 0 or #known > 15 or string.find(known, '%D')) then
       problem = 'known deadline ' .. known .. ' is not a whole number of ms'
     elseif flags == 'f' then
-      problem = rec_final_problem(value)
+      local format, fa, fb = string.byte(value, 1, 3)
+      if fb ~= 0x08 or fa ~= 0x81 or format ~= 1 or #value < 23 then problem = rec_final_problem(value) end
     elseif flags == '' then
       if value ~= '' then problem = 'flags are empty, so nothing may follow them (got ' .. #value .. ' bytes)' end
     else

@@ -130,7 +130,11 @@ local function claim_lease(c, ids, dues, groups, records, out)
   end
   if leased_n > 0 then
     local added = leased_n >= CLAIM_LEASES_SKIPLIST_AT and skiplist_begin(K.a)
-    call_chunked('ZADD', K.a, zadd, 2)
+    if zadd_n <= 2 * UNPACK_CHUNK then
+      redis.call('ZADD', K.a, unpack(zadd, 1, zadd_n))
+    else
+      call_chunked('ZADD', K.a, zadd, 2)
+    end
     if added then skiplist_end(K.a, added) end
     if starts then call_chunked('ZADD', K.lim, starts, 2) end
   end

@@ -57,8 +57,9 @@
 --          ms ..., ack 3 of 50: member ...); wheel: error 'DELAYQ_WRONG_BUCKET <start>'. Any error
 --          means nothing was written.
 -- Cost: see each step's include. At 50 jobs a call: a read of the acks' shared deadline (no
---          scores) and one ZREM a, ZADD c, EXISTS, ZRANGEBYSCORE s + ZREM s, HMGET j, HSET j and
---          ZADD a: no command per job. At 1: TIME, the ack's own ZREM a, ZADD c, EXISTS, ZPOPMIN s,
+--          scores) and one ZREM a, ZADD c, EXISTS, ZRANGEBYSCORE s (ids, no scores) + ZSCORE s and
+--          ZCOUNT s per run of heads of one due time + ZREM s, HMGET j, HSET j and ZADD a: no
+--          command per job. At 1: TIME, the ack's own ZREM a, ZADD c, EXISTS, ZPOPMIN s,
 --          HMGET j, HSET j, ZADD a.
 -- Guarantee: an ack is applied only for a member whose lease is still valid (docs/DESIGN.md invariant 4);
 --          a job is leased only when due by TIME (invariant 3) and the queue is not paused; among

@@ -74,7 +74,7 @@ if not h then return bad_arg('ARGV[7] occurrence record: ' .. unreadable) end
 if h.prio ~= 0 or h.group or h.completed or h.cancelled or h.has_error or h.has_result or rec_has(h.fa, REC_A_CLAIM) then
   return bad_arg('ARGV[7] occurrence record must be a new job of the default class (no priority, group, claim block or E, D, Q, U flag)')
 end
-problem = h ~= REC_DEFAULT_NEW and check_new_header(ARGV[7], h)
+problem = h ~= REC_DEFAULT_MEMO.h and check_new_header(ARGV[7], h)
 if problem then return bad_arg('ARGV[7] occurrence ' .. problem) end
 problem = check_whole(ARGV[8], 'ARGV[8] C (the number of due times)', 1, 1000)
 if problem then return bad_arg(problem) end

@@ -104,6 +104,37 @@ describe('claim', () => {
     expect(taken.nextAt).toBe(taken.now + 30_000);
   });
 
+  it('a take of 16 or more reads its heads’ dues as runs of one due time: every job its own due, in due order', async () => {
+    // claim-classes.lua: a due and how many share it (ZSCORE + ZCOUNT) cover a run of heads; a
+    // short run, or few heads left, reads the rest with their scores. Runs of 12, 9, 1, 3 and 20
+    // jobs (due times shared, then distinct), later jobs not due: every job keeps its own due.
+    const keys = freshKeys('claim-runs');
+    const now = await serverNow();
+    const runs = [12, 9, 1, 3, 20];
+    const jobs = runs.flatMap((size, r) =>
+      Array.from({ length: size }, (_, i) =>
+        job(`r${r}-${String(i).padStart(2, '0')}`, { at: now - 100 + r }),
+      ),
+    );
+    await addJobs(f, keys, [...jobs, job('later', { at: now + 60_000 })]);
+    const want = (taken: { jobs: { id: string; runAt: number }[] }) => taken.jobs.map((j) => [j.id, j.runAt]);
+    const expected = jobs.map((j) => [j.id, (j.when as { at: number }).at]);
+    // A take of 30: runs of 12 and 9, then a short run (1) reads the rest with scores; one more due
+    // than taken, so look again now.
+    const first = await claimJobs(f, keys, 30, { leaseMs: 120_000 });
+    expect(want(first)).toStrictEqual(expected.slice(0, 30));
+    expect(first.nextAt).toBe(first.now);
+    // A take of 20 with 15 due: a run of 15 is all of them, and the next head (not due) is read apart.
+    const second = await claimJobs(f, keys, 20, { leaseMs: 120_000 });
+    expect(want(second)).toStrictEqual(expected.slice(30));
+    expect(second.nextAt).toBe(now + 60_000);
+    expect(await f.client.zrange(keys.waiting, 0, -1)).toStrictEqual(['later']);
+    // Nothing due with a take of 16: the head is when to look again (the leases end later).
+    const third = await claimJobs(f, keys, 16, { leaseMs: 120_000 });
+    expect(third.jobs).toStrictEqual([]);
+    expect(third.nextAt).toBe(now + 60_000);
+  });
+
   it('reads each call its own settings, across more distinct ones than the settings memo keeps', async () => {
     // The function library remembers the numbers a setting's text means across calls (prelude.lua
     // SETTING_MEMO, emptied at 1,024 texts): 600 calls with a holder and a lease length of their

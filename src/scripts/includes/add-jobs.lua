@@ -52,7 +52,7 @@ local function add_jobs(call)
   local MODE_KIND = { dk = 'd', dr = 'd', dn = 'd', ak = 'a', ar = 'a', an = 'a' }
   local MODE_KEEP = { dk = 'k', dr = 'r', dn = 'n', ak = 'k', ar = 'r', an = 'n' }
   -- The header of a new job with default options (flags A and B 0): one parsed table shared by
-  -- every such job of the call (record.lua's REC_DEFAULT_NEW), nothing in it to check.
+  -- every such job of the call (record.lua's REC_DEFAULT_MEMO), nothing in it to check.
   local default_h = rec_parse(string.char(REC_FORMAT, 0))
 
   local dues, heads = {}, {}

@@ -8,12 +8,21 @@
 -- Outputs: the ids taken, their dues, their groups (by index; none for ungrouped jobs), in lease
 --   order, every one already out of where it waited; when to look again (-1: nothing known).
 -- Cost (default class alone): ZPOPMIN s for a take of one where the strategy allows it (ZADD s
---   back when not due), else ZRANGEBYSCORE s up to want + 1 due heads and ZREM s, and ZRANGE s n n
---   when fewer than want + 1 were due. With priorities: ZRANGE p (ZADD r + ZREM p to promote),
+--   back when not due); a take under 16: ZRANGEBYSCORE s up to want + 1 due heads with their
+--   scores and ZREM s, and ZRANGE s n n when fewer than want + 1 were due; a larger take: the due
+--   heads' ids (ZRANGEBYSCORE s, no scores), then per run of 8 or more heads of one due time a
+--   ZSCORE s and a ZCOUNT s (one double for the run, where each head's score was a double Redis
+--   formats and Lua parses: ~4,600 instructions a job at 50 a call), the rest with their scores
+--   (ZRANGE s by rank), and ZREM s. With priorities: ZRANGE p (ZADD r + ZREM p to promote),
 --   ZRANGE r, ZREM r.
 
--- Prioritized jobs promoted from p to r per call at most; the rest on the next call.
-local CLAIM_PROMOTE = 1000
+-- The takes' bounds, in one table (a chunk has at most 200 locals). promote: prioritized jobs
+-- promoted from p to r per call at most, the rest on the next call. run: heads of one due time
+-- that make reading their due as a run (ZSCORE + ZCOUNT, two commands) cheaper than reading each
+-- head's score; below it, the rest of a take's heads come with their scores. run_take: takes of
+-- fewer jobs read their heads with their scores in one command, where the runs' two commands and
+-- the ids read apart would cost more than the scores of so few heads.
+local CLAIM_TAKE = { promote = 1000, run = 8, run_take = 16 }
 -- An empty list, read only, shared by every call: what a take without jobs or without grouped
 -- jobs returns (a table made and collected per call costs about as much as a command's reply).
 local CLAIM_NONE = {}
@@ -36,39 +45,89 @@ local function claim_default_heads(c, want, special)
     end
     return CLAIM_NONE, CLAIM_NONE, -1, true
   end
-  local ids, dues, next_at = {}, {}, -1
-  -- The due heads only, up to want + 1 (one more than taken says more are due): reading want + 1
-  -- heads whatever their due time made Redis format each score as a double for Lua to parse back.
-  local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', c.cutoff_text, 'WITHSCORES', 'LIMIT', '0', int_text(want + 1))
-  local due_count = #heads / 2
-  -- Jobs added together share a due time, and Lua strings are interned: a score text like the
-  -- one before is the same number, and == compares pointers (no strtod).
-  local last_text, last_due = nil, nil
-  for i = 1, math.min(due_count, want) do
-    local text = heads[2 * i]
-    if text ~= last_text then last_text, last_due = text, tonumber(text) end
-    ids[i], dues[i] = heads[2 * i - 1], last_due
+  if want < CLAIM_TAKE.run_take then
+    local ids, dues, next_at = {}, {}, -1
+    local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', c.cutoff_text, 'WITHSCORES', 'LIMIT', '0', int_text(want + 1))
+    local due_count = #heads / 2
+    -- Jobs added together share a due time, and Lua strings are interned: a score text like the
+    -- one before is the same number, and == compares pointers (no strtod).
+    local last_text, last_due = nil, nil
+    for i = 1, math.min(due_count, want) do
+      local text = heads[2 * i]
+      if text ~= last_text then last_text, last_due = text, tonumber(text) end
+      ids[i], dues[i] = heads[2 * i - 1], last_due
+    end
+    if due_count > want then
+      -- Due by the cutoff, perhaps not yet by now (a claim ahead).
+      next_at = math.max(tonumber(heads[2 * want + 2]), c.now)
+    else
+      -- Every due job was read: the next head (by rank, before anything is removed) is not due.
+      local rank = int_text(due_count)
+      local following = redis.call('ZRANGE', K.s, rank, rank, 'WITHSCORES')
+      if following[2] then next_at = tonumber(following[2]) end
+    end
+    return ids, dues, next_at, false
   end
-  if due_count > want then
-    -- Due by the cutoff, perhaps not yet by now (a claim ahead).
-    next_at = math.max(tonumber(heads[2 * want + 2]), c.now)
+  -- The due heads only, up to want + 1 (one more than taken says more are due), as ids: a score
+  -- in a reply is a double Redis formats ('%.17g', ~4,000 instructions) and Lua parses back.
+  local heads = redis.call('ZRANGEBYSCORE', K.s, '-inf', c.cutoff_text, 'LIMIT', '0', int_text(want + 1))
+  local n = #heads
+  local dues, next_at = {}, -1
+  if n == 0 then
+    -- Nothing due: the head is when to look again.
+    local following = redis.call('ZRANGE', K.s, '0', '0', 'WITHSCORES')
+    if following[2] then next_at = tonumber(following[2]) end
+    return heads, dues, next_at, false
+  end
+  -- The heads are s's first n by rank (the range starts at -inf). Their dues: jobs added together
+  -- share one, so a due and how many share it (ZSCORE, ZCOUNT: one double and an integer) cover a
+  -- run of heads; once a run is short or few heads are left, the rest are read with their scores
+  -- by rank, and with them, when all due heads were read (n <= want), the next one (not due).
+  local at, run, following_read = 1, CLAIM_TAKE.run, false
+  while at <= n do
+    if run < CLAIM_TAKE.run or n - at < CLAIM_TAKE.run then
+      following_read = n <= want
+      local rest = redis.call('ZRANGE', K.s, int_text(at - 1), int_text(following_read and n or n - 1), 'WITHSCORES')
+      -- Lua strings are interned: a score text like the one before is the same number, and ==
+      -- compares pointers (no strtod).
+      local last_text, last_due = nil, nil
+      for k = 2, #rest, 2 do
+        local text = rest[k]
+        if text ~= last_text then last_text, last_due = text, tonumber(text) end
+        dues[at + k / 2 - 1] = last_due
+      end
+      break
+    end
+    local score = redis.call('ZSCORE', K.s, heads[at])
+    run = redis.call('ZCOUNT', K.s, score, score)
+    local due = tonumber(score)
+    for k = at, math.min(n, at + run - 1) do dues[k] = due end
+    at = at + run
+  end
+  if n > want then
+    -- Due by the cutoff, perhaps not yet by now (a claim ahead); not taken.
+    next_at = math.max(dues[n], c.now)
+    heads[n], dues[n] = nil, nil
+  elseif following_read then
+    -- The next head, not due (nil: s has no other job).
+    next_at = dues[n + 1] or -1
+    dues[n + 1] = nil
   else
     -- Every due job was read: the next head (by rank, before anything is removed) is not due.
-    local rank = int_text(due_count)
-    local following = redis.call('ZRANGE', K.s, rank, rank, 'WITHSCORES')
+    local following = redis.call('ZRANGE', K.s, int_text(n), int_text(n), 'WITHSCORES')
     if following[2] then next_at = tonumber(following[2]) end
   end
-  return ids, dues, next_at, false
+  return heads, dues, next_at, false
 end
 
--- p's due heads move to r, at most CLAIM_PROMOTE per call, by now (not the cutoff: every job in r
--- is due, and a prioritized job is never claimed ahead). Returns when to look again, and whether
--- more were due than one call promotes: one of them may outrank everything in r, so the call then
--- takes nothing from r or s and answers "look again now" (each call stays bounded, and the order
--- among due jobs stays strict; a burst costs a few calls).
+-- p's due heads move to r, at most CLAIM_TAKE.promote per call, by now (not the cutoff: every job
+-- in r is due, and a prioritized job is never claimed ahead). Returns when to look again, and
+-- whether more were due than one call promotes: one of them may outrank everything in r, so the
+-- call then takes nothing from r or s and answers "look again now" (each call stays bounded, and
+-- the order among due jobs stays strict; a burst costs a few calls).
 local function claim_promote(c)
   local K, now = c.K, c.now
-  local p_heads = redis.call('ZRANGE', K.p, '0', int_text(CLAIM_PROMOTE), 'WITHSCORES')
+  local p_heads = redis.call('ZRANGE', K.p, '0', int_text(CLAIM_TAKE.promote), 'WITHSCORES')
   if #p_heads == 0 then return -1, false end
   local zr, rm = {}, {}
   local next_at, capped = -1, false
@@ -78,7 +137,7 @@ local function claim_promote(c)
       next_at = due
       break
     end
-    if #rm == CLAIM_PROMOTE then
+    if #rm == CLAIM_TAKE.promote then
       next_at, capped = now, true
       break
     end

@@ -140,29 +140,37 @@ local function claim_ack_flags_problem(flags, value)
 end
 
 local function claim_context()
-  local key_problem = check_key_count(CLAIM_KEYS, true)
-  if key_problem then return nil, key_problem end
+  -- The usual case is checked and looked up inline (the KEYS count, the memos of the limit, the ack
+  -- count and the settings): a claim of one job pays each Lua call it makes. The helpers then name
+  -- what is wrong, or check and keep what is new.
+  local key_count = #KEYS
+  if key_count ~= CLAIM_KEYS and key_count < CLAIM_KEYS + 3 then return nil, check_key_count(CLAIM_KEYS, true) end
   if #ARGV < CLAIM_ACK_FIRST - 1 then
     return nil, 'ARGV has ' .. #ARGV .. ' values; claim takes 13, then 4 per ack (claim.lua\'s header)'
   end
-  local limit = claim_whole(ARGV[1], 7)
+  local limit_text, acks_text = ARGV[1], ARGV[13]
+  local limit = #limit_text <= 7 and CLAIM_WHOLE_MEMO.by_text[limit_text] or claim_whole(limit_text, 7)
   if not limit or limit > CLAIM_MAX_LIMIT then
     return nil, claim_setting_problem(1, 'limit', 'a whole number 0..' .. CLAIM_MAX_LIMIT)
   end
-  local acks = claim_whole(ARGV[13], 7)
+  local acks = #acks_text <= 7 and CLAIM_WHOLE_MEMO.by_text[acks_text] or claim_whole(acks_text, 7)
   if not acks or acks > CLAIM_MAX_LIMIT then
     return nil, claim_setting_problem(13, 'M (acks)', 'a whole number 0..' .. CLAIM_MAX_LIMIT)
   end
   -- The arguments there must be: 13, 4 per ack, and with the wheel its granularity and a bucket
   -- start per bucket list in KEYS (wheel.lua).
-  local wheel_args = #KEYS > CLAIM_KEYS and #KEYS - CLAIM_KEYS - 3 + 1 or 0
+  local wheel_args = key_count > CLAIM_KEYS and key_count - CLAIM_KEYS - 3 + 1 or 0
   local expected = CLAIM_ACK_FIRST - 1 + CLAIM_ACK_WIDTH * acks + wheel_args
   if #ARGV ~= expected then
     return nil, 'ARGV has ' .. #ARGV .. ' values; with ' .. #KEYS .. ' KEYS and M = ' .. acks .. ' acks claim takes '
       .. expected .. ' (13, 4 per ack' .. (wheel_args > 0 and ', then the granularity and a start per bucket list)' or ')')
   end
-  local s, problem = claim_settings()
-  if not s then return nil, problem end
+  local s = CLAIM_SETTINGS_MEMO.by_text[table.concat(ARGV, ',', 2, 12)]
+  if not s then
+    local problem
+    s, problem = claim_settings()
+    if not s then return nil, problem end
+  end
   -- The one place the KEYS order is written in Lua: test/hotpath/claim-keys.test.ts checks it
   -- against the header and against claimKeys() (src/operations/claim.ts).
   local K = {
@@ -171,12 +179,16 @@ local function claim_context()
     lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19], gn = KEYS[20],
     events = KEYS[16], events_cap = s.events_cap, gmax = s.group_max,
   }
-  local wheel_problem = wheel_keys(K, CLAIM_KEYS + 1, CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * acks)
-  if wheel_problem then return nil, wheel_problem end
+  if key_count > CLAIM_KEYS then
+    local wheel_problem = wheel_keys(K, CLAIM_KEYS + 1, CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * acks)
+    if wheel_problem then return nil, wheel_problem end
+  end
   -- Every ack, before anything is written: a whole known deadline (the acks of one claim repeat
   -- one, whose text is checked once: Lua strings are interned, == compares pointers), and its
   -- flags with what follows them. A member's form is checked by the acks step, where it finds a
   -- member that no lease has (any other is one a claim wrote), still before any write.
+  -- A worker's usual final record (claimed, default max attempts, no result: 01 81 08 and the 20
+  -- bytes of its claim block) is recognised here by its bytes; any other goes to rec_final_problem.
   local last_known = nil
   for i = 1, acks do
     local at = CLAIM_ACK_FIRST + CLAIM_ACK_WIDTH * (i - 1)
@@ -185,7 +197,8 @@ local function claim_context()
     if known ~= last_known and (#known == 0 or #known > 15 or string.find(known, '%D')) then
       problem = 'known deadline ' .. known .. ' is not a whole number of ms'
     elseif flags == 'f' then
-      problem = rec_final_problem(value)
+      local format, fa, fb = string.byte(value, 1, 3)
+      if fb ~= 0x08 or fa ~= 0x81 or format ~= 1 or #value < 23 then problem = rec_final_problem(value) end
     elseif flags == '' then
       if value ~= '' then problem = 'flags are empty, so nothing may follow them (got ' .. #value .. ' bytes)' end
     else
@@ -226,7 +239,12 @@ end
 -- rounded down to the ms, and a worker that starts jobs claimed ahead at their due time bounds
 -- the server clock by this exact reading instead.
 local function claim_reply(c, out, records)
-  call_chunked('HSET', c.K.j, records, 2)
+  local n = #records
+  if n > 0 and n <= 2 * UNPACK_CHUNK then
+    redis.call('HSET', c.K.j, unpack(records, 1, n))
+  elseif n > 0 then
+    call_chunked('HSET', c.K.j, records, 2)
+  end
   if c.K.wi then wheel_reply(c.K, out) end
   out[#out + 1] = c.now_us
   return out

@@ -59,7 +59,7 @@ local function claim_lease(c, ids, dues, groups, records, out)
   -- (made at the first of them).
   local first_token = '1.' .. c.now_text .. '|'
   local token_tail = nil
-  -- A new job of default options (record '\1\0' + payload, rec_parse's shared h) is leased as
+  -- A new job of default options (record '\1\0' + payload, known by its two bytes) is leased as
   -- '\1\1' + the claim block {attempts 1, claims 1, now, its due, the holder} + its payload: the
   -- block's fixed parts made once per call, its due packed once per due time (a batch of jobs
   -- added together shares one), where struct.pack made the whole header per job.
@@ -74,12 +74,21 @@ local function claim_lease(c, ids, dues, groups, records, out)
   local records_n, zadd_n, out_n, leased_n = #records, 0, #out, 0
   for i = 1, count do
     local id, rec = ids[i], recs[i]
-    local h, why = nil, 'no record'
-    if rec then h, why = rec_parse(rec) end
-    if h and not h.completed and not h.cancelled then
+    -- A record of default options (header '\1\0') is known by its two bytes, without rec_parse's
+    -- call and the reads of its shared h (never completed or cancelled): the usual new job.
+    local h, why, fresh = nil, 'no record', false
+    if rec then
+      local format, fa = string.byte(rec, 1, 2)
+      if fa == 0 and format == REC_FORMAT then
+        fresh = true
+      else
+        h, why = rec_parse(rec)
+      end
+    end
+    if fresh or (h and not h.completed and not h.cancelled) then
       local due = dues[i]
       local leased, member
-      if h.fa == 0 and h.fb == 0 then
+      if fresh then
         if due ~= packed_for then packed_for, packed_due = due, struct.pack('>I6', due) end
         leased = fresh_head .. packed_due .. holder_tail .. string.sub(rec, 3)
         member = first_token .. id
@@ -113,7 +122,7 @@ local function claim_lease(c, ids, dues, groups, records, out)
       out_n = out_n + 3
       leased_n = leased_n + 1
       if emit_claimed then
-        emit(K, 'claimed', id, 'attempt', h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
+        emit(K, 'claimed', id, 'attempt', fresh and 1 or h.attempts + 1, 'runAt', due, 'at', now, 'holder', holder)
       end
     else
       claim_bury_unleasable(c, id, rec, h, why, groups[i])
@@ -121,7 +130,11 @@ local function claim_lease(c, ids, dues, groups, records, out)
   end
   if leased_n > 0 then
     local added = leased_n >= CLAIM_LEASES_SKIPLIST_AT and skiplist_begin(K.a)
-    call_chunked('ZADD', K.a, zadd, 2)
+    if zadd_n <= 2 * UNPACK_CHUNK then
+      redis.call('ZADD', K.a, unpack(zadd, 1, zadd_n))
+    else
+      call_chunked('ZADD', K.a, zadd, 2)
+    end
     if added then skiplist_end(K.a, added) end
     if starts then call_chunked('ZADD', K.lim, starts, 2) end
   end

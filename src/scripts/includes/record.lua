@@ -120,10 +120,12 @@ local function rec_parse_full(rec)
 end
 
 -- The h of a record of default options (header '\1\0': a new job of no options, and most jobs a
--- claim takes), parsed once per call and shared: an add or a claim of many such jobs builds one
--- table, not one each (Lua's garbage is paid again in its GC). Read only: the one field a caller
--- writes (group_due) exists only in records with a group.
-local REC_DEFAULT_NEW = nil
+-- claim takes), parsed once per function library and shared: an add or a claim of many such jobs
+-- builds one table, not one each (Lua's garbage is paid again in its GC), and a call of one job
+-- builds none (a 20-field table each call, where it was made again per call). Read only: the one
+-- field a caller writes (group_due) exists only in records with a group. A memo of a constant
+-- (function-library.ts keeps it across calls, as the answer the EVAL script works out again).
+local REC_DEFAULT_MEMO = {}
 
 -- Parse the header of `rec`: h, or nil and the reason (see rec_parse_full).
 local function rec_parse(rec)
@@ -131,8 +133,12 @@ local function rec_parse(rec)
   if rec then
     local format, fa = string.byte(rec, 1, 2)
     if fa == 0 and format == REC_FORMAT then
-      if not REC_DEFAULT_NEW then REC_DEFAULT_NEW = rec_parse_full('\1\0') end
-      return REC_DEFAULT_NEW
+      local h = REC_DEFAULT_MEMO.h
+      if not h then
+        h = rec_parse_full('\1\0')
+        REC_DEFAULT_MEMO.h = h
+      end
+      return h
     end
   end
   return rec_parse_full(rec)
@@ -199,16 +205,19 @@ end
 -- Why `final` (the completed record a worker sent with its ack, flag 'f') cannot be stored, or
 -- nil: it must be what rec_final makes for a completion: format 1, flags A with only C and M,
 -- flags B D or D|U, and as long as the fields it announces (the result, with U, follows).
--- Three bytes read, no parse: it is checked for every ack.
+-- Three bytes read, no parse: it is checked for every ack. Flags A with only C and M set besides
+-- 0x80 are 0x80 to 0x83, flags B D or D|U 0x08 or 0x28: compared as numbers, where bit.band was a
+-- C call each (~400 instructions, five per ack).
 local function rec_final_problem(final)
   local format, fa, fb = string.byte(final, 1, 3)
-  if format ~= REC_FORMAT or not fb or fa < REC_A_MORE or bit.band(fa, 0x7C) ~= 0
-    or bit.band(fb, bit.bnot(REC_B_RESULT)) ~= REC_B_COMPLETED then
+  if format ~= REC_FORMAT or not fb or fa < REC_A_MORE or fa > REC_A_MORE + REC_A_CLAIM + REC_A_MAX
+    or (fb ~= REC_B_COMPLETED and fb ~= REC_B_COMPLETED + REC_B_RESULT) then
     return 'final record is not a completed one (01, flags A of C and M only, flags B 08 or 28)'
   end
   local need = 3
-  if bit.band(fa, REC_A_CLAIM) ~= 0 then need = need + REC_CLAIM_LEN end
-  if bit.band(fa, REC_A_MAX) ~= 0 then need = need + 2 end
+  -- fa - 0x80 is 0 to 3: C is its odd values, M its values from 2.
+  if (fa - REC_A_MORE) % 2 == 1 then need = need + REC_CLAIM_LEN end
+  if fa - REC_A_MORE >= REC_A_MAX then need = need + 2 end
   if #final < need then return 'final record is truncated (' .. #final .. ' bytes, its flags announce ' .. need .. ')' end
   return nil
 end

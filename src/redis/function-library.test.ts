@@ -33,8 +33,8 @@ describe('buildLibrary', () => {
       expect(head).toEqual([
         'KEYS, ARGV = keys, args',
         'REC_DEFAULT_NEW = nil',
-        'wheel_left_behind = false',
         'group_last_turn = nil',
+        'wheel_left_behind = false',
       ]);
     }
   });

@@ -350,7 +350,7 @@ class Queue:
         reply = self.call("get", keys, [job_id])
         if reply is None:
             return None
-        state, rec, score, error, _holder, progress, member = reply
+        state, rec, score, error, _holder, progress, member = reply[:7]
         h = parse_record(rec)
         finished = h["completed"] or h["cancelled"]
         return {

@@ -36,11 +36,14 @@ export async function claimBusily(
   while (claimed < jobs) {
     const out = await claim(client, keys, { ...settings, limit, acks });
     if (out.jobs.length === 0) throw new Error(`only ${claimed} of ${jobs} jobs were due`);
+    // As a worker acks: with the job's header, so the script stores the final record it is sent
+    // instead of reading the record to make it.
     acks = out.jobs.map((job) => ({
       member: job.member,
       knownDeadline: job.deadline,
       hadError: false,
       progressed: false,
+      header: job.header,
     }));
     claimed += out.jobs.length;
   }

@@ -334,7 +334,7 @@ class Queue:
             mode, when = ("ak", at_ms) if at_ms is not None else ("dk", job.get("delay_ms", 0))
             prio = job.get("priority", 0)
             args += [job["id"], mode, str(int(when)), rec, f"p{prio}" if prio else ""]
-        keys = self.keys(*WAITING, "j", "c", "x", "d", "w", "n", "ev", "a", "gn", partition=partition)
+        keys = self.keys(*WAITING, "j", "c", "x", "d", "w", "n", "ev", "a", "gn", "lg", partition=partition)
         reply = self.call("add", keys, args)
         return [(_text(reply[2 * i]), reply[2 * i + 1]) for i in range(len(jobs))]
 

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { startDashboard } from '../dashboard/server.js';
 import { connect, globalsOf, intArg, OperationalError, output, redisUrl, UsageError } from './context.js';
-import { DashboardConfigError } from '../dashboard/server.js';
+import { DashboardConfigError } from '../dashboard/security.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
 import { discoverQueues } from '../inspect/discover.js';
 import { Inspector } from '../inspect/inspector.js';

@@ -19,7 +19,14 @@ import { queuePage, queuesPage, signInPage, type PageBoot } from './page.js';
 import { dashboardPath, decodeSegment, pathUnder } from './paths.js';
 import { DashboardQueues } from './queues.js';
 import { html, json, NOT_FOUND, signedIn } from './replies.js';
-import { crossSiteProblem, hostOf, isLoopbackHost, SECURITY_HEADERS, TokenAuth } from './security.js';
+import {
+  checkToken,
+  crossSiteProblem,
+  hostOf,
+  isLoopbackHost,
+  SECURITY_HEADERS,
+  TokenAuth,
+} from './security.js';
 import {
   fromFetch,
   fromNode,
@@ -87,6 +94,7 @@ const DASHBOARD_OPTIONS: ReadonlySet<string> = new Set([
 /** Build the dashboard handler. Nothing connects until the first request. */
 export function createDashboard(options: DashboardOptions = {}): Dashboard {
   assertKnownOptions(options, DASHBOARD_OPTIONS, 'dashboard option');
+  checkToken(options.token);
   const base = (options.basePath ?? '').replace(/\/+$/, '');
   const auth = options.token ? new TokenAuth(options.token) : null;
   const readOnly = options.readOnly ?? false;

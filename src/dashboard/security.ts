@@ -42,6 +42,21 @@ export function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** A dashboard option that cannot work as given: the message says what is wrong and what to do. */
+export class DashboardConfigError extends Error {}
+
+/**
+ * Refuses a token too short to stand against guessing (the dashboard shows payloads and, with a
+ * token, changes jobs). An empty token is refused too: it would otherwise turn sign-in off silently.
+ */
+export function checkToken(token: string | undefined): void {
+  if (token !== undefined && token.length < 16) {
+    throw new DashboardConfigError(
+      `the dashboard token must be at least 16 characters, got ${token.length}: make one with \`openssl rand -hex 16\``,
+    );
+  }
+}
+
 /** Secrets derived from the token: the session cookie value and the CSRF token the page sends back. */
 export class TokenAuth {
   readonly session: string;

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDashboard, type DashboardOptions } from './handler.js';
-import { isLoopbackHost } from './security.js';
+import { checkToken, DashboardConfigError, isLoopbackHost } from './security.js';
 
 /** Options of startDashboard. */
 export interface DashboardServerOptions extends DashboardOptions {
@@ -32,7 +32,6 @@ export interface DashboardServer {
 }
 
 /** Thrown for a configuration the dashboard refuses to run with. */
-export class DashboardConfigError extends Error {}
 
 /** Start the dashboard; resolves once it listens. */
 export async function startDashboard(options: DashboardServerOptions = {}): Promise<DashboardServer> {
@@ -43,11 +42,7 @@ export async function startDashboard(options: DashboardServerOptions = {}): Prom
       `refusing to listen on ${host} without a token: pass --token or set DELAYQ_DASHBOARD_TOKEN (or listen on 127.0.0.1)`,
     );
   }
-  if (options.token !== undefined && options.token.length < 16) {
-    throw new DashboardConfigError(
-      `the dashboard token must be at least 16 characters, got ${options.token.length}: make one with \`openssl rand -hex 16\``,
-    );
-  }
+  checkToken(options.token);
   // host and port are this server's own: createDashboard refuses keys it does not know.
   const dashboardOptions: DashboardOptions & { host?: string; port?: number } = { ...options };
   delete dashboardOptions.host;

@@ -152,7 +152,7 @@ function guessBuckets(jobs: readonly AddInput[], layout: Layout, calledAt: numbe
   return [...starts];
 }
 
-/** add.lua's KEYS before the wheel's tail (docs/ARCHITECTURE.md §4.11, then `a` and `gn`). */
+/** add.lua's KEYS before the wheel's tail (docs/ARCHITECTURE.md §4.11, then `a`, `gn` and `lg`). */
 export function addKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,
@@ -171,6 +171,7 @@ export function addKeys(keys: QueueKeys): string[] {
     keys.events,
     keys.leases,
     keys.groupBacklog,
+    keys.logs,
   ];
 }
 

@@ -31,8 +31,8 @@ export interface AckItem {
   flow?: true;
   /**
    * The job's header as the claim leased it: the completed record keeps its claim block and max
-   * attempts (finalRecord), so `get()` shows the job as it was. Absent: a record of three bytes
-   * (and the result), as delayq 0.2 wrote.
+   * attempts (finalRecord), so `get()` shows the job as it was. Absent: the script reads the
+   * stored record to make the same (one HGET per ack); a worker always sends it.
    */
   header?: FinalHeader;
 }

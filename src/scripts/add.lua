@@ -16,7 +16,8 @@
 -- KEYS[14] ev STREAM of events
 -- KEYS[15] a  ZSET lease member -> deadline: to answer "active" for an id that is running
 -- KEYS[16] gn  ZSET group -> its waiting jobs (groups.lua keeps it with gq)
--- KEYS[17...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
+-- KEYS[17] lg  HASH id -> log lines (log.lua): an id added again over its completed job loses them
+-- KEYS[18...] wheel strategy only: ready, wheel index, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] N (1..999999), ARGV[2] elapsed: whole ms from the add() call to the send (client's
 --         monotonic clock, rounded down), optionally followed by ':' and the most the server's
 --         clock read at the call (epoch ms, rounded down; the client bounds it from earlier
@@ -50,7 +51,7 @@
 --          record that cannot be read, is not a new job's or holds a field no worker can run (max
 --          attempts 0, backoff kind not 1 or 2, timeout 0, version 0 or 1), a class that disagrees
 --          with the header or a group that is not UTF-8. 'DELAYQ_BAD_ARG <reason>' for N, elapsed,
---          events cap, group concurrency (0..1000000) or a KEYS count other than 16 (19+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
+--          events cap, group concurrency (0..1000000) or a KEYS count other than 17 (20+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket
 --          it needs was not passed (nothing written).
 -- Cost: per call TIME, HMGET j, ZRANGE s 0 0, HSET j, ZADD s, HINCRBY n (and PUBLISH w when a
 --          job moved the head earlier): no per-job command for new jobs of the default class;

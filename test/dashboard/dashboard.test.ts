@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Codec } from '../../src/index.js';
 import { createDashboard } from '../../src/dashboard/handler.js';
-import { DashboardConfigError, startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
+import { startDashboard, type DashboardServer } from '../../src/dashboard/server.js';
+import { DashboardConfigError } from '../../src/dashboard/security.js';
 import { jsonCodec } from '../../src/codec/json.js';
 import { COMPLETED_RECORD, completedRecordWithResult } from '../../src/record/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
@@ -166,6 +167,13 @@ describe('dashboard over HTTP', () => {
     await expect(short).rejects.toThrow(
       /at least 16 characters, got 9: make one with `openssl rand -hex 16`/,
     );
+  });
+
+  it('createDashboard (mounted in an app) refuses a short or empty token the same way: an empty one would turn sign-in off', () => {
+    expect(() => createDashboard({ connection: redis.url(), token: 'T0ken-abc' })).toThrow(
+      /at least 16 characters, got 9/,
+    );
+    expect(() => createDashboard({ connection: redis.url(), token: '' })).toThrow(DashboardConfigError);
   });
 
   it('with a token: logs in by link, and takes actions only from same-origin requests with the CSRF token', async () => {

@@ -19,7 +19,7 @@ import redis
 
 BATCH = 10
 # "KEYS = [s, p, r, gq, gw, gr, gc, j, c, x, d, w, n, ev, a, gn]", all with the queue's hash tag.
-ROLES = ("s", "p", "r", "gq", "gw", "gr", "gc", "j", "c", "x", "d", "w", "n", "ev", "a", "gn")
+ROLES = ("s", "p", "r", "gq", "gw", "gr", "gc", "j", "c", "x", "d", "w", "n", "ev", "a", "gn", "lg")
 # Flags A of the record header: M (max attempts) and P (priority).
 FLAG_MAX_ATTEMPTS = 0x02
 FLAG_PRIORITY = 0x08

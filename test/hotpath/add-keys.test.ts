@@ -36,7 +36,7 @@ function letters(key: string): string {
 describe('add.lua KEYS order: one for the header, the Lua and the wrapper', () => {
   it('add.lua: header, ADD_KEYS (add-call.lua) and addKeys() agree', () => {
     const header = headerKeys('add');
-    expect(header).toHaveLength(16);
+    expect(header).toHaveLength(17);
     expect(luaKeyList('add-call.lua', 'ADD_KEYS')).toEqual(header);
     expect(addKeys(queueKeys('q')).map(letters)).toEqual(header);
   });

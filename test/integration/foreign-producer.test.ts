@@ -30,7 +30,25 @@ afterAll(async () => {
 
 /** The keys of queue `q` by role, spelled out as PROTOCOL.md gives them. */
 const key = (q: string, role: string): string => `dq:{${q}}:${role}`;
-const ADD_ROLES = ['s', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'c', 'x', 'd', 'w', 'n', 'ev', 'a', 'gn'];
+const ADD_ROLES = [
+  's',
+  'p',
+  'r',
+  'gq',
+  'gw',
+  'gr',
+  'gc',
+  'j',
+  'c',
+  'x',
+  'd',
+  'w',
+  'n',
+  'ev',
+  'a',
+  'gn',
+  'lg',
+];
 
 /** A record: format 0x01, flags A, the given field bytes, then the payload. */
 function record(payload: string, flagsA = 0x00, fields: number[] = []): Buffer {

@@ -331,23 +331,18 @@ describe('job.log lines live as long as the record', () => {
     expect(waiting.logs).toEqual([]);
   });
 
-  // Known bug: add.lua creates the id again over its completed record without deleting its lines
-  // (lg), and carries the claim count over (fencing), so once the new job has run, the old job's
-  // lines read as an earlier run's. Fixed when add.lua's re-creation deletes the id's lg entry:
-  // this test then fails and becomes a plain one.
-  it.fails(
-    'an earlier job’s lines are not shown as those of a new job of the same id once it ran',
-    async () => {
-      const name = uniqueQueue('log');
-      let open = () => {};
-      const queue = await createdAgain(name, new Promise<void>((resolve) => (open = resolve)));
-      await queue.reschedule('again', { delay: 0 });
-      open();
-      const done = await waitFor(async () => {
-        const info = await queue.get('again');
-        return info?.state === 'completed' && info.logs?.some((l) => l.line === 'new job') ? info : null;
-      });
-      expect(lines(done.logs)).toEqual(['1: new job']);
-    },
-  );
+  // add.lua deletes the old job's lines when it creates the id again; the claim count goes on
+  // from the old job's (fencing), so without that the old lines would read as an earlier run's.
+  it('an earlier job’s lines are not shown as those of a new job of the same id once it ran', async () => {
+    const name = uniqueQueue('log');
+    let open = () => {};
+    const queue = await createdAgain(name, new Promise<void>((resolve) => (open = resolve)));
+    await queue.reschedule('again', { delay: 0 });
+    open();
+    const done = await waitFor(async () => {
+      const info = await queue.get('again');
+      return info?.state === 'completed' && info.logs?.some((l) => l.line === 'new job') ? info : null;
+    });
+    expect(lines(done.logs)).toEqual(['1: new job']);
+  });
 });

@@ -70,6 +70,7 @@ function addKeys(name: string): string[] {
     k.events,
     k.leases,
     k.groupBacklog,
+    k.logs,
   ];
 }
 

@@ -12,7 +12,7 @@
 -- The KEYS order, the one list add.lua's header documents: KEYS[i] is K[ADD_KEYS[i]], each key's
 -- name in src/redis/keys.ts ending in ':<the same letters>'. test/hotpath/add-keys.test.ts holds
 -- the header, this list and addKeys() in src/operations/add.ts to one order.
-local ADD_KEYS = { 's', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'c', 'x', 'd', 'w', 'n', 'ev', 'a', 'gn' }
+local ADD_KEYS = { 's', 'p', 'r', 'gq', 'gw', 'gr', 'gc', 'j', 'c', 'x', 'd', 'w', 'n', 'ev', 'a', 'gn', 'lg' }
 
 local function add_call()
   local packed_text, n_text = string.match(ARGV[1] or '', '^(P?)([1-9]%d?%d?%d?%d?%d?)$')

@@ -8,7 +8,7 @@
 -- Outputs: fresh (the indexes of the new jobs), their count, and the job to go on from: n + 1, or
 --          a job that replaces one this call created and step 4 has not placed yet (step 4 places
 --          those first, then this step goes on from there). Writes only replaces (and the ZREM c
---          of a completed id added again); emits 'added' and 'replaced'.
+--          of a completed id added again, and the HDEL lg of its log lines); emits 'added' and 'replaced'.
 -- Cost:    per new job a few table writes, no command (XADD with events: 'all'); per existing id
 --          up to four ZSCOREs; per replace the old job's unplace and the new one's place.
 -- Needs:   prelude.lua, args.lua, events.lua, record.lua, place.lua, wheel.lua, add-wake.lua.
@@ -138,7 +138,9 @@ local function add_dedupe(call, jobs, existing, first, done)
       if old then
         -- A replace of a job that completed (its record remembered while kept): the edit is a
         -- new job, as if the id were free; a keep still answers 'C'.
+        -- The old job's log lines go with it: the new one's runs would show them as its own.
         redis.call('ZREM', K.c, id)
+        redis.call('HDEL', K.lg, id)
         add_fence_recreated(jobs, i, old)
       end
       written[id] = i

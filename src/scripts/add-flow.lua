@@ -26,8 +26,9 @@
 --          KEYS count other than 14 (flows are not kept by the wheel strategy), an argument out
 --          of its range, naming it, or a flow over its bounds: 1000 jobs, 500 children per
 --          parent, 8 levels. Any error means nothing was written.
--- Cost: TIME, one HMGET j (existence), one HSET j, one HSET f, a ZADD fw per parent, each child
---          placed by its class (place.lua), one HINCRBY n, at most one PUBLISH w.
+-- Cost: TIME, one HMGET j (existence), one HSET j, one HSET f, one ZADD fw for the parents, one
+--          ZRANGE s and one ZADD s for the children of the default class, each other child placed
+--          by its class (place.lua), one HINCRBY n, at most one PUBLISH w.
 -- Guarantee: whole or nothing (docs/DESIGN.md invariant 11): every argument and every id is
 --          checked before the first write. Every key is in the queue's hash tag: one slot.
 
@@ -132,16 +133,30 @@ for i = 1, n do
 end
 call_chunked('HSET', K.j, records, 2)
 if #fields > 0 then call_chunked('HSET', K.f, fields, 2) end
+-- Parents into fw, and children of the default class into s, one ZADD each for the flow; the
+-- others (prioritized, grouped) by their class, one at a time.
 local wake = nil
-local out = {}
+local out, held, plain, plain_first = {}, {}, {}, nil
 for i = 1, n do
+  local due = dues[i]
   if kids[i] then
-    redis.call('ZADD', K.fw, dues[i], ids[i])
-  elseif place_waiting(K, ids[i], heads[i], dues[i], now) and (wake == nil or dues[i] < wake) then
-    wake = dues[i]
+    held[#held + 1] = due
+    held[#held + 1] = ids[i]
+  elseif heads[i].prio == 0 and not heads[i].group then
+    plain[#plain + 1] = due
+    plain[#plain + 1] = ids[i]
+    if plain_first == nil or due < plain_first then plain_first = due end
+  elseif place_waiting(K, ids[i], heads[i], due, now) and (wake == nil or due < wake) then
+    wake = due
   end
-  out[i] = string.format('%.0f', dues[i])
+  out[i] = string.format('%.0f', due)
   emit(K, 'added', ids[i], 'at', now)
+end
+call_chunked('ZADD', K.fw, held, 2)
+if plain_first then
+  local head = redis.call('ZRANGE', K.s, 0, 0, 'WITHSCORES')
+  call_chunked('ZADD', K.s, plain, 2)
+  if (head[2] == nil or plain_first < tonumber(head[2])) and (wake == nil or plain_first < wake) then wake = plain_first end
 end
 redis.call('HINCRBY', K.n, 'added', n)
 if wake then redis.call('PUBLISH', K.w, string.format('%.0f', wake)) end

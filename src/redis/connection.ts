@@ -101,7 +101,8 @@ function openCluster(option: ClusterConnectionOptions): Cluster {
 /**
  * ioredis gives a command 16 redirections 100 ms apart (about 2 s) to find its slot's master,
  * shorter than a failover (node timeout + election, several seconds): an ack would fail and its
- * job run again after the lease. These ride out about 15 s. Resending is what ioredis does anyway
+ * job run again after the lease. These ride out about 15 s (scripts longer: src/redis/scripts.ts
+ * sends one refused by a slot in motion again for up to 60 s). Resending is what ioredis does anyway
  * when a connection drops: ack, fail and extend recognise a repeat, and add keeps an existing id.
  */
 const CLUSTER_DEFAULTS: ClusterOptions = {

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
@@ -212,6 +213,44 @@ export async function runScript(
   keys: ScriptKeys,
   args: ScriptArgs,
 ): Promise<Reply> {
+  if (!(client instanceof Cluster)) return runScriptOnce(client, s, keys, args);
+  const started = performance.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runScriptOnce(client, s, keys, args);
+    } catch (err) {
+      if (!slotInMotion(err) || performance.now() - started > SLOT_MOTION_BUDGET_MS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, slotMotionPause(attempt)));
+    }
+  }
+}
+
+// Replies that mean the script did not run where it was sent: the slot is moving (ASK, and
+// TRYAGAIN while its keys are split between two masters: a multi-key script is refused on both
+// until every key is on one), its owner changed (MOVED) or the cluster is down a moment. ioredis
+// follows these itself, but within maxRedirections (64 x 250 ms by default here, fewer when an ASK
+// and a TRYAGAIN alternate), which a reshard of a big slot or a slow MIGRATE outlasts; then it
+// gives up with "Too many Cluster redirections. Last error: <the reply>".
+const SLOT_IN_MOTION =
+  /^(?:Too many Cluster redirections\. Last error: (?:ReplyError: )?)?(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
+/** How long a script refused by a slot in motion is sent again, in all. */
+const SLOT_MOTION_BUDGET_MS = 60_000;
+
+function slotInMotion(err: unknown): boolean {
+  return SLOT_IN_MOTION.test(message(err));
+}
+
+/** The pause before resend `attempt`: 50 ms doubling to 1 s, so a long move costs ~1 call a second. */
+function slotMotionPause(attempt: number): number {
+  return Math.min(1_000, 50 * 2 ** Math.min(attempt - 1, 5));
+}
+
+async function runScriptOnce(
+  client: RedisClient,
+  s: Script,
+  keys: ScriptKeys,
+  args: ScriptArgs,
+): Promise<Reply> {
   try {
     const fn = useFunctions(client) ? functionLibrary().functions.get(s.name) : undefined;
     if (fn === undefined) return await evalsha(client, s, keys, args);
@@ -261,8 +300,6 @@ export interface ReplicatedReply {
 // Replies that mean the script did not run where it was sent (a stale slot map mid-failover, a
 // node loading or down), so sending it again cannot apply it twice.
 const NOT_RUN = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|LOADING|MASTERDOWN)\b/;
-const NOT_RUN_ATTEMPTS = 16;
-const NOT_RUN_PAUSE_MS = 100;
 
 /**
  * Run `s` like runScript, then WAIT for `wait.replicas`. WAIT counts the replicas that have
@@ -286,6 +323,7 @@ export async function runScriptAndWait(
       ? functionLibrary().functions.get(s.name)
       : undefined;
   let reloaded = false;
+  const started = performance.now();
   for (let attempt = 1; ; attempt++) {
     const pipeline = client.pipeline();
     // A pipeline builds its commands through ioredis: runs go as their values.
@@ -312,10 +350,10 @@ export async function runScriptAndWait(
         bySource = true;
         continue;
       }
-      if (NOT_RUN.test(scriptError.message) && attempt < NOT_RUN_ATTEMPTS) {
+      if (NOT_RUN.test(scriptError.message) && performance.now() - started < SLOT_MOTION_BUDGET_MS) {
         if (client instanceof Cluster)
           await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
-        await new Promise((resolve) => setTimeout(resolve, NOT_RUN_PAUSE_MS * Math.min(attempt, 5)));
+        await new Promise((resolve) => setTimeout(resolve, slotMotionPause(attempt)));
         continue;
       }
       throw mapScriptError(scriptError, s.name);

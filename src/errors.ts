@@ -316,3 +316,16 @@ export class LogLimitError extends DelayqError {
     );
   }
 }
+
+/**
+ * queue.addFlow(): a job of the flow has an id that exists (waiting, running, ended and still
+ * kept, or remembered as completed). A flow is written whole or not at all: nothing was written.
+ */
+export class FlowExistsError extends DelayqError {
+  constructor(readonly id: string) {
+    super(
+      'DELAYQ_FLOW_EXISTS',
+      `addFlow: a job with id ${JSON.stringify(id)} exists, so the flow was not added (nothing was written); give its jobs new ids, or leave ids out`,
+    );
+  }
+}

@@ -11,6 +11,8 @@ export type {
   SearchPage,
 } from './queue.js';
 export type { JobLogLine } from './operations/log.js';
+export type { FlowJob, FlowJobOptions, FlowResult, OnChildFailure } from './queue/flow.js';
+export { MAX_FLOW_JOBS, MAX_FLOW_CHILDREN, MAX_FLOW_LEVELS } from './queue/flow.js';
 export { Worker } from './worker.js';
 export type { Handler, BatchHandler, WorkerEvents } from './worker.js';
 export type { WorkerOptions, BatchWorkerOptions, Migrations } from './worker/options.js';
@@ -31,7 +33,7 @@ export type { ConnectionOption, ClusterConnectionOptions, RedisClient } from './
 export type { Strategy, StrategyOption } from './redis/capabilities.js';
 export type { Counts } from './operations/counts.js';
 export type { ListState } from './operations/list.js';
-export type { JobState } from './operations/raw-job.js';
+export type { JobState, JobInfoState } from './operations/raw-job.js';
 export type { EventsReadOptions } from './queue/events-reader.js';
 export type { GroupsOption } from './definition/definition.js';
 export type { StandardSchemaV1 } from './schema.js';
@@ -59,6 +61,7 @@ export {
   CancelledError,
   ProgressTooLargeError,
   LogLimitError,
+  FlowExistsError,
 } from './errors.js';
 export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';

@@ -14,6 +14,8 @@ export interface JobHost {
   extendLease(ms: number): Promise<void>;
   reportProgress(value: unknown): Promise<void>;
   writeLog(line: string): Promise<void>;
+  /** The results of a flow parent's children (queue.addFlow). */
+  childResults(): Promise<Record<string, unknown>>;
 }
 
 /** A claimed job as the handler sees it. */
@@ -73,6 +75,16 @@ export class Job<T> {
    */
   log(line: string): Promise<void> {
     return this.#host.writeLog(line);
+  }
+
+  /**
+   * In a flow's parent (queue.addFlow): what each child's handler returned, by child id, decoded
+   * by the queue's codec. A child whose handler returned nothing maps to undefined; a child that
+   * died or was cancelled, which the parent ignores (onChildFailure 'ignore'), is left out. Any
+   * other job gets `{}`.
+   */
+  childResults(): Promise<Record<string, unknown>> {
+    return this.#host.childResults();
   }
 
   /**

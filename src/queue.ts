@@ -37,6 +37,7 @@ import { registerProducer, type Producer } from './definition/producer.js';
 import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { checkSearch, searchAll, type SearchOptions, type SearchPage } from './queue/search.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
+import { writeFlow, type FlowJob, type FlowResult } from './queue/flow.js';
 import type { Counts } from './operations/counts.js';
 import type { ListState } from './operations/list.js';
 
@@ -115,6 +116,21 @@ export class Queue<T = unknown> {
   }
 
   /**
+   * Add a flow: a parent job and its children (and theirs), written in one step, whole or not at
+   * all. The parent waits ('waiting-children') until every child completed and its own due time
+   * came, then runs once; its handler reads the children's results with `job.childResults()`. A
+   * child that dies or is cancelled makes the parent dead, naming the child (`opts.onChildFailure`
+   * 'fail', the default), or is left out ('ignore'). Bounds: MAX_FLOW_JOBS jobs, MAX_FLOW_CHILDREN
+   * children per parent, MAX_FLOW_LEVELS levels; over one, or an invalid option, throws
+   * ValidationError, and an id that exists FlowExistsError, with nothing written.
+   */
+  async addFlow(flow: FlowJob<T>): Promise<FlowResult> {
+    const calledAt = performance.now();
+    this.assertOpen();
+    return writeFlow(this.producer, flow, calledAt);
+  }
+
+  /**
    * Everything known about job `id`, or null when there is no such job. `R` types the kept result
    * of a completed job (`get<Receipt>(id)`): what its worker's handler returned.
    */
@@ -126,9 +142,23 @@ export class Queue<T = unknown> {
     // grow while the job is kept, so a read a moment apart shows no other job's.
     const found = await this.context.findById(id, async (keys) => {
       const [raw, logs] = await Promise.all([getJob(client, keys, id, layout), readLogs(client, keys, id)]);
-      return raw ? { raw, logs } : null;
+      if (!raw) return null;
+      // A flow's parent: its children's states, from the same partition (flows are unpartitioned).
+      const kids = raw.children
+        ? await Promise.all(raw.children.map((kid) => getJob(client, keys, kid, layout)))
+        : undefined;
+      return { raw, logs, kids };
     });
-    return found ? toInfo<T, R>(codec, found.raw, found.logs) : null;
+    if (!found) return null;
+    const info = toInfo<T, R>(codec, found.raw, found.logs);
+    if (found.raw.parent !== undefined) info.parent = found.raw.parent;
+    if (found.raw.children && found.kids) {
+      info.children = found.raw.children.map((kid, i) => ({
+        id: kid,
+        state: found.kids?.[i]?.state ?? 'unknown',
+      }));
+    }
+    return info;
   }
 
   /**

@@ -340,17 +340,17 @@ class Queue:
 
     def cancel(self, job_id):
         """'waiting' or 'running' when cancelled; None when there was nothing to cancel."""
-        keys = self.keys(*WAITING, "gn", "j", "a", "x", "e", "w", "n", "ev", "pg", partition=self.partition_of(job_id))
+        keys = self.keys(*WAITING, "gn", "j", "a", "x", "e", "w", "n", "ev", "pg", "d", "f", "fw", partition=self.partition_of(job_id))
         reply = self.call("cancel", keys, [job_id, self.group_concurrency, self.events])
         return None if reply == 0 else _text(reply)
 
     def get(self, job_id):
         """None, or a dict: state, score, payload (decoded), attempts, max, error, member."""
-        keys = self.keys("j", "s", "p", "r", "gq", "a", "c", "x", "d", "e", "wk", "pg", partition=self.partition_of(job_id))
+        keys = self.keys("j", "s", "p", "r", "gq", "a", "c", "x", "d", "e", "wk", "pg", "f", "fw", partition=self.partition_of(job_id))
         reply = self.call("get", keys, [job_id])
         if reply is None:
             return None
-        state, rec, score, error, _holder, progress, member = reply
+        state, rec, score, error, _holder, progress, member = reply[:7]
         h = parse_record(rec)
         finished = h["completed"] or h["cancelled"]
         return {
@@ -421,7 +421,7 @@ class Worker:
         """Send the pending acks and lease up to `limit` due jobs; returns the jobs."""
         acks, self._acks = self._acks, []
         q = self.queue
-        keys = q.keys(*WAITING, "j", "a", "c", "x", "e", "d", "z", "lim", "ev", "w", "n", "pg", "gn")
+        keys = q.keys(*WAITING, "j", "a", "c", "x", "e", "d", "z", "lim", "ev", "w", "n", "pg", "gn", "f", "fw")
         gmax = q.group_concurrency if q.group_concurrency != "0" else "1"
         args = [str(limit), str(self.lease_ms), str(self.holder), gmax, "0", "0", "0", "0",
                 self.dead[0], self.dead[1], "", q.events, str(len(acks))]
@@ -472,7 +472,7 @@ class Worker:
         backoff = job.header["backoff"] or self.backoff
         delay = backoff_delay(backoff, job.attempt)
         error = json.dumps({"name": name, "message": message})
-        keys = q.keys(*WAITING, "gn", "j", "a", "d", "e", "w", "n", "ev", "pg", "x")
+        keys = q.keys(*WAITING, "gn", "j", "a", "d", "e", "w", "n", "ev", "pg", "x", "f", "fw")
         args = [job.member, str(delay), error, "1" if unrecoverable else "0", self.dead[0], self.dead[1],
                 q.group_concurrency, message[:200], q.events]
         outcome, at = q.call("fail", keys, args)

@@ -28,6 +28,9 @@ export async function cancel(
       keys.counters,
       keys.events,
       keys.progress,
+      keys.dead,
+      keys.flows,
+      keys.flowsWaiting,
     ],
     args: [input.id, input.groupConcurrency ?? UNKNOWN_GROUP_CONCURRENCY, input.eventsCap],
   });

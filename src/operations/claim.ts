@@ -25,6 +25,11 @@ export interface AckItem {
   /** The handler's result, encoded by the codec, to keep in the completed record (keepCompleted). */
   result?: Buffer;
   /**
+   * The job belongs to a flow (its record's F flag): the ack carries flag 'w', so its parent counts
+   * it (and keeps its result for childResults). Absent: not a flow's job.
+   */
+  flow?: true;
+  /**
    * The job's header as the claim leased it: the completed record keeps its claim block and max
    * attempts (finalRecord), so `get()` shows the job as it was. Absent: the script reads the
    * stored record to make the same (one HGET per ack); a worker always sends it.
@@ -137,7 +142,7 @@ export interface WheelState {
 /** Per leased job in a claim reply: lease member, record, due (claim.lua). */
 const FIELDS_PER_JOB = 3;
 
-/** The KEYS of claim.lua before the wheel's tail (docs/ARCHITECTURE.md §4.11, then pg and gn). */
+/** The KEYS of claim.lua before the wheel's tail (docs/ARCHITECTURE.md §4.11, then pg, gn, f and fw). */
 export function claimKeys(keys: QueueKeys): string[] {
   return [
     keys.waiting,
@@ -160,6 +165,8 @@ export function claimKeys(keys: QueueKeys): string[] {
     keys.counters,
     keys.progress,
     keys.groupBacklog,
+    keys.flows,
+    keys.flowsWaiting,
   ];
 }
 
@@ -249,10 +256,13 @@ export async function claimPrepared(
     args[at + 1] = ack.knownDeadline;
     if (ack.header !== undefined) {
       args[at + 2] =
-        ack.hadError || ack.progressed ? `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}f` : 'f';
+        ack.hadError || ack.progressed || ack.flow
+          ? `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.flow ? 'w' : ''}f`
+          : 'f';
       args[at + 3] = finalRecord(ack.header, 'completed', ack.result);
     } else {
-      args[at + 2] = `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.result ? 'u' : ''}`;
+      args[at + 2] =
+        `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.flow ? 'w' : ''}${ack.result ? 'u' : ''}`;
       args[at + 3] = ack.result ?? '';
     }
   }

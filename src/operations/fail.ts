@@ -62,6 +62,8 @@ export async function fail(client: RedisClient, keys: QueueKeys, input: FailInpu
         keys.events,
         keys.progress,
         keys.cancelled,
+        keys.flows,
+        keys.flowsWaiting,
       ],
       args: [
         input.member,

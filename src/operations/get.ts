@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { runScript, script } from '../redis/scripts.js';
 import { rawJob, type RawJob } from './raw-job.js';
-import { str } from './reply.js';
+import { optionalStr, str } from './reply.js';
 import { wheelTail, type Layout } from './wheel.js';
 
 /** Everything about job `id`, or null when there is no such job. */
@@ -31,10 +31,18 @@ export async function getJob(
       keys.errors,
       keys.holders,
       keys.progress,
+      keys.flows,
+      keys.flowsWaiting,
       ...tail.keys,
     ],
     [id, ...tail.args],
   );
   if (!Array.isArray(reply)) return null;
-  return rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
+  const raw = rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
+  const parent = optionalStr(reply, 7);
+  const children = optionalStr(reply, 8);
+  if (parent !== null) raw.parent = parent;
+  // Ids hold no control character, so '\0' joins them unambiguously.
+  if (children !== null) raw.children = children.split('\0');
+  return raw;
 }

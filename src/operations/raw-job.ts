@@ -9,6 +9,12 @@ import { bytes, num, optionalStr } from './reply.js';
 /** A job's state as delayq stores it ('scheduled' is what the scripts call waiting). */
 export type JobState = 'scheduled' | 'active' | 'dead' | 'completed' | 'cancelled';
 
+/**
+ * A job's state as get() shows it: a JobState, or 'waiting-children' for a flow's parent whose
+ * children have not all completed (queue.addFlow; it is in no list or count of the other states).
+ */
+export type JobInfoState = JobState | 'waiting-children';
+
 /** Who holds (active) or last held a job: the worker registry entry of its record's holder number. */
 export interface Holder {
   workerId: string;
@@ -19,7 +25,7 @@ export interface Holder {
 /** Everything stored about one job, not yet decoded. */
 export interface RawJob {
   id: string;
-  state: JobState;
+  state: JobInfoState;
   /** The record as stored: header + payload; for a completed job header + result (when kept). */
   record: Buffer;
   /** Due time (scheduled), lease deadline (active), died at (dead), completed at or cancelled at. */
@@ -30,6 +36,10 @@ export interface RawJob {
   lastError: RecordedError | null;
   /** The running attempt's last progress value (JSON text), or null when it reported none. */
   progress: string | null;
+  /** get() only: a flow child's parent id, while the flow is live (flow.lua). */
+  parent?: string;
+  /** get() only: a flow parent's children's ids, while it has not ended. */
+  children?: string[];
 }
 
 /** Parse a worker registry entry "<worker id>|<started ms>" (the worker id may contain '|'). */
@@ -49,8 +59,8 @@ function parseError(raw: string | null): RecordedError | null {
   }
 }
 
-function stateOf(scriptState: string): JobState {
-  return scriptState === 'waiting' ? 'scheduled' : (scriptState as JobState);
+function stateOf(scriptState: string): JobInfoState {
+  return scriptState === 'waiting' ? 'scheduled' : (scriptState as JobInfoState);
 }
 
 /** One job from a reply (get.lua, list.lua, group-jobs.lua): record, score, error, holder, progress, member from `at`. */

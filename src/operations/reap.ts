@@ -43,6 +43,8 @@ export async function reap(client: RedisClient, keys: QueueKeys, input: ReapInpu
         keys.counters,
         keys.events,
         keys.progress,
+        keys.flows,
+        keys.flowsWaiting,
         ...tail.keys,
       ],
       [

@@ -2,7 +2,7 @@
 import type { Codec } from '../codec/codec.js';
 import type { RecordedError } from '../operations/fail.js';
 import { parseLogLines, type JobLogLine } from '../operations/log.js';
-import type { JobState, RawJob } from '../operations/raw-job.js';
+import type { JobInfoState, RawJob } from '../operations/raw-job.js';
 import { decodeRecord, type RecordHeader } from '../record/index.js';
 
 /**
@@ -11,7 +11,7 @@ import { decodeRecord, type RecordHeader } from '../record/index.js';
  */
 export interface JobInfo<T, R = unknown> {
   id: string;
-  state: JobState;
+  state: JobInfoState;
   /**
    * The payload; undefined for a completed or cancelled job (only a small final record is kept) and
    * when the stored bytes could not be decoded (see decodeError).
@@ -62,6 +62,13 @@ export interface JobInfo<T, R = unknown> {
    * left out of pages of jobs (`list()`, `search()`), which do not read them.
    */
   logs?: JobLogLine[];
+  /** A flow's child (queue.addFlow): its parent's id, while the flow's parent has not ended. */
+  parent?: string;
+  /**
+   * A flow's parent: its children and their states ('unknown' for one no longer kept), while it
+   * has not ended; state 'waiting-children' while some have not completed.
+   */
+  children?: Array<{ id: string; state: JobInfoState | 'unknown' }>;
 }
 
 /**
@@ -135,7 +142,7 @@ export function toInfo<T, R = unknown>(codec: Codec, raw: RawJob, logs?: Buffer 
 }
 
 function runAtOf(raw: RawJob, header: RecordHeader | undefined): number {
-  if (raw.state === 'scheduled') return raw.score;
+  if (raw.state === 'scheduled' || raw.state === 'waiting-children') return raw.score;
   // A final record keeps the claim block (finalRecord): the due time of the last run, if any.
   return header?.runDue || raw.score;
 }

@@ -281,7 +281,7 @@ export async function writeJobs<T>(
  * The record header of a new job with `opts`: the shared default one when nothing differs from it,
  * as for most jobs of a bulk add (no object built per job).
  */
-function newJobHeader(
+export function newJobHeader(
   opts: ResolvedAddOptions,
   version: number,
   traceparent: string | undefined,

@@ -120,7 +120,9 @@ export function decodeRecord(record: Buffer): DecodedRecord {
   const completed = (b & FLAG_B.completed) !== 0;
   const cancelled = (b & FLAG_B.cancelled) !== 0;
   const hasResult = (b & FLAG_B.hasResult) !== 0;
+  const flow = (b & FLAG_B.flow) !== 0;
   if (
+    !flow &&
     backoff === undefined &&
     group === undefined &&
     timeoutMs === undefined &&
@@ -162,6 +164,7 @@ export function decodeRecord(record: Buffer): DecodedRecord {
   header.completed = completed;
   header.cancelled = cancelled;
   header.hasResult = hasResult;
+  if (flow) header.flow = true;
   return { header: header as RecordHeader, payload: record.subarray(at), headerLength: at };
 }
 

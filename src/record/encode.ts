@@ -111,6 +111,7 @@ export function encodeRecord(header: RecordHeader, payload: Uint8Array = new Uin
   if (header.hasError) b |= FLAG_B.hasError;
   if (header.completed) b |= FLAG_B.completed;
   if (header.cancelled) b |= FLAG_B.cancelled;
+  if (header.flow === true) b |= FLAG_B.flow;
   if (header.hasResult) {
     check(header.completed, 'hasResult', 'is only allowed on a completed record');
     b |= FLAG_B.hasResult;

@@ -27,7 +27,7 @@ export const FLAG_A = {
   more: 0x80,
 } as const;
 
-/** Bits of flags byte B. 0xC0 is reserved: a reader refuses a record with one of them set. */
+/** Bits of flags byte B. 0x80 is reserved: a reader refuses a record with it set. */
 export const FLAG_B = {
   version: 0x01,
   traceparent: 0x02,
@@ -35,7 +35,9 @@ export const FLAG_B = {
   completed: 0x08,
   cancelled: 0x10,
   hasResult: 0x20,
-  reserved: 0xc0,
+  /** A job of a flow (a parent, a child, or both): its ack tells the flow (flag 'w'). */
+  flow: 0x40,
+  reserved: 0x80,
 } as const;
 
 /** Sizes in bytes of the fixed-size fields. */
@@ -78,6 +80,11 @@ export interface RecordHeader {
   readonly cancelled: boolean;
   /** With completed: the bytes after the header are the handler's result, encoded by the codec. */
   readonly hasResult: boolean;
+  /**
+   * The job belongs to a flow (queue.addFlow): a parent, a child or both. Its ack tells its
+   * parent, and a parent's handler can read its children's results. Absent: not a flow's job.
+   */
+  readonly flow?: true;
 }
 
 /** The header of a job nobody has claimed yet, with every field at its default. */

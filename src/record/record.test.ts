@@ -15,7 +15,7 @@ describe('decodeRecord refuses what it cannot read', () => {
   });
 
   it('reserved bits in flags B', () => {
-    expect(() => decodeRecord(Buffer.from('018040', 'hex'))).toThrow(/reserved bits/);
+    expect(() => decodeRecord(Buffer.from('018080', 'hex'))).toThrow(/reserved bits/);
     expect(() => decodeRecord(Buffer.from('018080', 'hex'))).toThrow(RecordFormatError);
   });
 

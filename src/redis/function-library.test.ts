@@ -30,7 +30,9 @@ describe('buildLibrary', () => {
         .split('\n')
         .slice(1, 4)
         .map((l) => l.trim());
-      expect(head).toEqual(['KEYS, ARGV = keys, args', 'wheel_left_behind = false', 'group_last_turn = nil']);
+      // The resets follow the includes' order, which is not the point: that each is there.
+      expect(head[0]).toBe('KEYS, ARGV = keys, args');
+      expect(head.slice(1).sort()).toEqual(['group_last_turn = nil', 'wheel_left_behind = false']);
     }
   });
 

@@ -62,6 +62,14 @@ export type QueueKeys = {
   /** HASH id -> the running job's last progress value (JSON, size-capped). */
   readonly progress: string;
   /**
+   * HASH flow bookkeeping (src/scripts/includes/flow.lua): "p\0<parent>" -> children not ended,
+   * "k\0<parent>" -> its children's ids joined by "\0", "o\0<parent>" -> "i" (onChildFailure
+   * 'ignore'), "c\0<child>" -> its parent's id, "r\0<child>" -> how it ended (its result).
+   */
+  readonly flows: string;
+  /** ZSET parent id -> its own due ms: flow parents waiting for their children ('waiting-children'). */
+  readonly flowsWaiting: string;
+  /**
    * HASH id -> the job's log lines (job.log), packed; kept while the job's record is (deleted with
    * it by trim.lua and dead-remove.lua, and by trim.lua's sweep when a record went another way).
    * Field "\0": that sweep's HSCAN cursor (no id holds a control character).
@@ -256,6 +264,8 @@ function keysWithTag(tag: string): QueueKeys {
     events: `${base}ev`,
     limiter: `${base}lim`,
     progress: `${base}pg`,
+    flows: `${base}f`,
+    flowsWaiting: `${base}fw`,
     logs: `${base}lg`,
     config: `${KEY_PREFIX}:{${queueNameOfTag(tag)}}:config`,
     ready: `${base}wr`,

@@ -2,7 +2,7 @@
  * The one table from named script errors (`redis.error_reply('DELAYQ_<NAME> detail')`) to error
  * classes. Scripts never return bare numeric error codes.
  */
-import { DelayqError, ValidationError } from '../errors.js';
+import { DelayqError, FlowExistsError, ValidationError } from '../errors.js';
 
 /** Error codes a script may raise, and the class each becomes. */
 const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => DelayqError> = {
@@ -15,6 +15,7 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_BAD_RECORD: (detail, scriptName) => new ScriptBadRecord(detail, scriptName),
   DELAYQ_BAD_CONFIG: (detail) => new ScriptBadConfig(detail),
   DELAYQ_LOG_FULL: (detail) => new ScriptLogFull(detail),
+  DELAYQ_FLOW_EXISTS: (detail) => new FlowExistsError(detail),
 };
 
 /**

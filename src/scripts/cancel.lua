@@ -13,13 +13,19 @@
 -- KEYS[14] n  HASH of counters (`cancelled`)
 -- KEYS[15] ev STREAM of job events (`cancelled`: always written)
 -- KEYS[16] pg HASH id -> the running attempt's progress (deleted when a running job is cancelled)
--- KEYS[17...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[17] d  ZSET id -> died at ms: a flow's parent dies when a child it does not ignore is
+--             cancelled (flow.lua)
+-- KEYS[18] f  HASH flow bookkeeping (flow.lua)
+-- KEYS[19] fw ZSET parent -> its own due ms: flow parents waiting for their children;
+--             a parent waiting for its children is cancelled from fw, and its waiting children
+--             (and theirs) with it
+-- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
 -- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
--- Returns: 'waiting' or 'running' when cancelled; 0 (an integer reply, nil in Lua clients' terms
+-- Returns: 'waiting' or 'running' when cancelled (a flow's parent: also its waiting children); 0 (an integer reply, nil in Lua clients' terms
 --          false) when there is nothing to cancel (unknown, dead, completed, already cancelled, or
 --          an unreadable record). Writes nothing then.
---          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 16 (19 or
+--          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 19 (22 or
 --          more with the wheel), an id that is missing, empty, over 1536 bytes, with a control
 --          character or not UTF-8, a group concurrency that is not 0..1000000, an events cap that
 --          is not a whole number, or wheel arguments that do not match the wheel KEYS.
@@ -37,11 +43,13 @@
 --!include record.lua
 --!include wheel.lua
 --!include place.lua
+--!include bury.lua
+--!include flow.lua
 --!include args.lua
 
 -- Every check before the first write (docs/DESIGN.md invariant 10): a key or argument left out
 -- failed a command after the lease member was removed, leaving the job in no set (issue 32).
-local key_problem = check_key_count(16, true)
+local key_problem = check_key_count(19, true)
 if key_problem then return bad_arg(key_problem) end
 local id_problem = check_id(ARGV[1], 'ARGV[1] id')
 if id_problem then return bad_arg(id_problem) end
@@ -51,10 +59,10 @@ if gmax_problem then return bad_arg(gmax_problem) end
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
   j = KEYS[9], a = KEYS[10], x = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
-  pg = KEYS[16], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]),
+  pg = KEYS[16], d = KEYS[17], f = KEYS[18], fw = KEYS[19], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 17, 4)
+local wheel_problem = wheel_keys(K, 20, 4)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg('ARGV[3] ' .. cap_problem) end
@@ -66,6 +74,7 @@ local h = rec_parse(rec)
 if not h or h.completed or h.cancelled then return 0 end
 
 local how
+local flow = FLOW.member(rec)
 local member = h.claims and h.claims > 0 and rec_member(h, id) or nil
 if member and redis.call('ZSCORE', K.a, member) then
   -- Running (or its lease expired and is not reaped yet): the lease goes first, a removal.
@@ -80,8 +89,9 @@ else
     local missing = wheel_missing(K, {}, { id }, now)
     if missing then return missing end
   end
-  -- A dead job is in no waiting set, so unplace finds nothing to remove.
-  if not unplace_waiting(K, id, h) then return 0 end
+  -- A dead job is in no waiting set, so unplace finds nothing to remove; a flow's parent waiting
+  -- for its children is in fw.
+  if not (flow and redis.call('ZREM', K.fw, id) == 1) and not unplace_waiting(K, id, h) then return 0 end
   how = 'waiting'
 end
 -- The claim block and max attempts stay: get() shows the attempts used and the last run's due.
@@ -91,4 +101,10 @@ redis.call('HDEL', K.e, id)
 redis.call('HINCRBY', K.n, 'cancelled', 1)
 if how == 'running' then redis.call('PUBLISH', K.w, 'C ' .. member) end
 emit(K, 'cancelled', id, 'at', now, 'was', how)
+if flow then
+  -- Its waiting children go with it; then, as a child, its parent hears (no dead-set trim here:
+  -- the next burial or trim.lua does it).
+  FLOW.cancel_children(K, id, now)
+  FLOW.ended(K, id, 'cancelled', nil, now, 0, 0)
+end
 return how

@@ -23,7 +23,10 @@
 -- KEYS[18] n  HASH of counters (reap-on-claim counts `reaped`; workers flush claimed/completed)
 -- KEYS[19] pg HASH id -> progress of a running job (deleted when its attempt ends)
 -- KEYS[20] gn  ZSET group -> its waiting jobs (taken jobs leave their group's count)
--- KEYS[21...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[21] f  HASH flow bookkeeping (flow.lua)
+-- KEYS[22] fw ZSET parent -> its own due ms: flow parents waiting for their children;
+--             read and written only for acks flagged 'w' and for burials of a flow's jobs
+-- KEYS[23...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] limit: jobs to claim, 0..1000000 (0: ack only), ARGV[2] lease ms (>= 1), ARGV[3] holder
 -- number (wk, 0..4294967295), ARGV[4] group concurrency (the queue's recorded one, 0..1000000; 0
 -- counts as 1), ARGV[5] group rate max, ARGV[6] group rate per ms (0, 0: none; a max > 0 needs a
@@ -37,7 +40,8 @@
 -- ARGV[12] events cap (events.lua),
 -- ARGV[13] M acks (0..1000000), then 4 per ack: lease member "<claims>.<claimed at>|<id>[\0<group>]";
 -- the lease deadline the worker was last told, whole ms (a resent ack is recognised by it); flags,
--- each at most once: 'e' the job had a last error, 'p' it reported progress, 'f' the job's final
+-- each at most once: 'e' the job had a last error, 'p' it reported progress, 'w' the job belongs
+-- to a flow (its record has the F flag: its parent counts its completion, flow.lua), 'f' the job's final
 -- record follows (what to store: a completed record with the claim block and max attempts of the
 -- claim, and the result with U; record.lua rec_final_problem says what is accepted), or, from
 -- workers of delayq 0.2, 'u' a result follows; the final record ('f'), the result bytes (the
@@ -52,7 +56,7 @@
 --          keys (claim again at once), m, and the starts of the index's first m buckets (pass
 --          those next time); last, the script's TIME in µs. next_at: when to claim again (-1:
 --          nothing known; paused: wait for the resume message). Error 'DELAYQ_BAD_ARG <reason>'
---          for a KEYS count other than 20 (23 or more with the wheel), an ARGV count other than 13
+--          for a KEYS count other than 22 (25 or more with the wheel), an ARGV count other than 13
 --          + 4 per ack (+ the wheel's), or any argument out of its range, naming it (ARGV[2] lease
 --          ms ..., ack 3 of 50: member ...); wheel: error 'DELAYQ_WRONG_BUCKET <start>'. Any error
 --          means nothing was written.
@@ -97,6 +101,7 @@
 --!include wheel.lua
 --!include place.lua
 --!include bury.lua
+--!include flow.lua
 --!include reap-expired.lua
 --!include skiplist.lua
 --!include claim-context.lua

@@ -16,7 +16,10 @@
 -- KEYS[15] ev STREAM of job events
 -- KEYS[16] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
 -- KEYS[17] x  ZSET id -> cancelled at ms (only read: the reason a cancelled job's holder gets)
--- KEYS[18...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[18] f  HASH flow bookkeeping (flow.lua)
+-- KEYS[19] fw ZSET parent -> its own due ms: flow parents waiting for their children;
+--             a flow member's burial ends it for its parent
+-- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
 -- ARGV[1] lease member, ARGV[2] retry delay ms (-1: no retry), ARGV[3] error JSON
 -- ({name, message, stack?}; the script adds at, attempt and token), ARGV[4] unrecoverable (0/1:
 -- 1 buries at once, whatever attempts are left), ARGV[5] dead max count, ARGV[6] dead max age ms,
@@ -25,7 +28,7 @@
 -- Returns: { 'RETRY', run_at } or { 'DEAD', died_at }; { 'ALREADY', -1 } when this fail was
 --          already applied (a resent command: the last error carries this member's token); error
 --          'DELAYQ_LEASE_LOST <why>' (why: cancelled, expired, not held); error 'DELAYQ_BAD_ARG
---          <reason>' for a KEYS count other than 17 (20 or more with the wheel) or a malformed
+--          <reason>' for a KEYS count other than 19 (22 or more with the wheel) or a malformed
 --          argument, named (ARGV[2] retry delay ...); error 'DELAYQ_BAD_RECORD <reason>, job <id>' when the
 --          held job's record cannot be read; wheel: error 'DELAYQ_WRONG_BUCKET <start>' when the
 --          retry's bucket was not passed. Any error means nothing was written.
@@ -40,11 +43,12 @@
 --!include place.lua
 --!include wake.lua
 --!include bury.lua
+--!include flow.lua
 --!include lease-check.lua
 --!include args.lua
 
 -- Every check before the first write (docs/DESIGN.md invariant 10).
-local key_problem = check_key_count(17, true)
+local key_problem = check_key_count(19, true)
 if key_problem then return bad_arg(key_problem) end
 local member_problem = check_member(ARGV[1], 'ARGV[1] lease member')
 if member_problem then return bad_arg(member_problem) end
@@ -70,10 +74,10 @@ if type(ARGV[8]) ~= 'string' then return bad_arg('ARGV[8] reason is missing') en
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
   j = KEYS[9], a = KEYS[10], d = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
-  pg = KEYS[16], x = KEYS[17], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]),
+  pg = KEYS[16], x = KEYS[17], f = KEYS[18], fw = KEYS[19], events_cap = tonumber(ARGV[9]), gmax = tonumber(ARGV[7]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 18, 10)
+local wheel_problem = wheel_keys(K, 20, 10)
 if wheel_problem then return bad_arg(wheel_problem) end
 local member = ARGV[1]
 local cap_problem = check_events_cap(ARGV[9])
@@ -134,4 +138,5 @@ end
 if member_group(member) then group_release_and_wake(K, member_group(member), now) end
 emit(K, 'failed', id, 'attempt', h.attempts, 'retryAt', -1, 'at', now, 'reason', ARGV[8])
 bury(K, id, rec, now, h.attempts, dead_max_count, dead_max_age_ms)
+FLOW.buried(K, id, rec, now, dead_max_count, dead_max_age_ms)
 return { 'DEAD', now }

@@ -14,7 +14,10 @@
 -- KEYS[14] n  HASH of counters (`reaped`, `dead`)
 -- KEYS[15] ev STREAM of job events (`lease-lost`, `dead`: always written)
 -- KEYS[16] pg HASH id -> the running attempt's progress (deleted: the attempt ended)
--- KEYS[17..19] wheel strategy only: ready, wheel, wheel count (wheel.lua)
+-- KEYS[17] f  HASH flow bookkeeping (flow.lua)
+-- KEYS[18] fw ZSET parent -> its own due ms: flow parents waiting for their children;
+--             a flow member's burial ends it for its parent
+-- KEYS[19..21] wheel strategy only: ready, wheel, wheel count (wheel.lua)
 -- ARGV[1] max jobs this call, ARGV[2] dead max count, ARGV[3] dead max age ms, ARGV[4] group
 -- concurrency, ARGV[5] events cap (events.lua), ARGV[6] wheel strategy only: granularity ms
 -- Returns: { returned, buried, next deadline or -1 }
@@ -27,12 +30,13 @@
 --!include wheel.lua
 --!include place.lua
 --!include bury.lua
+--!include flow.lua
 --!include lease-check.lua
 --!include reap-expired.lua
 --!include args.lua
 
 -- Checks before the first write (docs/DESIGN.md invariant 10).
-if #KEYS ~= 16 and #KEYS ~= 19 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; reap takes 16 (19 with the wheel: wr, wi, wc)') end
+if #KEYS ~= 18 and #KEYS ~= 21 then return bad_arg('KEYS has ' .. #KEYS .. ' keys; reap takes 18 (21 with the wheel: wr, wi, wc)') end
 local REAP_ARGS = { 'max jobs', 'dead max count', 'dead max age ms' }
 for i = 1, 3 do
   if not whole_ms(ARGV[i]) or #ARGV[i] > 15 then
@@ -45,10 +49,10 @@ if gmax_problem then return bad_arg(gmax_problem) end
 local K = {
   s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7], gn = KEYS[8],
   j = KEYS[9], a = KEYS[10], d = KEYS[11], e = KEYS[12], w = KEYS[13], n = KEYS[14], ev = KEYS[15],
-  pg = KEYS[16], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]),
+  pg = KEYS[16], f = KEYS[17], fw = KEYS[18], events_cap = tonumber(ARGV[5]), gmax = tonumber(ARGV[4]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 17, 6)
+local wheel_problem = wheel_keys(K, 19, 6)
 if wheel_problem then return bad_arg(wheel_problem) end
 local cap_problem = check_events_cap(ARGV[5])
 if cap_problem then return bad_arg(cap_problem) end

@@ -126,6 +126,8 @@ export interface RunHandlerOptions<T> {
   onProgress?: (value: unknown) => void;
   /** Called for each job.log(line) the handler makes with a line a worker would accept. */
   onLog?: (line: string) => void;
+  /** What job.childResults() resolves to (a flow parent's children's results). Default `{}`. */
+  childResults?: Record<string, unknown>;
 }
 
 /**
@@ -150,6 +152,7 @@ export async function runHandler<T, R>(
   let lines = 0;
   const job = new Job<T>(id, value as T, opts.attempt ?? 1, opts.maxAttempts ?? 3, opts.runAt ?? now, now, {
     signal,
+    childResults: async () => ({ ...opts.childResults }),
     extendLease: async (ms) => opts.onExtendLease?.(ms),
     reportProgress: async (value) => {
       // The worker's check, so a value it would refuse is refused here too.

@@ -71,6 +71,7 @@ export async function assemble<T, R>(deps: AssembleDeps<T, R>, settled: Settled)
     {
       ...o,
       clock,
+      codec: settled.codec,
       nextClaimWithin: () => sleeper.dueEndWithin(),
       // A grouped job's ack frees its group's slot (its member names the group): the group's next
       // job may be due, and the claim loop, asleep with free slots, claims it with the ack.

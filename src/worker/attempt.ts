@@ -119,6 +119,8 @@ export interface AttemptStore {
   fail(input: AttemptFail): Promise<FailOutput>;
   /** True when released; false when the lease was no longer held. */
   release(input: AttemptRelease): Promise<boolean>;
+  /** The results of flow parent `id`'s children, decoded, by child id (flow.lua); `member` finds its keys. */
+  childResults?(member: string, id: string): Promise<Record<string, unknown>>;
 }
 
 /** What an attempt tells its worker. */
@@ -185,6 +187,13 @@ export class Attempt<T> implements JobHost, AckListener {
       deadline: claimed.deadline,
       lost: false,
     };
+  }
+
+  /** job.childResults(): a flow parent's children's results; `{}` for a job of no flow. */
+  async childResults(): Promise<Record<string, unknown>> {
+    const { id, member, header } = this.claimed;
+    if (!header.flow || !this.store.childResults) return {};
+    return this.store.childResults(member, id);
   }
 
   /** job.progress(value): checked now, written coalesced while the attempt runs. */
@@ -309,6 +318,7 @@ export class Attempt<T> implements JobHost, AckListener {
       header,
     };
     if (resultBytes !== undefined) ack.result = resultBytes;
+    if (header.flow) ack.flow = true;
     return ack;
   }
 

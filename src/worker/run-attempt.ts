@@ -69,7 +69,11 @@ export async function runAttempt<T>(
       return;
     }
     flight.handlerDone();
-    const resultBytes = deps.options.keepResults ? encodeResult(deps, job.id, result) : undefined;
+    // A flow's job always sends its result: its parent reads it (job.childResults()).
+    const resultBytes =
+      deps.options.keepResults || attempt.claimed.header.flow
+        ? encodeResult(deps, job.id, result)
+        : undefined;
     // Not awaited: the call that carries the ack tells the attempt, which ends the flight. A
     // promise and an await per job less, and this function's frame is gone before the ack goes.
     attempt.completeAndEnd(job, result, resultBytes, flight);

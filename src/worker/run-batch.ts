@@ -154,7 +154,11 @@ export async function runBatch<T>(attempts: ReadonlyArray<Attempt<T>>, deps: Bat
     if (entry.failing) return entry.failing;
     if (!outcome.ok) return failJob(entry, outcome.error, deps);
     const result = results?.[i];
-    const bytes = deps.options.keepResults ? encodeResult(deps, entry.job.id, result) : undefined;
+    // A flow's job always sends its result: its parent reads it (job.childResults()).
+    const bytes =
+      deps.options.keepResults || entry.attempt.claimed.header.flow
+        ? encodeResult(deps, entry.job.id, result)
+        : undefined;
     return entry.attempt.complete(entry.job, result, bytes);
   });
   await Promise.all([...fates, ...sideFates]);

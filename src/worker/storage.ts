@@ -19,6 +19,9 @@ import { extend, type ExtendOutput } from '../operations/extend.js';
 import { fail, type FailOutput } from '../operations/fail.js';
 import { progress } from '../operations/progress.js';
 import { writeLog } from '../operations/log.js';
+import { childResults } from '../operations/child-results.js';
+import type { Codec } from '../codec/codec.js';
+import { decodeJobPayload } from '../codec/payload.js';
 import { reap, type ReapOutput } from '../operations/reap.js';
 import { release } from '../operations/release.js';
 import { KEEP_CANCELLED, trimAll, type Retention, type TrimOutput } from '../operations/trim.js';
@@ -59,6 +62,8 @@ export interface StorageOptions {
   /** Whether an ack frees something to claim, and the claim loop's wake for it (ExchangeOptions). */
   freesClaim?: (item: AckItem) => boolean;
   wakeClaim?: () => boolean;
+  /** The queue's codec: a flow parent's children's results are decoded with it (childResults). */
+  codec?: Codec;
 }
 
 /**
@@ -227,6 +232,23 @@ export class WorkerStorage implements AttemptStore {
       json: input.json,
       capBytes: PROGRESS_MAX_BYTES,
     });
+  }
+
+  async childResults(member: string, id: string): Promise<Record<string, unknown>> {
+    const { codec } = this.options;
+    const out: Record<string, unknown> = {};
+    for (const child of await childResults(this.client, this.keysOf(member), id)) {
+      if (child.end.kind !== 'completed') continue;
+      const bytes = child.end.result;
+      // Own properties only, defined rather than assigned: a child id of '__proto__' stays data.
+      Object.defineProperty(out, child.id, {
+        value: bytes && codec ? decodeJobPayload(codec, bytes, child.id) : undefined,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
   }
 
   async log(input: AttemptLog): Promise<void> {

@@ -232,6 +232,11 @@ const worker = new Worker<ChaosPayload>(
       startNow: job.claimedAt.getTime(),
     });
     const p = job.payload;
+    if (p.flowChildren !== undefined) {
+      // A parent runs only after every child completed: each child's result is there.
+      const found = Object.keys(await job.childResults()).length;
+      record({ phase: 'flow', pid, id: job.id, token, found, children: p.flowChildren, at: Date.now() });
+    }
     if (p.crash) {
       process.kill(pid, 'SIGKILL');
       await new Promise(() => {});

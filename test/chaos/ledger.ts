@@ -18,6 +18,11 @@ export interface ChaosPayload {
   crash?: boolean;
   /** Block the event loop this long (a busy loop) before the sleep. */
   blockMs?: number;
+  /**
+   * A flow's parent with this many children (queue.addFlow): its handler reads job.childResults()
+   * first and records a `flow` line with how many it found (all, if the parent ran after them).
+   */
+  flowChildren?: number;
 }
 
 /** The message a deliberate failure throws with. */
@@ -85,7 +90,9 @@ export type ChaosEntry =
       message: string;
       at: number;
     }
-  | { phase: 'exit'; pid: number; at: number; how: 'closed' | 'crash' };
+  | { phase: 'exit'; pid: number; at: number; how: 'closed' | 'crash' }
+  /** A flow parent's run read its children's results: `found` of `children` (flowChildren). */
+  | { phase: 'flow'; pid: number; id: string; token: string; found: number; children: number; at: number };
 
 /** Parse a ledger file: one JSON object per complete line (a trailing partial line is ignored). */
 export function readChaosLedger(path: string): ChaosEntry[] {

@@ -4,7 +4,9 @@
  * violation. Options: --jobs N --faults N --workers N --concurrency N --lease MS --inject MS
  * --seed N --kinds kill,stop,... --no-persistence (the control: with --kinds redis-restart the checker
  * must then report lost jobs), --group-share F (default 0.2: that share of jobs is added with one of
- * 8 groups, workers at groups.concurrency 2; every group's running count must be 0 afterwards).
+ * 8 groups, workers at groups.concurrency 2; every group's running count must be 0 afterwards),
+ * --flow-share F (default 0.05: that share of jobs also adds a flow of a parent and 3 children;
+ * every parent must complete once, after its children: test/chaos/flows.ts).
  *
  * Then the cluster fault: --cluster-rounds N (default 3; 0 skips it) rounds of the master-failover
  * scenario (test/cluster/failover-scenario.ts), each on a fresh 3+3 Redis Cluster whose master of
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     'no-persistence': { type: 'boolean', default: false },
     'cluster-rounds': { type: 'string', default: '3' },
     'group-share': { type: 'string', default: '0.2' },
+    'flow-share': { type: 'string', default: '0.05' },
   },
 });
 
@@ -52,6 +55,7 @@ const options = {
   drainTimeoutMs: 180_000,
   seed: Number(values.seed),
   groupShare: Number(values['group-share']),
+  flowShare: Number(values['flow-share']),
   log: (line: string) => console.log(`[chaos +${Math.round((Date.now() - t0) / 1000)}s] ${line}`),
 };
 const t0 = Date.now();
@@ -60,6 +64,12 @@ console.log(
 );
 const result = await runChaos(options);
 console.log(formatCounts(result.counts, result.faultsByKind));
+if (result.flows) {
+  const f = result.flows;
+  console.log(
+    `flows: ${f.parents} parents (${f.parents * 4} jobs), completed once ${f.completedOnce}, parent runs ${f.runs}, each after all its children: ${f.violations.length === 0 ? 'yes' : 'NO'}`,
+  );
+}
 console.log(`took ${Math.round(result.durationMs / 1000)} s`);
 for (const v of result.violations) console.log(`VIOLATION ${v}`);
 console.log(result.ok ? 'chaos: OK' : 'chaos: FAILED');

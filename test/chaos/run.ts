@@ -23,6 +23,7 @@ import {
   type JobKind,
 } from './checker.js';
 import { readChaosLedger, type ChaosEntry, type ChaosPayload } from './ledger.js';
+import { addChaosFlow, checkFlows, type FlowReport } from './flows.js';
 import { FaultProxy } from './proxy.js';
 import { killAllChaosWorkers, spawnChaosWorker, type ChaosWorker } from './worker-handle.js';
 import { internals } from '../support/internals.js';
@@ -61,6 +62,12 @@ export interface ChaosOptions {
   groupShare?: number;
   groupCount?: number;
   groupConcurrency?: number;
+  /**
+   * Share of the producer's jobs that also start a flow (default 0): a parent with FLOW_CHILDREN
+   * children (./flows.ts), whose jobs are accepted like the others; each parent must complete
+   * once, after its children.
+   */
+  flowShare?: number;
 }
 
 /** What a run produced. */
@@ -68,6 +75,8 @@ export interface ChaosResult extends ChaosReport {
   faultsByKind: Record<FaultKind, number>;
   acceptedByKind: Record<JobKind, number>;
   durationMs: number;
+  /** The flows' figures (flowShare > 0). */
+  flows?: FlowReport;
 }
 
 /** A small seeded PRNG (mulberry32): the same seed gives the same jobs and fault plan. */
@@ -106,6 +115,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const groupShare = options.groupShare ?? 0;
   const groupCount = options.groupCount ?? 8;
   const groupConcurrency = options.groupConcurrency ?? 2;
+  // Flows draw from their own sequence too.
+  const flowRandom = prng(options.seed + 104_729);
+  const flowShare = options.flowShare ?? 0;
+  const flowParents = new Set<string>();
   const ledgerDir = mkdtempSync(join(tmpdir(), 'delayq-chaos-'));
   const redisArgs = options.persistence
     ? ['--appendonly', 'yes', '--appendfsync', 'always']
@@ -241,6 +254,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             await sleep(200);
           }
         }
+        for (const j of jobs) {
+          if (!(flowRandom() < flowShare)) continue;
+          const id = `f${j.id}`;
+          for (const added of await addChaosFlow(queue, id, flowRandom, options.attempts, 200)) {
+            accepted.set(added, 'normal');
+          }
+          flowParents.add(id);
+        }
         await sleep(spacing);
       }
     };
@@ -345,7 +366,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let left = Infinity;
     while (Date.now() < drainDeadline) {
       const sizes = await Promise.all(
-        [keys.waiting, keys.prioWaiting, keys.prioReady, keys.leases].map((key) => admin.zcard(key)),
+        [keys.waiting, keys.prioWaiting, keys.prioReady, keys.leases, keys.flowsWaiting].map((key) =>
+          admin.zcard(key),
+        ),
       );
       left = sizes.reduce((a, b) => a + b, 0);
       if (left === 0) break;
@@ -376,6 +399,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         ...(await admin.zrange(keys.prioReady, 0, -1)),
       ].map((member) => member.slice(member.indexOf(':') + 1)),
       ...(await admin.zrange(keys.leases, 0, -1)).map(memberId),
+      // Flow parents still waiting for their children.
+      ...(await admin.zrange(keys.flowsWaiting, 0, -1)),
       // Grouped waiting jobs: "<group>\0<due: 6 bytes><id>" in gq.
       ...(await admin.zrangeBuffer(keys.groupJobs, 0, -1)).map((member) =>
         member.subarray(member.indexOf(0) + 1 + 6).toString(),
@@ -420,6 +445,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       completed,
       lingerMs: 2 * options.leaseMs + 2_000,
     });
+    const flows = flowShare > 0 ? checkFlows(entries, flowParents) : undefined;
+    if (flows && flows.violations.length > 0) {
+      report.violations.push(...flows.violations);
+      report.ok = false;
+    }
     for (const [group, count] of groupSlots) {
       report.violations.push(`group ${group} still counts ${count} running job(s) after the run (gc)`);
       report.ok = false;
@@ -449,7 +479,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     const acceptedByKind: Record<JobKind, number> = { normal: 0, failOnce: 0, failAlways: 0, poison: 0 };
     for (const kind of accepted.values()) acceptedByKind[kind]++;
-    return { ...report, faultsByKind, acceptedByKind, durationMs: Date.now() - started };
+    return {
+      ...report,
+      faultsByKind,
+      acceptedByKind,
+      durationMs: Date.now() - started,
+      ...(flows && { flows }),
+    };
   } finally {
     stopping = true;
     await killAllChaosWorkers();

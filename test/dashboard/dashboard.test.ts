@@ -50,6 +50,38 @@ async function seed(name: string, scheduled: number, dead: string[]): Promise<Qu
 }
 
 describe('dashboard over HTTP', () => {
+  it("shows a flow: a parent's children and their states, a child's parent", async () => {
+    const name = uniqueQueue('dflow');
+    const queue = new Queue<string>(name, { connection: redis.url() });
+    open.push(queue);
+    await queue.addFlow({
+      payload: 'report',
+      opts: { id: 'fp' },
+      children: [
+        { payload: 'a', opts: { id: 'fa', delay: '1h' } },
+        { payload: 'b', opts: { id: 'fb', delay: '1h' } },
+      ],
+    });
+    const d = await dashboard();
+    const parent = (await (await fetch(`${d.url}api/queues/${name}/jobs/fp`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(parent).toMatchObject({
+      id: 'fp',
+      state: 'waiting-children',
+      children: [
+        { id: 'fa', state: 'scheduled' },
+        { id: 'fb', state: 'scheduled' },
+      ],
+    });
+    const child = (await (await fetch(`${d.url}api/queues/${name}/jobs/fb`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(child).toMatchObject({ id: 'fb', state: 'scheduled', parent: 'fp' });
+  });
+
   it("shows a running job's progress in its record and in the active list", async () => {
     const name = uniqueQueue('dprog');
     const queue = new Queue(name, { connection: redis.url() });

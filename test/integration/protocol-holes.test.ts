@@ -146,7 +146,7 @@ describe('hole 2: cancel with a key left out', () => {
     ];
     const before = await snapshot(name);
     await expect(evalScript('cancel', fourteen, ['running-1', '0', '0'])).rejects.toThrow(
-      /DELAYQ_BAD_ARG KEYS has 14 keys; this script takes 16/,
+      /DELAYQ_BAD_ARG KEYS has 14 keys; this script takes 19/,
     );
     expect(await snapshot(name)).toEqual(before);
     expect((await queue.get('running-1'))?.state).toBe('active');

@@ -66,6 +66,10 @@ async function seed(name: string): Promise<string> {
   return member;
 }
 
+/** A new job's record of a flow (flags B 0x40, flow.lua) with payload {}, and one of no flow. */
+const FLOW_RECORD = Buffer.from('\x01\x80\x40{}', 'latin1');
+const PLAIN_RECORD = Buffer.from('\x01\x00{}', 'latin1');
+
 function specs(name: string, member: string): Spec[] {
   const k = queueKeys(name);
   // seed() leases r1 at the claimed-at time in its member, for 600,000 ms.
@@ -96,6 +100,9 @@ function specs(name: string, member: string): Spec[] {
         k.counters,
         k.events,
         k.progress,
+        k.dead,
+        k.flows,
+        k.flowsWaiting,
       ],
       args: ['w1', '0', '0'],
       names: [/ARGV\[1\] id/, /ARGV\[2\] group concurrency/, /ARGV\[3\] events cap/],
@@ -118,6 +125,8 @@ function specs(name: string, member: string): Spec[] {
         k.counters,
         k.progress,
         k.groupBacklog,
+        k.flows,
+        k.flowsWaiting,
       ],
       // An ack of r1 (its known deadline is its lease's), then a claim of one: w1 is not due.
       args: [
@@ -199,6 +208,8 @@ function specs(name: string, member: string): Spec[] {
         k.events,
         k.progress,
         k.cancelled,
+        k.flows,
+        k.flowsWaiting,
       ],
       args: [member, '1000', '{"name":"Error","message":"boom"}', '0', '100', '86400000', '0', 'boom', '0'],
       names: [
@@ -324,8 +335,55 @@ function specs(name: string, member: string): Spec[] {
         k.errors,
         k.holders,
         k.progress,
+        k.flows,
+        k.flowsWaiting,
       ],
       args: ['r1'],
+      names: [/ARGV\[1\] id/],
+      bad: [idBad],
+    },
+    {
+      script: 'add-flow',
+      keys: [...waiting, k.records, k.flows, k.flowsWaiting, k.wake, k.counters, k.events],
+      // A parent fp and its child fc, both of the flow (flags B 0x40).
+      args: ['0', '0', '0', '2', 'fp', 'd0', FLOW_RECORD, '0', '', 'fc', 'd0', FLOW_RECORD, '1', ''],
+      names: [
+        /ARGV\[1\] elapsed/,
+        /ARGV\[2\] group concurrency/,
+        /ARGV\[3\] events cap/,
+        /ARGV\[4\] N/,
+        /job 1 of 2: id|ARGV has/,
+        /job 1 of 2: (when|due time)|ARGV has/,
+        /job 1 of 2: record|ARGV has/,
+        /job 1 of 2: parent|ARGV has/,
+        /job 1 of 2: flags|ARGV has/,
+        /job 2 of 2: id|ARGV has/,
+        /job 2 of 2: (when|due time)|ARGV has/,
+        /job 2 of 2: record|ARGV has/,
+        /job 2 of 2: parent|ARGV has/,
+        /job 2 of 2: flags|ARGV has/,
+      ],
+      bad: [
+        NUMBERS,
+        NUMBERS,
+        ['', 'x', '1.5', NOT_UTF8],
+        [...NUMBERS, '0', '1001'],
+        idBad,
+        ['', 'x', 'd-1', 'd1.5', 'a1', NOT_UTF8],
+        ['', 'x', PLAIN_RECORD],
+        ['1', 'x', ''],
+        ['x', 'ii', NOT_UTF8],
+        [...idBad, 'fp'],
+        ['', 'x', 'd-1', 'd1.5', 'a1', NOT_UTF8],
+        ['', 'x', PLAIN_RECORD],
+        ['0', '2', 'x', '-1'],
+        ['x', 'ii', NOT_UTF8],
+      ],
+    },
+    {
+      script: 'child-results',
+      keys: [k.flows],
+      args: ['fp'],
       names: [/ARGV\[1\] id/],
       bad: [idBad],
     },
@@ -407,7 +465,19 @@ function specs(name: string, member: string): Spec[] {
     },
     {
       script: 'reap',
-      keys: [...waiting, k.records, k.leases, k.dead, k.errors, k.wake, k.counters, k.events, k.progress],
+      keys: [
+        ...waiting,
+        k.records,
+        k.leases,
+        k.dead,
+        k.errors,
+        k.wake,
+        k.counters,
+        k.events,
+        k.progress,
+        k.flows,
+        k.flowsWaiting,
+      ],
       args: ['100', '100', '86400000', '0', '0'],
       names: [
         /ARGV\[1\] max jobs/,
@@ -633,7 +703,7 @@ describe('every shipped script refuses bad input before it writes', () => {
     const spec = specs(name, member).find((s) => s.script === 'cancel')!;
     const source = expandLua(SCRIPTS, 'cancel.lua');
     const write = "redis.call('HINCRBY', K.n, 'cancelled', 1)";
-    const firstCheck = 'local key_problem = check_key_count(16, true)';
+    const firstCheck = 'local key_problem = check_key_count(19, true)';
     expect(source).toContain(write);
     expect(source).toContain(firstCheck);
     const mutant = source

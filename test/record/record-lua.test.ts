@@ -78,7 +78,7 @@ describe('record.lua reads what src/record writes', () => {
     const reasons = async (hex: string): Promise<string> =>
       ((await run('parse', Buffer.from(hex, 'hex'))) as Buffer[]).map((b) => b.toString()).join(' ');
     expect(await reasons('0200')).toMatch(/^error record format byte 2 is unknown/);
-    expect(await reasons('018040')).toMatch(/^error .*reserved bits/);
+    expect(await reasons('018080')).toMatch(/^error .*reserved bits/);
     expect(await reasons('01010002')).toMatch(/^error record is truncated: the claim block/);
     expect(await reasons('0110056731')).toMatch(/^error record is truncated: the group/);
   });

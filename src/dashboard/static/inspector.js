@@ -31,6 +31,8 @@ export async function inspect(id) {
       ['completed', job.completedAt],
       ['cancelled', job.cancelledAt],
       ['progress', job.progress === undefined ? null : JSON.stringify(job.progress)],
+      // A flow's child (queue.addFlow): its parent, while the flow's parent has not ended.
+      ['parent', job.parent],
     ].filter(([, v]) => v !== null && v !== undefined);
     // replaceChildren would show a null as the text "null": only the parts this job has.
     const parts = [
@@ -44,6 +46,22 @@ export async function inspect(id) {
         ]),
       ),
       el('div', { class: 'row-actions' }, ...actionButtons(job.state, job.id)),
+      // A flow's parent: its children and their states, each one click from its own inspector.
+      job.children?.length ? el('h3', {}, `children (${job.children.length})`) : null,
+      job.children?.length
+        ? el(
+            'ul',
+            { class: 'children' },
+            ...job.children.map((child) => {
+              const link = el('a', { href: '#', class: 'mono' }, child.id);
+              link.addEventListener('click', (event) => {
+                event.preventDefault();
+                void inspect(child.id);
+              });
+              return el('li', {}, link, ' ', el('span', { class: `state ${child.state}` }, child.state));
+            }),
+          )
+        : null,
       final ? null : el('h3', {}, 'payload'),
       final
         ? null

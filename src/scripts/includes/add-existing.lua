@@ -98,6 +98,11 @@ local function add_on_exists(call, jobs, i, old, done)
     new = rec_claimed(new, h, oh.attempts, oh.claims, oh.claimed_at, oh.run_due, oh.holder)
   end
   if oh.has_error then new = rec_with_error_flag(new, rec_parse(new), true) end
+  -- A flow's job stays one (flags B 0x40, flow.lua): its ack must tell its parent.
+  if bit.band(oh.fb, 0x40) ~= 0 then
+    local nh = rec_parse(new)
+    new = rec_flag_bytes(nh.fa, bit.bor(nh.fb, 0x40)) .. string.sub(new, nh.claim_at)
+  end
   redis.call('HSET', K.j, id, new)
   add_placed(call, done, place_waiting(K, id, h, due, now), due)
   done.written[id] = i

@@ -21,14 +21,14 @@
 --   ZSCORE each without it). Then one ZADD c, and HDEL e / HDEL pg / group slots (groups.lua) only
 --   for the acks that need them; a ZSCORE c or x per refused ack.
 
--- Groups freed by this many acks at once go back in turn with gr a skiplist (skiplist.lua).
-local CLAIM_GROUPS_SKIPLIST_AT = 16
--- A call with this many acks reads the deadline its first ack ahead names once; fewer are decided
--- by a ZREM each (one command per ack against two for the read and the removal).
-local CLAIM_ACKS_SHARED = 3
--- Members read at a shared deadline beyond the acks that share it (other claims of the same ms
--- made the same deadline); acks not among those read are read by score, exactly as the others.
-local CLAIM_SHARED_SLACK = 64
+-- The acks step's bounds, one table (claim.lua loaded alone by EVAL has at most 200 locals; each
+-- is read once per call): groups_skiplist_at, groups freed by this many acks at once go back in
+-- turn with gr a skiplist (skiplist.lua); shared, a call with this many acks reads the deadline
+-- its first ack ahead names once, fewer are decided by a ZREM each (one command per ack against
+-- two for the read and the removal); shared_slack, members read at a shared deadline beyond the
+-- acks that share it (other claims of the same ms made the same deadline), acks not among those
+-- read are read by score, exactly as the others.
+local CLAIM_ACK_BOUNDS = { groups_skiplist_at = 16, shared = 3, shared_slack = 64 }
 -- What an ack's lease was found to be: its member is in a at the shared deadline the ack names;
 -- valid and still in a (read by score); valid and already removed (its own ZREM); expired (read
 -- by score). Not in a: nil.
@@ -43,10 +43,10 @@ local function claim_lease_scores(c, members)
 end
 
 -- The lease members in a at deadline `known` (text): a set, member -> true. Up to `acks` of this
--- call name it, and CLAIM_SHARED_SLACK more are read for the leases other claims made in the same
+-- call name it, and CLAIM_ACK_BOUNDS.shared_slack more are read for the leases other claims made in the same
 -- ms; an ack whose member is not among those read is read by score.
 local function claim_members_at(c, known, acks)
-  local members = redis.call('ZRANGEBYSCORE', c.K.a, known, known, 'LIMIT', '0', int_text(acks + CLAIM_SHARED_SLACK))
+  local members = redis.call('ZRANGEBYSCORE', c.K.a, known, known, 'LIMIT', '0', int_text(acks + CLAIM_ACK_BOUNDS.shared_slack))
   local set = {}
   for k = 1, #members do set[members[k]] = true end
   return set
@@ -82,7 +82,7 @@ local function claim_ack_facts(c)
   -- extend whose reply was lost moved it, or it is gone). Nothing is written until every member
   -- not found has been checked. Fewer acks (concurrency 1) are each decided by its own ZREM when
   -- their known deadline is ahead (one command where a read and a removal are two).
-  local few = acks < CLAIM_ACKS_SHARED
+  local few = acks < CLAIM_ACK_BOUNDS.shared
   -- One ack alone: its ZREM writes nothing when its member is not there, and that is when it is
   -- checked, below.
   if few and acks > 1 then
@@ -170,8 +170,9 @@ local function claim_ack_apply(c, fact, ahead, present, records)
   local letters = nil
   local unremoved, done_c = { nil }, { nil, nil }
   local records_n, done_n = #records, 0
-  -- Made when an ack needs them: most calls have no job with an error or progress.
-  local error_ids, progress_ids = nil, nil
+  -- Made when an ack needs them: most calls have no job with an error or progress, nor of a flow
+  -- (id, then its result or false, per acked flow member).
+  local error_ids, progress_ids, flow_done = nil, nil, nil
   -- Slots the acked jobs free, per group: one HINCRBY and one re-activation per group.
   local freed, freed_order = nil, nil
   local grouped = 0
@@ -211,6 +212,11 @@ local function claim_ack_apply(c, fact, ahead, present, records)
       if has_flags and string.find(ack_flags, 'p', 1, true) then
         progress_ids = progress_ids or {}
         progress_ids[#progress_ids + 1] = id
+      end
+      if has_flags and string.find(ack_flags, 'w', 1, true) then
+        flow_done = flow_done or {}
+        flow_done[#flow_done + 1] = id
+        flow_done[#flow_done + 1] = FLOW.ack_result(ack_flags, ARGV[at + 3])
       end
       if g then
         grouped = grouped + 1
@@ -255,11 +261,17 @@ local function claim_ack_apply(c, fact, ahead, present, records)
   call_chunked('ZADD', K.c, done_c, 2)
   if error_ids then call_chunked('HDEL', K.e, error_ids, 1) end
   if progress_ids then call_chunked('HDEL', K.pg, progress_ids, 1) end
+  -- A flow member's completion, counted for its parent once (flow.lua): only for acks flagged 'w'.
+  if flow_done then
+    for k = 1, #flow_done, 2 do
+      FLOW.ended(K, flow_done[k], 'completed', flow_done[k + 1] or nil, now, c.s.dead_max_count, c.s.dead_max_age_ms)
+    end
+  end
   local woke = nil
   if freed_order then
     -- Many groups back in turn at once: gr as a skiplist, where each ZADD is a lookup rather
     -- than a scan of a listpack of up to 128 groups (skiplist.lua).
-    local added = #freed_order >= CLAIM_GROUPS_SKIPLIST_AT and skiplist_begin(K.gr)
+    local added = #freed_order >= CLAIM_ACK_BOUNDS.groups_skiplist_at and skiplist_begin(K.gr)
     for _, g in ipairs(freed_order) do
       local due = group_release(K, g, now, freed[g])
       if due and (woke == nil or due < woke) then woke = due end

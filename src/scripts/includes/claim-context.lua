@@ -18,7 +18,7 @@
 local CLAIM_ACK_FIRST = 14
 local CLAIM_ACK_WIDTH = 4
 -- KEYS of every strategy; the wheel's (ready, index, count, then bucket lists) follow.
-local CLAIM_KEYS = 20
+local CLAIM_KEYS = 22
 -- The largest claim, and the most acks, one call takes.
 local CLAIM_MAX_LIMIT = 1000000
 -- What the settings' texts mean, by the texts joined: a worker sends the same ones in every call,
@@ -125,12 +125,12 @@ local function claim_settings()
 end
 
 -- Ack i's reason to be refused when its flags are not '' or 'f' (the usual two, checked where
--- the acks are walked): letters e, p and f or u, each once, and the value that follows them (a
+-- the acks are walked): letters e, p, w and f or u, each once, and the value that follows them (a
 -- final record, checked by its three bytes; a result; or nothing).
 local function claim_ack_flags_problem(flags, value)
-  if type(flags) ~= 'string' or string.find(flags, '[^epfu]') or string.find(flags, 'e.*e')
-    or string.find(flags, 'p.*p') or string.find(flags, '[fu].*[fu]') then
-    return 'flags ' .. tostring(flags) .. ' are not letters e, p and one of f or u, each once'
+  if type(flags) ~= 'string' or string.find(flags, '[^epwfu]') or string.find(flags, 'e.*e')
+    or string.find(flags, 'p.*p') or string.find(flags, 'w.*w') or string.find(flags, '[fu].*[fu]') then
+    return 'flags ' .. tostring(flags) .. ' are not letters e, p, w and one of f or u, each once'
   end
   if string.find(flags, 'f', 1, true) then return rec_final_problem(value) end
   if not string.find(flags, 'u', 1, true) and value ~= '' then
@@ -176,7 +176,7 @@ local function claim_context()
   local K = {
     s = KEYS[1], p = KEYS[2], r = KEYS[3], gq = KEYS[4], gw = KEYS[5], gr = KEYS[6], gc = KEYS[7],
     j = KEYS[8], a = KEYS[9], c = KEYS[10], x = KEYS[11], e = KEYS[12], d = KEYS[13], z = KEYS[14],
-    lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19], gn = KEYS[20],
+    lim = KEYS[15], ev = KEYS[16], w = KEYS[17], n = KEYS[18], pg = KEYS[19], gn = KEYS[20], f = KEYS[21], fw = KEYS[22],
     events = KEYS[16], events_cap = s.events_cap, gmax = s.group_max,
   }
   if key_count > CLAIM_KEYS then

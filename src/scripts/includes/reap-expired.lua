@@ -4,7 +4,8 @@
 -- the dead set with the error LeaseExpired once its attempts are spent. Used by reap.lua and by
 -- the claim's reap-on-claim. Idempotent: a second call finds nothing.
 -- Needs K.a, K.j, K.e, K.pg, K.n, K.gc (slots of grouped leases), what place_waiting needs (place.lua), what bury needs
--- (bury.lua) and what emit needs (events.lua). The caller announces returned jobs (wake).
+-- (bury.lua), what emit needs (events.lua) and flow.lua (K.f, K.fw: a flow's job that dies ends
+-- for its parent). The caller announces returned jobs (wake).
 
 local function reap_expired(K, now, max, dead_count, dead_age)
   local expired = redis.call('ZRANGEBYSCORE', K.a, '-inf', now, 'LIMIT', 0, max)
@@ -32,6 +33,7 @@ local function reap_expired(K, now, max, dead_count, dead_age)
       h = rec_parse(rec)
       if h.attempts >= h.max then
         bury(K, id, rec, now, h.attempts, dead_count, dead_age)
+        FLOW.buried(K, id, rec, now, dead_count, dead_age)
         buried = buried + 1
       else
         redis.call('HSET', K.j, id, rec)

@@ -2,7 +2,8 @@
 -- `struct`, never cjson. Only the header is touched; the payload bytes after it are never looked at.
 -- Byte 1 format (1), byte 2 flags A, byte 3 flags B when A has 0x80, then the optional fields in
 -- flag order: C claim block (20), M max attempts (2), B backoff (9), P priority (2, signed),
--- G group (1 + n + 6), T timeout (4), K created at (6), V version (2), R traceparent (1 + n).
+-- G group (1 + n + 6), T timeout (4), K created at (6), V version (2), R traceparent (1 + n);
+-- flags B 0x40 (F, a flow's job) has no field.
 -- The TypeScript twin is src/record/ (encode.ts, decode.ts); test/vectors/records/ pins both.
 
 local REC_FORMAT = 1
@@ -20,7 +21,8 @@ local REC_COMPLETED_RESULT_HEAD = '\1\128\40'
 local REC_A_CLAIM, REC_A_MAX, REC_A_BACKOFF, REC_A_PRIO = 0x01, 0x02, 0x04, 0x08
 local REC_A_GROUP, REC_A_TIMEOUT, REC_A_CREATED, REC_A_MORE = 0x10, 0x20, 0x40, 0x80
 local REC_B_VERSION, REC_B_TRACE, REC_B_ERROR, REC_B_COMPLETED = 0x01, 0x02, 0x04, 0x08
-local REC_B_CANCELLED, REC_B_RESULT, REC_B_RESERVED = 0x10, 0x20, 0xC0
+-- 0x40 is F, a flow's job (flow.lua): a flag with no field, nothing here reads it.
+local REC_B_CANCELLED, REC_B_RESULT, REC_B_RESERVED = 0x10, 0x20, 0x80
 
 local function rec_has(flags, bitmask)
   return bit.band(flags, bitmask) ~= 0

@@ -107,7 +107,8 @@ export async function assemble<T, R>(deps: AssembleDeps<T, R>, settled: Settled)
     gate: new StartGate(clock),
     keeper,
     counters,
-    partitions: partitions.length,
+    partitionOf: (member) => storage.partitionOfClaim(member),
+    forgetClaim: (member) => storage.forget(member),
     store: storage,
     hooks: attemptHooks<T, R>({
       events: deps.events,

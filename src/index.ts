@@ -51,6 +51,7 @@ export {
   JobTimeoutError,
   LayoutMismatchError,
   PartitionMismatchError,
+  RepartitionRefusedError,
   ConfigMismatchError,
   UnknownQueueError,
   UnsupportedLayoutError,

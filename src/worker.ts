@@ -116,6 +116,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       running: () => this.running !== undefined && !this.closing,
       setGroups: (groups) => this.running?.storage.setGroups(groups),
       wake: () => this.sleeper.wakeNow(),
+      grow: () => this.grow(),
       log: (message) => o.logger.info?.(`worker ${this.id} on queue '${name}': ${message}`),
       report: (err) => this.report(err),
     });
@@ -178,6 +179,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     );
     await warnIfEvicting(client, (m) => o.logger.warn(m));
     await running.storage.open(this.id);
+    // Settling may have adopted a larger recorded count (a re-partitioned queue).
+    await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
     await this.subscriber.start();
     if (this.closing) return;
     const source = claimSource(parts, settled, running);
@@ -190,6 +193,27 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     running.reaper.start();
     this.counters.start();
     running.loop.start();
+  }
+
+  /**
+   * Follow a re-partition (LiveSettings saw the recorded count grow, and the context's partition
+   * list with it): register in and open the new partitions, listen on their wake channels, and
+   * claim through a source over every partition, the old ones included (their jobs never move).
+   */
+  private async grow(): Promise<void> {
+    const running = this.running;
+    if (!running || this.closing) return;
+    const settled = await this.context.settle();
+    await running.storage.grow();
+    await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
+    // Not claiming yet: start-up makes its source over every partition.
+    if (!running.source) return;
+    const source = claimSource(this.parts(), settled, running);
+    await source.start();
+    const old = running.source;
+    running.source = source;
+    await old.stop();
+    this.sleeper.wakeNow();
   }
 
   /** This worker's lasting parts, as the settled ones are wired to them (src/worker/assemble.ts). */

@@ -162,7 +162,11 @@ export function claimLoop<T, R>(
   const { dispatcher } = running;
   const o = deps.options;
   return new ClaimLoop({
-    source,
+    // The running source, not `source`: a re-partition followed replaces it (Worker).
+    source: {
+      claim: (limit, ahead) => (running.source ?? source).claim(limit, ahead),
+      pause: (ms, approach) => (running.source ?? source).pause(ms, approach),
+    },
     freeSlots: () => dispatcher.freeSlots(),
     waitForSlot: () => deps.slots.waitForSlot(),
     start: (claimed) => dispatcher.start(claimed),

@@ -102,6 +102,8 @@ export class WorkerStorage implements AttemptStore {
   private groupConcurrency: number;
   /** This worker's holder number in each partition (worker-register), once registered. */
   private holders: number[] = [];
+  /** This worker's id, once open() registered it. */
+  private workerId: string | undefined;
   private exchanges: Exchange[] = [];
   /** Each partition's claim KEYS and settings ARGV, encoded once (again when the settings change). */
   private prepared: Array<{ now: PreparedClaim; ahead: PreparedClaim }> = [];
@@ -131,39 +133,60 @@ export class WorkerStorage implements AttemptStore {
 
   /** Register this worker in every partition (holder numbers) and open the exchanges. */
   async open(workerId: string): Promise<void> {
-    const settings = this.settings;
-    this.holders = await Promise.all(
-      this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
-    );
-    this.prepared = this.partitions.map((keys) => this.prepare(keys, settings));
-    this.exchanges = this.partitions.map((keys, p) => {
-      return new Exchange(
-        async (limit, acks, ahead) => {
-          const sentAt = performance.now();
-          const out = await claimPrepared(
-            this.client,
-            ahead ? this.prepared[p]!.ahead : this.prepared[p]!.now,
-            limit,
-            this.holders[p]!,
-            acks,
-            this.buckets[p],
-          );
-          for (const job of out.jobs) this.claimedFrom.set(job.member, p);
-          for (const job of out.unreadable) this.claimedFrom.set(job.member, p);
-          const replyMs = performance.now() - sentAt;
-          this.options.clock?.observe(out.nowUs !== undefined ? out.nowUs / 1000 : out.now, sentAt);
-          // A quick reply (nearly always) is used as it came.
-          if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
-          const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
-            extend(this.client, keys, settings.leaseMs, members, this.zmscore),
-          );
-          for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
-          return confirmed;
-        },
-        // Its hooks (nextClaimWithin, freesClaim, wakeClaim) are the worker's, passed through.
-        this.options,
-      );
+    this.workerId = workerId;
+    await this.grow();
+  }
+
+  /**
+   * Register in, and open the exchanges of, the partitions not opened yet: at open, and when the
+   * queue was re-partitioned (the partition list, shared with the queue's context, grew). A
+   * partition is claimed from only once its exchange is open.
+   */
+  async grow(): Promise<void> {
+    const workerId = this.workerId;
+    if (workerId === undefined) return;
+    const from = this.exchanges.length;
+    const added = this.partitions.slice(from);
+    if (added.length === 0) return;
+    const holders = await Promise.all(added.map((keys) => registerHolder(this.client, keys, workerId)));
+    holders.forEach((holder, i) => {
+      const p = from + i;
+      this.holders[p] = holder;
+      this.prepared[p] = this.prepare(this.partitions[p]!, this.settings);
+      this.exchanges[p] = this.exchangeOf(p);
     });
+  }
+
+  /** Partition `p`'s exchange: its claims carry its queued acks. */
+  private exchangeOf(p: number): Exchange {
+    const keys = this.partitions[p]!;
+    return new Exchange(
+      async (limit, acks, ahead) => {
+        const settings = this.settings;
+        const sentAt = performance.now();
+        const out = await claimPrepared(
+          this.client,
+          ahead ? this.prepared[p]!.ahead : this.prepared[p]!.now,
+          limit,
+          this.holders[p]!,
+          acks,
+          this.buckets[p],
+        );
+        for (const job of out.jobs) this.claimedFrom.set(job.member, p);
+        for (const job of out.unreadable) this.claimedFrom.set(job.member, p);
+        const replyMs = performance.now() - sentAt;
+        this.options.clock?.observe(out.nowUs !== undefined ? out.nowUs / 1000 : out.now, sentAt);
+        // A quick reply (nearly always) is used as it came.
+        if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
+        const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
+          extend(this.client, keys, settings.leaseMs, members, this.zmscore),
+        );
+        for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
+        return confirmed;
+      },
+      // Its hooks (nextClaimWithin, freesClaim, wakeClaim) are the worker's, passed through.
+      this.options,
+    );
   }
 
   /**
@@ -187,6 +210,7 @@ export class WorkerStorage implements AttemptStore {
 
   /** Drop this worker's holder numbers (at close; trim forgets those of crashed workers). */
   async close(): Promise<void> {
+    this.workerId = undefined;
     const holders = this.holders;
     this.holders = [];
     await Promise.all(holders.map((holder, p) => dropHolder(this.client, this.partitions[p]!, holder)));

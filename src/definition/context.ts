@@ -59,7 +59,7 @@ export class QueueContext {
    */
   partitionsBase: number;
   /** The keys of the first partition (with one partition, all of them). */
-  readonly keys: QueueKeys;
+  keys: QueueKeys;
   /** What add replies taught about the server's clock, partition i at index i (delays count from the call). */
   readonly serverTimes: readonly ServerTimeBound[];
   private settling: Promise<Settled> | undefined;
@@ -98,8 +98,13 @@ export class QueueContext {
   grow(count: number, base: number): boolean {
     this.partitionsBase = base;
     const partitions = this.partitions as QueueKeys[];
+    const target = Math.max(count, partitions.length);
+    const all = partitionKeys(this.name, target, base);
+    // Partition 0 of a queue grown from one partition is the queue's own keys, which a client
+    // opened with the grown count did not know before it read the record.
+    partitions[0] = all[0]!;
+    this.keys = all[0]!;
     if (count <= partitions.length) return false;
-    const all = partitionKeys(this.name, count);
     for (let p = partitions.length; p < count; p++) {
       partitions.push(all[p]!);
       (this.serverTimes as ServerTimeBound[]).push(new ServerTimeBound());

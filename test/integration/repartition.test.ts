@@ -179,6 +179,54 @@ describe('queue.repartition() on a live queue', () => {
     }
   });
 
+  it('grows an unpartitioned queue to 3: its own keys stay partition 0, clients of either count agree', async () => {
+    const name = uniqueQueue('grow1');
+    const c = inspector(redis.url());
+    const one = new Queue<string>(name, { connection: redis.url() });
+    const three = new Queue<string>(name, { connection: redis.url(), partitions: 3 });
+    const runs = new Map<string, number>();
+    let early = 0;
+    const w = new Worker<string>(
+      name,
+      async (job) => {
+        runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
+        if (job.claimedAt.getTime() < job.runAt.getTime()) early++;
+      },
+      { connection: redis.url(), keepCompleted: { count: 1_000 } },
+    );
+    try {
+      await w.waitUntilReady();
+      const before = await one.addBulk(
+        Array.from({ length: 40 }, (_, i) => ({ payload: 'x', opts: { id: `k-${i}`, delay: 300 + i * 10 } })),
+      );
+      await expect(three.add('x')).rejects.toThrow(PartitionMismatchError);
+      expect((await one.repartition(3)).perPartition.map((p) => p.waiting)).toEqual([40, 0, 0]);
+      // Opened with 3 (before the record said so it was refused): partition 0 is the queue's own keys.
+      const fresh = new Queue<string>(name, { connection: redis.url(), partitions: 3 });
+      const added = await fresh.addBulk(
+        Array.from({ length: 60 }, () => ({ payload: 'y', opts: { delay: 100 } })),
+      );
+      expect((await fresh.get('k-0'))?.state).toBe('scheduled');
+      expect((await fresh.add('x', { id: 'k-1' })).created).toBe(false);
+      const keys = partitionKeys(name, 3, 1);
+      expect(keys[0]!.waiting).toBe(`dq:{${name}}:s`);
+      const spread = await Promise.all(keys.map((k) => c.zcard(k.waiting)));
+      expect(spread.every((n) => n > 0)).toBe(true);
+      await fresh.close();
+      const all = [...before, ...added].map((r) => r.id);
+      await waitFor(() => all.every((id) => runs.has(id)), { timeoutMs: 10_000, what: 'every job to run' });
+      await waitFor(async () => (await one.counts()).active === 0, { what: 'the last acks' });
+      expect([...runs.values()].every((n) => n === 1)).toBe(true);
+      expect(early).toBe(0);
+      expect(await one.counts()).toMatchObject({ scheduled: 0, due: 0, active: 0, completed: 100 });
+    } finally {
+      await w.close();
+      await one.close();
+      await three.close();
+      await c.quit();
+    }
+  });
+
   it('refuses shrinking, groups, a paused queue and bad counts, writing nothing; the same count is no change', async () => {
     const name = uniqueQueue('refuse');
     const q = new Queue(name, { connection: redis.url(), partitions: 2 });

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from './clock.js';
 import { QueueContext } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
-import { ClosedError, DelayqError } from './errors.js';
+import { ClosedError, DelayqError, ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import { flushCounts } from './operations/stats.js';
 import type { Strategy } from './redis/capabilities.js';
@@ -169,6 +169,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const o = this.options;
     // The queue's definition decides strategy, layout, events cap and (unless given) codec.
     const settled = await this.context.settle();
+    // A re-partitioned queue's recorded count, adopted at settle: a rate limit is per partition.
+    this.assertLimitFits();
     const { caps, strategy, layout } = settled;
     this.chosenStrategy = strategy;
     const parts = this.parts();
@@ -204,6 +206,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const running = this.running;
     if (!running || this.closing) return;
     const settled = await this.context.settle();
+    // Claims only from the partitions it opened: the new ones are for workers without a limit.
+    this.assertLimitFits();
     await running.storage.grow();
     await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
     // Not claiming yet: start-up makes its source over every partition.
@@ -214,6 +218,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     running.source = source;
     await old.stop();
     this.sleeper.wakeNow();
+  }
+
+  /**
+   * A worker `limit` (rate) is counted in each partition's limiter, so it holds for one partition
+   * only: refused on a queue whose recorded count is above 1 (a re-partitioned one included).
+   */
+  private assertLimitFits(): void {
+    if (this.options.rate.max > 0 && this.partitions.length > 1) {
+      throw new ValidationError(
+        `limit (a rate limit) does not work with partitions > 1, and queue '${this.name}' records partitions: ${this.partitions.length} (re-partitioned); run this worker without limit`,
+        'limit',
+      );
+    }
   }
 
   /** This worker's lasting parts, as the settled ones are wired to them (src/worker/assemble.ts). */

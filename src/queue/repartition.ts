@@ -87,9 +87,10 @@ export async function repartitionQueue(ctx: QueueContext, count: unknown): Promi
   await ctx.adoptLive(await readLiveSettings(ctx.client, ctx.name));
   const client = ctx.client;
   if (count > ctx.partitions.length) {
-    const [paused, grouped, schedules] = await Promise.all([
+    const [paused, grouped, limited, schedules] = await Promise.all([
       Promise.all(ctx.partitions.map((keys) => client.exists(keys.paused))),
       Promise.all(ctx.partitions.map((keys) => client.zcard(keys.groupBacklog))),
+      Promise.all(ctx.partitions.map((keys) => client.zcard(keys.limiter))),
       client.zcard(ctx.keys.schedules),
     ]);
     const refuse = (reason: string): never => {
@@ -99,6 +100,10 @@ export async function repartitionQueue(ctx: QueueContext, count: unknown): Promi
     if (paused.some((n) => n > 0)) refuse('the queue is paused: resume it first');
     if (grouped.some((n) => n > 0) || record.groups)
       refuse('the queue has groups: re-partitioning a queue with groups is not supported');
+    // Starts logged by a worker `limit`: that bound is one partition's, so P partitions would
+    // allow P times it (an idle limited worker leaves no log; it refuses to follow instead).
+    if (limited.some((n) => n > 0))
+      refuse('a worker with a rate limit (the option limit) runs on it: stop it first');
     if (schedules > 0) refuse('the queue has repeating schedules, which need an unpartitioned queue');
   }
   await repartition(client, ctx.name, count);

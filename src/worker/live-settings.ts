@@ -54,6 +54,11 @@ export class LiveSettings {
       await this.deps.grow();
       this.deps.log(`partitions now ${context.partitions.length}, was ${count} (re-partitioned)`);
     }
+    // A re-partition alone leaves the group bounds as they were: nothing more to change.
+    if (JSON.stringify(now.groups) === JSON.stringify(record.groups)) {
+      this.deps.wake();
+      return;
+    }
     const groups: GroupSettings = {
       concurrency: now.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
       ...(now.groups?.limit && { limit: now.groups.limit }),

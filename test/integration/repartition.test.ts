@@ -4,7 +4,7 @@
 // producers opened with the old count follow the recorded one. The refusals (shrink, groups,
 // paused, schedules) write nothing. Lateness during the change is printed, not asserted.
 import { describe, expect, it } from 'vitest';
-import { PartitionMismatchError, Queue, RepartitionRefusedError, Worker, type Job } from '../../src/index.js';
+import { PartitionMismatchError, Queue, RepartitionRefusedError, Worker } from '../../src/index.js';
 import { configKey, partitionKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { describeOutcome, runRepartitionScenario } from '../support/repartition-scenario.js';

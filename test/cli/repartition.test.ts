@@ -35,6 +35,10 @@ describe('delayq repartition', () => {
     expect(grown.stdout).toMatch(/^workers: 1\/1 follow partitions 3$/m);
     expect(grown.stdout).toMatch(/^ +0 +5 +0 +1$/m);
 
+    // The views open it with the recorded count: partition 0 is still the queue's own keys.
+    const stats = await cli(['--json', 'stats', q]);
+    expect(json(stats.stdout)).toMatchObject({ queue: q, counts: { scheduled: 5, active: 0 } });
+
     const again = await cli(['--json', 'repartition', q, '--to', '3', '--wait', '0']);
     expect(again.code).toBe(0);
     expect(json(again.stdout)).toMatchObject({ partitions: 3, base: 1, previous: 3, following: true });

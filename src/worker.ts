@@ -184,6 +184,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // Settling may have adopted a larger recorded count (a re-partitioned queue).
     await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
     await this.subscriber.start();
+    // A change recorded between the settle and the subscription (a `G` this worker could not hear
+    // yet, such as a re-partition) is read now: one HMGET.
+    this.live.follow();
     if (this.closing) return;
     const source = claimSource(parts, settled, running);
     running.source = source;

@@ -208,7 +208,7 @@ export class PartitionMismatchError extends ConfigMismatchError {
       'partitions',
       stored,
       wanted,
-      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions, or drain the queue before changing it`,
+      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions; to grow a running queue call queue.repartition(n) (delayq repartition <queue> --to n), which every client then follows`,
       'DELAYQ_PARTITION_MISMATCH',
     );
   }

@@ -182,6 +182,9 @@ export class WorkerStorage implements AttemptStore {
           extend(this.client, keys, settings.leaseMs, members, this.zmscore),
         );
         for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
+        // The jobs dropped as lost never reach the dispatcher, which would forget them.
+        const kept = new Set(confirmed.jobs.map((job) => job.member));
+        for (const job of out.jobs) if (!kept.has(job.member)) this.claimedFrom.delete(job.member);
         return confirmed;
       },
       // Its hooks (nextClaimWithin, freesClaim, wakeClaim) are the worker's, passed through.

@@ -109,4 +109,38 @@ describe('queue.repartition() on a live queue', () => {
       await c.quit();
     }
   });
+
+  it('a rate-limited worker: its recent starts refuse the change, and it refuses a re-partitioned queue', async () => {
+    const name = uniqueQueue('limited');
+    const q = new Queue(name, { connection: redis.url() });
+    const ran: string[] = [];
+    const limited = new Worker(name, async (job) => void ran.push(job.id), {
+      connection: redis.url(),
+      limit: { max: 5, per: '10s' },
+    });
+    limited.on('error', () => {});
+    try {
+      await limited.waitUntilReady();
+      await q.add({}, { id: 'one' });
+      await waitFor(() => ran.length === 1, { what: 'the limited worker to run a job' });
+      await expect(q.repartition(2)).rejects.toThrow(/a worker with a rate limit/);
+      await limited.close();
+      // Re-partitioned meanwhile (recorded here by hand: the limiter's window still holds its start).
+      const c = inspector(redis.url());
+      await c.hset(configKey(name), 'partitions', '2', 'partitions.base', '1');
+      await c.quit();
+      const late = new Worker(name, async () => {}, {
+        connection: redis.url(),
+        limit: { max: 5, per: '10s' },
+      });
+      late.on('error', () => {});
+      await expect(late.waitUntilReady()).rejects.toThrow(
+        /limit \(a rate limit\) does not work with partitions > 1/,
+      );
+      await late.close();
+    } finally {
+      await limited.close();
+      await q.close();
+    }
+  });
 });

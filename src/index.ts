@@ -9,6 +9,8 @@ export type {
   ConfigureOptions,
   SearchOptions,
   SearchPage,
+  PartitionStatus,
+  RepartitionStatus,
 } from './queue.js';
 export type { JobLogLine } from './operations/log.js';
 export { Worker } from './worker.js';

@@ -200,7 +200,7 @@ export class Queue<T = unknown> {
    */
   async pause(): Promise<void> {
     this.assertOpen();
-    await this.context.settle();
+    await this.followCount();
     await pause(this.connection.client, this.partitions);
   }
 
@@ -210,7 +210,7 @@ export class Queue<T = unknown> {
    */
   async resume(): Promise<void> {
     this.assertOpen();
-    await this.context.settle();
+    await this.followCount();
     await resume(this.connection.client, this.partitions);
   }
 
@@ -230,6 +230,15 @@ export class Queue<T = unknown> {
     await Promise.all(
       this.partitions.map((keys) => this.connection.client.publish(keys.wake, SETTINGS_MESSAGE)),
     );
+  }
+
+  /**
+   * Settle, then read the recorded partition count again: a pause must reach every partition, the
+   * ones a re-partition added since this client last looked included (one HMGET).
+   */
+  private async followCount(): Promise<void> {
+    await this.context.settle();
+    await this.context.adoptLive(await readLiveSettings(this.connection.client, this.name));
   }
 
   /**
@@ -254,7 +263,7 @@ export class Queue<T = unknown> {
   /** Whether the queue is paused (with partitions: whether any of them is). */
   async isPaused(): Promise<boolean> {
     this.assertOpen();
-    await this.context.settle();
+    await this.followCount();
     return isPaused(this.connection.client, this.partitions);
   }
 

@@ -143,4 +143,24 @@ describe('queue.repartition() on a live queue', () => {
       await q.close();
     }
   });
+
+  it('a client that opened before the change pauses and resumes every partition, the new ones included', async () => {
+    const name = uniqueQueue('pause');
+    const stale = new Queue(name, { connection: redis.url(), partitions: 2 });
+    const admin = new Queue(name, { connection: redis.url(), partitions: 2 });
+    const c = inspector(redis.url());
+    try {
+      await stale.add({}, { delay: '1h' });
+      await admin.repartition(4);
+      await stale.pause();
+      const keys = partitionKeys(name, 4);
+      expect(await Promise.all(keys.map((k) => c.exists(k.paused)))).toEqual([1, 1, 1, 1]);
+      await stale.resume();
+      expect(await Promise.all(keys.map((k) => c.exists(k.paused)))).toEqual([0, 0, 0, 0]);
+    } finally {
+      await stale.close();
+      await admin.close();
+      await c.quit();
+    }
+  });
 });

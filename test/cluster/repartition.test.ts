@@ -30,6 +30,7 @@ describe('cluster: repartition', () => {
       expect(o.lost).toEqual([]);
       expect(o.twice).toEqual([]);
       expect(o.early).toBe(0);
+      expect(o.moved).toBe(0);
       expect(o.errors).toEqual([]);
       expect(o.duplicated).toBe(0);
       expect(o.left).toBe(0);

@@ -21,6 +21,7 @@ describe('queue.repartition() on a live queue', () => {
       expect(o.lost).toEqual([]);
       expect(o.twice).toEqual([]);
       expect(o.early).toBe(0);
+      expect(o.moved).toBe(0);
       expect(o.errors).toEqual([]);
       expect(o.duplicated).toBe(0);
       expect(o.left).toBe(0);

@@ -26,6 +26,8 @@ export interface RepartitionOutcome {
   twice: string[];
   /** Runs that started before their due time. */
   early: number;
+  /** Accepted jobs whose first run's due time is not the one their add answered. */
+  moved: number;
   /** Errors the workers emitted (a lease lost, a fate refused). */
   errors: Error[];
   /** Re-adds of chosen ids, from either count, that created a second job. */
@@ -59,12 +61,15 @@ export async function runRepartitionScenario(
     return q;
   };
   const runs = new Map<string, number>();
+  /** The due time each job's first run saw. */
+  const ranFor = new Map<string, number>();
   let early = 0;
   let dieAllowed = false;
   const lateness: Array<{ at: number; late: number }> = [];
   const errors: Error[] = [];
   const handler = async (job: Job<Kind>): Promise<void> => {
     runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
+    if (!ranFor.has(job.id)) ranFor.set(job.id, job.runAt.getTime());
     if (job.claimedAt.getTime() < job.runAt.getTime()) early++;
     lateness.push({ at: job.runAt.getTime(), late: job.claimedAt.getTime() - job.runAt.getTime() });
     if (job.payload.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -95,6 +100,7 @@ export async function runRepartitionScenario(
     await waitFor(async () => (await qFrom.counts()).dead === 3, { what: 'three dead jobs' });
     await qFrom.addBulk(Array.from({ length: 5 }, () => ({ payload: { kind: 'slow' as const } })));
     const accepted = new Set<string>();
+    const dueAt = new Map<string, number>();
     const add = async (q: Queue<Kind>, ids: Array<string | undefined>, delay: (i: number) => number) => {
       const out = await q.addBulk(
         ids.map((id, i) => ({
@@ -102,7 +108,11 @@ export async function runRepartitionScenario(
           opts: { ...(id && { id }), delay: delay(i) },
         })),
       );
-      for (const r of out) if (r.created) accepted.add(r.id);
+      for (const r of out) {
+        if (!r.created) continue;
+        accepted.add(r.id);
+        dueAt.set(r.id, r.runAt.getTime());
+      }
     };
     // Waiting across the change: chosen ids and generated ones, due over the next 3 s.
     await add(
@@ -190,6 +200,7 @@ export async function runRepartitionScenario(
       lost: [...accepted].filter((id) => !runs.has(id)),
       twice: [...runs].filter(([id, k]) => k > (id.startsWith('die-') ? 2 : 1)).map(([id]) => id),
       early,
+      moved: [...dueAt].filter(([id, at]) => ranFor.get(id) !== at).length,
       errors,
       duplicated: again.filter((r) => r.created).length,
       recorded,
@@ -211,5 +222,5 @@ export async function runRepartitionScenario(
 export function describeOutcome(where: string, from: number, to: number, o: RepartitionOutcome): string {
   const p50 = o.lateness[Math.floor(o.lateness.length / 2)] ?? 0;
   const max = o.lateness[o.lateness.length - 1] ?? 0;
-  return `repartition ${from} -> ${to} under load (${where}): jobs ${o.jobs}, lost ${o.lost.length}, twice ${o.twice.length}, early ${o.early}; lateness of the ${o.lateness.length} jobs due from 0.5 s before the change to 2 s after: p50 ${p50} ms, max ${max} ms`;
+  return `repartition ${from} -> ${to} under load (${where}): jobs ${o.jobs}, lost ${o.lost.length}, twice ${o.twice.length}, early ${o.early}, due time changed ${o.moved}; lateness of the ${o.lateness.length} jobs due from 0.5 s before the change to 2 s after: p50 ${p50} ms, max ${max} ms`;
 }

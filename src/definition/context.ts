@@ -157,8 +157,9 @@ export class QueueContext {
   /**
    * @internal While a producer writes jobs: read the live settings again in the background, at
    * most once a second, so the group bound its adds pass follows queue.configure() and its
-   * partition count a re-partition (a Queue hears no wake messages). The claim enforces the bound whatever a producer passes; a stale one
-   * can only keep a raised group's new slots idle until one of its jobs ends.
+   * partition count a re-partition (a Queue hears no wake messages). The claim enforces the bound
+   * whatever a producer passes; a stale one can only keep a raised group's new slots idle until
+   * one of its jobs ends. A stale count only keeps new jobs off the new partitions a while.
    */
   refreshLiveSoon(): void {
     const now = Date.now();

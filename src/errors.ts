@@ -183,6 +183,19 @@ export class LayoutMismatchError extends ConfigMismatchError {
 }
 
 /**
+ * queue.repartition() (or `delayq repartition`) refused: a count below the recorded one, a queue
+ * with groups, repeating schedules or the wheel layout, or a paused queue. Nothing was written.
+ */
+export class RepartitionRefusedError extends DelayqError {
+  constructor(
+    readonly queue: string,
+    readonly reason: string,
+  ) {
+    super('DELAYQ_REPARTITION_REFUSED', `queue '${queue}' cannot be re-partitioned: ${reason}`);
+  }
+}
+
+/**
  * A Queue or Worker opened a queue with another partition count than the one recorded at the
  * queue's first use. Nothing was written: jobs in a partition no worker reads would wait forever.
  */
@@ -195,7 +208,7 @@ export class PartitionMismatchError extends ConfigMismatchError {
       'partitions',
       stored,
       wanted,
-      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions, or drain the queue before changing it`,
+      `queue '${queue}' has partitions: ${stored} but this client uses partitions: ${wanted}; give every Queue and Worker of the queue the same partitions; to grow a running queue call queue.repartition(n) (delayq repartition <queue> --to n), which every client then follows`,
       'DELAYQ_PARTITION_MISMATCH',
     );
   }

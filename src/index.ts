@@ -9,6 +9,8 @@ export type {
   ConfigureOptions,
   SearchOptions,
   SearchPage,
+  PartitionStatus,
+  RepartitionStatus,
 } from './queue.js';
 export type { JobLogLine } from './operations/log.js';
 export type { FlowJob, FlowJobOptions, FlowResult, OnChildFailure } from './queue/flow.js';
@@ -53,6 +55,7 @@ export {
   JobTimeoutError,
   LayoutMismatchError,
   PartitionMismatchError,
+  RepartitionRefusedError,
   ConfigMismatchError,
   UnknownQueueError,
   UnsupportedLayoutError,

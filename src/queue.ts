@@ -38,6 +38,7 @@ import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { checkSearch, searchAll, type SearchOptions, type SearchPage } from './queue/search.js';
 import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
 import { writeFlow, type FlowJob, type FlowResult } from './queue/flow.js';
+import { repartitionQueue, repartitionStatus, type RepartitionStatus } from './queue/repartition.js';
 import type { Counts } from './operations/counts.js';
 import type { ListState } from './operations/list.js';
 
@@ -46,6 +47,7 @@ export type { ConfigureOptions } from './definition/settings.js';
 
 const RESCHEDULE_KEYS: ReadonlySet<string> = new Set(['delay', 'runAt']);
 export type { AddResult, BulkJob } from './queue/write.js';
+export type { PartitionStatus, RepartitionStatus } from './queue/repartition.js';
 export type { JobInfo } from './queue/info.js';
 export type { SearchOptions, SearchPage } from './queue/search.js';
 export { DeadLetters } from './queue/dead-letters.js';
@@ -228,7 +230,7 @@ export class Queue<T = unknown> {
    */
   async pause(): Promise<void> {
     this.assertOpen();
-    await this.context.settle();
+    await this.followCount();
     await pause(this.connection.client, this.partitions);
   }
 
@@ -238,7 +240,7 @@ export class Queue<T = unknown> {
    */
   async resume(): Promise<void> {
     this.assertOpen();
-    await this.context.settle();
+    await this.followCount();
     await resume(this.connection.client, this.partitions);
   }
 
@@ -260,10 +262,38 @@ export class Queue<T = unknown> {
     );
   }
 
+  /**
+   * Settle, then read the recorded partition count again: a pause must reach every partition, the
+   * ones a re-partition added since this client last looked included (one HMGET).
+   */
+  private async followCount(): Promise<void> {
+    await this.context.settle();
+    await this.context.adoptLive(await readLiveSettings(this.connection.client, this.name));
+  }
+
+  /**
+   * Grow the queue to `count` partitions while producers and workers run (docs/CLUSTER.md,
+   * "Re-partitioning a live queue"): no job moves; jobs with generated ids spread over the new
+   * partitions, jobs whose id the caller chose stay placed by the count before the first
+   * re-partition; workers follow within about a second, producers within a second of adding.
+   * Throws RepartitionRefusedError for a smaller count (shrinking is not supported), a paused
+   * queue, groups, repeating schedules or the wheel, having written nothing.
+   */
+  async repartition(count: number): Promise<RepartitionStatus> {
+    this.assertOpen();
+    return repartitionQueue(this.context, count);
+  }
+
+  /** The recorded partition counts, and per partition its jobs and the workers claiming from it. */
+  async repartitionStatus(): Promise<RepartitionStatus> {
+    this.assertOpen();
+    return repartitionStatus(this.context);
+  }
+
   /** Whether the queue is paused (with partitions: whether any of them is). */
   async isPaused(): Promise<boolean> {
     this.assertOpen();
-    await this.context.settle();
+    await this.followCount();
     return isPaused(this.connection.client, this.partitions);
   }
 

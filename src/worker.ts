@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { ServerClock, Sleeper } from './clock.js';
 import { QueueContext } from './definition/context.js';
 import { defineQueue } from './definition/definition.js';
-import { ClosedError, DelayqError } from './errors.js';
+import { ClosedError, DelayqError, ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import { flushCounts } from './operations/stats.js';
 import type { Strategy } from './redis/capabilities.js';
@@ -116,6 +116,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       running: () => this.running !== undefined && !this.closing,
       setGroups: (groups) => this.running?.storage.setGroups(groups),
       wake: () => this.sleeper.wakeNow(),
+      grow: () => this.grow(),
       log: (message) => o.logger.info?.(`worker ${this.id} on queue '${name}': ${message}`),
       report: (err) => this.report(err),
     });
@@ -168,6 +169,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const o = this.options;
     // The queue's definition decides strategy, layout, events cap and (unless given) codec.
     const settled = await this.context.settle();
+    // A re-partitioned queue's recorded count, adopted at settle: a rate limit is per partition.
+    this.assertLimitFits();
     const { caps, strategy, layout } = settled;
     this.chosenStrategy = strategy;
     const parts = this.parts();
@@ -178,7 +181,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     );
     await warnIfEvicting(client, (m) => o.logger.warn(m));
     await running.storage.open(this.id);
+    // Settling may have adopted a larger recorded count (a re-partitioned queue).
+    await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
     await this.subscriber.start();
+    // A change recorded between the settle and the subscription (a `G` this worker could not hear
+    // yet, such as a re-partition) is read now: one HMGET.
+    this.live.follow();
     if (this.closing) return;
     const source = claimSource(parts, settled, running);
     running.source = source;
@@ -190,6 +198,42 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     running.reaper.start();
     this.counters.start();
     running.loop.start();
+  }
+
+  /**
+   * Follow a re-partition (LiveSettings saw the recorded count grow, and the context's partition
+   * list with it): register in and open the new partitions, listen on their wake channels, and
+   * claim through a source over every partition, the old ones included (their jobs never move).
+   */
+  private async grow(): Promise<void> {
+    const running = this.running;
+    if (!running || this.closing) return;
+    const settled = await this.context.settle();
+    // Claims only from the partitions it opened: the new ones are for workers without a limit.
+    this.assertLimitFits();
+    await running.storage.grow();
+    await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
+    // Not claiming yet: start-up makes its source over every partition.
+    if (!running.source) return;
+    const source = claimSource(this.parts(), settled, running);
+    await source.start();
+    const old = running.source;
+    running.source = source;
+    await old.stop();
+    this.sleeper.wakeNow();
+  }
+
+  /**
+   * A worker `limit` (rate) is counted in each partition's limiter, so it holds for one partition
+   * only: refused on a queue whose recorded count is above 1 (a re-partitioned one included).
+   */
+  private assertLimitFits(): void {
+    if (this.options.rate.max > 0 && this.partitions.length > 1) {
+      throw new ValidationError(
+        `limit (a rate limit) does not work with partitions > 1, and queue '${this.name}' records partitions: ${this.partitions.length} (re-partitioned); run this worker without limit`,
+        'limit',
+      );
+    }
   }
 
   /** This worker's lasting parts, as the settled ones are wired to them (src/worker/assemble.ts). */

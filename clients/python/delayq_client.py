@@ -281,10 +281,12 @@ class Queue:
         return [self.key(r, partition) for r in roles]
 
     def partition_of(self, job_id):
-        """None for an unpartitioned queue, else the partition index of `job_id`."""
-        if self.partitions == 1:
+        """None for the queue's own keys, else the partition index of `job_id`. Ids here are chosen
+        by the caller, so after a re-partition they stay placed by the count before the first one
+        (the record's partitions.base; docs/PROTOCOL.md, Keys): an id never exists twice."""
+        if self.base == 1:
             return None
-        return fnv1a32(job_id.encode("utf-8")) % self.partitions
+        return fnv1a32(job_id.encode("utf-8")) % self.base
 
     def call(self, script, keys, args):
         if script not in self._scripts:
@@ -304,6 +306,7 @@ class Queue:
         reply = self.call("config", keys, ["write", "2", "", "1", "zset", "zset", "json", "json", "", DEFAULT_EVENTS, "", "", ""])
         record = {_text(reply[i]): _text(reply[i + 1]) for i in range(2, len(reply), 2)}
         self.partitions = int(record["partitions"])
+        self.base = int(record.get("partitions.base", record["partitions"]))
         return record
 
     # -- producer ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { registerDemo } from './demo.js';
 import { registerLs } from './ls.js';
 import { registerManage } from './manage.js';
 import { registerMigrate } from './migrate.js';
+import { registerRepartition } from './repartition.js';
 import { registerSearch } from './search.js';
 import { registerShow } from './show.js';
 import { registerStats } from './stats.js';
@@ -48,6 +49,7 @@ registerWorker(program);
 registerDashboard(program);
 registerDemo(program);
 registerMigrate(program);
+registerRepartition(program);
 for (const command of program.commands) command.exitOverride();
 
 /** The exit code for `err`, after printing its one line. */

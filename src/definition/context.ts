@@ -14,6 +14,7 @@ import {
   LIVE_FIELDS,
   readLiveSettings,
   type ConfigRecord,
+  type LiveSettings,
 } from '../operations/config-record.js';
 import { layoutName, ZSET_LAYOUT, type Layout } from '../operations/wheel.js';
 import { partitionOf } from '../partition/index.js';
@@ -47,10 +48,18 @@ export interface Settled {
 
 /** One client's view of one queue: its keys at once, the rest after settle(). */
 export class QueueContext {
-  /** The keys of every partition, partition i at index i. */
+  /**
+   * The keys of every partition, partition i at index i: one array for the client's life, grown in
+   * place to the recorded count (settle, follow) so every part holding it sees the new partitions.
+   */
   readonly partitions: readonly QueueKeys[];
+  /**
+   * The count a job whose id or group the user chose is placed by (ConfigRecord.partitionsBase):
+   * the recorded one once settled.
+   */
+  partitionsBase: number;
   /** The keys of the first partition (with one partition, all of them). */
-  readonly keys: QueueKeys;
+  keys: QueueKeys;
   /** What add replies taught about the server's clock, partition i at index i (delays count from the call). */
   readonly serverTimes: readonly ServerTimeBound[];
   private settling: Promise<Settled> | undefined;
@@ -76,8 +85,31 @@ export class QueueContext {
     private readonly failFast = true,
   ) {
     this.partitions = partitionKeys(definition.name, definition.partitions);
+    this.partitionsBase = definition.partitions;
     this.keys = this.partitions[0]!;
     this.serverTimes = this.partitions.map(() => new ServerTimeBound());
+  }
+
+  /**
+   * Follow a larger recorded count (a re-partition, repartition.lua): the new partitions' keys are
+   * appended, the old ones stay (their jobs never move). True when the count grew; a smaller one
+   * is never adopted (no re-partition shrinks a queue).
+   */
+  grow(count: number, base: number): boolean {
+    this.partitionsBase = base;
+    const partitions = this.partitions as QueueKeys[];
+    const target = Math.max(count, partitions.length);
+    const all = partitionKeys(this.name, target, base);
+    // Partition 0 of a queue grown from one partition is the queue's own keys, which a client
+    // opened with the grown count did not know before it read the record.
+    partitions[0] = all[0]!;
+    this.keys = all[0]!;
+    if (count <= partitions.length) return false;
+    for (let p = partitions.length; p < count; p++) {
+      partitions.push(all[p]!);
+      (this.serverTimes as ServerTimeBound[]).push(new ServerTimeBound());
+    }
+    return true;
   }
 
   get name(): string {
@@ -91,7 +123,11 @@ export class QueueContext {
    * that is not null wins, in partition order.
    */
   async findById<R>(id: string, op: (keys: QueueKeys) => Promise<R | null>): Promise<R | null> {
-    const home = partitionOf(id, this.partitions.length);
+    // Settled first: the recorded counts say where the id is placed and how many partitions to ask.
+    await this.settle();
+    // An id the user chose is placed by the base count; a generated one by the count when it was
+    // added, which is why the others are asked too.
+    const home = partitionOf(id, this.partitionsBase);
     const found = await op(this.partitions[home]!);
     if (found !== null || this.partitions.length === 1) return found;
     const others = await Promise.all(
@@ -104,22 +140,26 @@ export class QueueContext {
    * Take the live settings now recorded (after queue.configure, or a `G` wake message) into this
    * client's settled view; the fixed fields cannot have changed. Returns the record as it is now.
    */
-  async adoptLive(live: Pick<ConfigRecord, 'groups' | 'settingsVersion'>): Promise<ConfigRecord> {
+  async adoptLive(live: LiveSettings): Promise<ConfigRecord> {
     const settled = await this.settle();
+    this.grow(live.partitions, live.partitionsBase);
     const record: ConfigRecord = {
       ...settled.record,
       groups: live.groups,
       settingsVersion: live.settingsVersion,
+      partitions: Math.max(live.partitions, settled.record.partitions),
+      partitionsBase: live.partitionsBase,
     };
     this.settling = Promise.resolve({ ...settled, record });
     return record;
   }
 
   /**
-   * @internal While a producer writes grouped jobs: read the live settings again in the background,
-   * at most once a second, so the group bound its adds pass follows queue.configure() (a Queue
-   * hears no wake messages). The claim enforces the bound whatever a producer passes; a stale one
-   * can only keep a raised group's new slots idle until one of its jobs ends.
+   * @internal While a producer writes jobs: read the live settings again in the background, at
+   * most once a second, so the group bound its adds pass follows queue.configure() and its
+   * partition count a re-partition (a Queue hears no wake messages). The claim enforces the bound
+   * whatever a producer passes; a stale one can only keep a raised group's new slots idle until
+   * one of its jobs ends. A stale count only keeps new jobs off the new partitions a while.
    */
   refreshLiveSoon(): void {
     const now = Date.now();
@@ -186,6 +226,7 @@ export class QueueContext {
       format: CONFIG_FORMAT,
       layout: wantedLayout || initial.layout,
       partitions: d.partitions,
+      partitionsBase: d.partitions,
       codec: d.codec?.name ?? initial.codec,
       events: Number(initial.events),
       version: null,
@@ -193,6 +234,8 @@ export class QueueContext {
       settingsVersion: 0,
     };
     if (settled) this.warnIfAdopted(settled.record);
+    // A re-partitioned queue: this client adopts the recorded count (config.lua let it through).
+    this.grow(record.partitions, record.partitionsBase);
     if (settled) this.clock.observe(settled.now);
     const wheel = /^wheel:(\d+)$/.exec(record.layout);
     const layout: Layout = wheel

@@ -44,6 +44,12 @@ export interface ConfigRecord {
   /** Where waiting jobs live: 'zset' or 'wheel:<granularity ms>'. */
   readonly layout: string;
   readonly partitions: number;
+  /**
+   * The count a job whose id or group the user chose is placed by: the count before the queue's
+   * first re-partition (`partitions.base`), else `partitions`. Such a job's partition never
+   * changes, so no id can exist twice and no group's bound splits (docs/CLUSTER.md).
+   */
+  readonly partitionsBase: number;
   /** The codec's name ('json', 'msgpack', 'protobuf' or a custom codec's own). */
   readonly codec: string;
   /** Events cap as the scripts take it: 0 off, N keep about N, -N only failures. */
@@ -56,20 +62,28 @@ export interface ConfigRecord {
   readonly settingsVersion: number;
 }
 
-/** The live settings of queue `queue` as recorded now: its group bounds and settings version. */
-export async function readLiveSettings(
-  client: RedisClient,
-  queue: string,
-): Promise<{ groups: GroupBounds | null; settingsVersion: number }> {
-  const [concurrency, limit, version] = await client.hmget(
+/** What a client follows while it runs: the group bounds, the partition counts, the settings version. */
+export type LiveSettings = Pick<ConfigRecord, 'groups' | 'settingsVersion' | 'partitions' | 'partitionsBase'>;
+
+/**
+ * The live settings of queue `queue` as recorded now: its group bounds, its partition counts
+ * (repartition.lua raises them) and its settings version.
+ */
+export async function readLiveSettings(client: RedisClient, queue: string): Promise<LiveSettings> {
+  const [concurrency, limit, version, partitions, base] = await client.hmget(
     configKey(queue),
     'groups.concurrency',
     'groups.limit',
     SETTINGS_VERSION_FIELD,
+    'partitions',
+    'partitions.base',
   );
+  const count = Number(partitions ?? 1);
   return {
     groups: parseGroups(concurrency ?? undefined, limit ?? undefined),
     settingsVersion: Number(version ?? 0),
+    partitions: count,
+    partitionsBase: base ? Number(base) : count,
   };
 }
 

@@ -88,6 +88,7 @@ export async function settleConfig(
       format: Number(values.get('format')),
       layout: values.get('layout') ?? 'zset',
       partitions: Number(values.get('partitions') ?? 1),
+      partitionsBase: Number(values.get('partitions.base') ?? values.get('partitions') ?? 1),
       codec: values.get('codec') ?? 'json',
       events: Number(values.get('events') ?? 0),
       version: version === undefined ? null : Number(version),

@@ -29,6 +29,24 @@ export function placementOf(id: string, group: string | undefined, partitions: n
 }
 
 /**
+ * The partition a new job goes to on a queue of `count` partitions whose ids and groups the user
+ * chose are placed by `base` (the count before its first re-partition; `count` when never): a
+ * chosen id or group never changes partition, so an id cannot exist twice (add's dedupe is one
+ * partition's) and a group's bound stays one partition's; a generated id is new anyway and may go
+ * to any partition, so the current count spreads such jobs over the new partitions too.
+ */
+export function placementOfNew(
+  id: string,
+  group: string | undefined,
+  generated: boolean,
+  count: number,
+  base: number,
+): number {
+  if (group === undefined && generated) return partitionOf(id, count);
+  return partitionOf(group ?? id, base);
+}
+
+/**
  * The partition of the job a lease member holds: its group's or its id's, as placementOf. The
  * member names the group (src/members/lease.ts), so no record is read to find the partition.
  */
@@ -40,7 +58,8 @@ export function partitionOfMember(member: string, partitions: number): number {
 export type ChunkLengths<I> = (items: readonly I[]) => readonly number[];
 
 /**
- * Send `items` to their partitions, in chunks of at most `batch` per call (or as `batch` cuts
+ * Send `items` to their partitions (the partition of each item's id among `partitions`, or what
+ * `partitions` returns for it), in chunks of at most `batch` per call (or as `batch` cuts
  * them: a function given one partition's items, in order, that returns the length of each chunk),
  * and return the outputs in the items' order. The partitions go at once (on a Cluster their masters work in parallel);
  * within one partition at most `inFlight` calls are out at a time, the next sent as one answers.
@@ -50,7 +69,7 @@ export type ChunkLengths<I> = (items: readonly I[]) => readonly number[];
  */
 export async function mapByPartition<I, O>(
   items: readonly I[],
-  partitions: number,
+  partitions: number | ((item: I) => number),
   idOf: (item: I) => string,
   send: (partition: number, items: I[], upcoming: I[] | undefined) => Promise<readonly O[]>,
   batch: number | ChunkLengths<I> = Infinity,
@@ -58,7 +77,7 @@ export async function mapByPartition<I, O>(
 ): Promise<O[]> {
   const groups = new Map<number, number[]>();
   items.forEach((item, index) => {
-    const p = partitionOf(idOf(item), partitions);
+    const p = typeof partitions === 'number' ? partitionOf(idOf(item), partitions) : partitions(item);
     const group = groups.get(p);
     if (group) group.push(index);
     else groups.set(p, [index]);

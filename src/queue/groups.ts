@@ -116,7 +116,7 @@ export class QueueGroups {
     const ctx = this.producer.context;
     const { eventsCap } = await ctx.settle();
     return {
-      keys: ctx.partitions[partitionOf(name, ctx.partitions.length)]!,
+      keys: ctx.partitions[partitionOf(name, ctx.partitionsBase)]!,
       eventsCap,
       // Read now, not settled: it is live (queue.configure), and resume puts the group in turn by it.
       concurrency: (await readLiveSettings(ctx.client, ctx.name)).groups?.concurrency,

@@ -45,7 +45,9 @@ export interface QueueOptions<T = unknown> {
   /**
    * Spread the queue over this many hash tags (and so over several Cluster masters); a job's
    * partition follows from its id. Must match the workers' and the count recorded at the queue's
-   * first use (else PartitionMismatchError). Not with strategy 'wheel' nor repeating schedules. Default 1.
+   * first use (else PartitionMismatchError); on a queue grown by queue.repartition(), any count
+   * from the one before its first re-partition up to the recorded one adopts the recorded one.
+   * Not with strategy 'wheel' nor repeating schedules. Default 1.
    */
   partitions?: number;
 }

@@ -187,7 +187,7 @@ export async function listGroup(
       'group',
     );
   }
-  const keys = ctx.partitions[partitionOf(name, ctx.partitions.length)]!;
+  const keys = ctx.partitions[partitionOf(name, ctx.partitionsBase)]!;
   return groupJobs(ctx.client, keys, { state, group: name, ...page });
 }
 

@@ -20,7 +20,7 @@ import { packAddJobs, textRecord, type RecordBytes } from '../operations/add-pac
 import type { Layout } from '../operations/wheel.js';
 import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
 import { addCallBounds, addCallLengths } from './add-calls.js';
-import { mapByPartition, partitionOf, placementOf } from '../partition/index.js';
+import { mapByPartition, partitionOf, placementOf, placementOfNew } from '../partition/index.js';
 import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { ServerTimeBound } from '../server-time-bound.js';
@@ -160,13 +160,15 @@ export async function writeJobs<T>(
   const partitions = context.partitions.length;
   // Unknown (0) until a worker recorded it: the script then puts a group in turn and the claim checks.
   const groupConcurrency = record.groups?.concurrency ?? UNKNOWN_GROUP_CONCURRENCY;
-  // The bound is live (queue.configure): the next adds use what is recorded a second from now.
-  if (grouped >= 0) context.refreshLiveSoon();
+  // The bound (queue.configure) and the partition count (a re-partition) are live: the next adds
+  // use what is recorded a second from now.
+  context.refreshLiveSoon();
   const moving = inputs.findIndex(
     (input) =>
       input.group !== undefined &&
       input.mode === 'replace' &&
-      placementOf(input.id, input.group, partitions) !== partitionOf(input.id, partitions),
+      placementOf(input.id, input.group, context.partitionsBase) !==
+        partitionOf(input.id, context.partitionsBase),
   );
   if (moving >= 0) {
     // The job it replaces may wait in the id's partition, the new one goes to the group's: no one
@@ -214,7 +216,15 @@ export async function writeJobs<T>(
   const send = (some: Item[]): Promise<Written[]> =>
     mapByPartition(
       some,
-      context.partitions.length,
+      // Placed by the counts as they are now (a re-partition followed meanwhile moves nothing).
+      (job) =>
+        placementOfNew(
+          job.input.id,
+          job.input.group,
+          job.input.mode === 'new',
+          context.partitions.length,
+          context.partitionsBase,
+        ),
       (job) => job.input.group ?? job.input.id,
       (p, batch, upcoming) => {
         const serverTime = context.serverTimes[p]!;

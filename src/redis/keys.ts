@@ -196,13 +196,18 @@ export const MAX_PARTITIONS = 1024;
 /**
  * The keys of every partition of queue `name`, partition i at index i. One partition is the queue
  * itself (`queueKeys(name)`, today's keys exactly); with more, partition i has the tag `{name#i}`,
- * which no valid queue name can have (assertQueueName refuses names ending in `#<digits>`).
+ * which no valid queue name can have (assertQueueName refuses names ending in `#<digits>`). A queue
+ * re-partitioned from one partition (`base` 1, its config record's `partitions.base`) keeps its own
+ * keys as partition 0, where its jobs are.
  */
-export function partitionKeys(name: string, partitions: number): QueueKeys[] {
+export function partitionKeys(name: string, partitions: number, base = partitions): QueueKeys[] {
   assertQueueName(name);
   assertPartitions(partitions);
   if (partitions === 1) return [keysWithTag(name)];
-  return Array.from({ length: partitions }, (_, i) => keysWithTag(`${name}#${i}`));
+  // Grown from one partition (a re-partition, `base` 1): partition 0 stays the queue's own keys.
+  return Array.from({ length: partitions }, (_, i) =>
+    keysWithTag(i === 0 && base === 1 ? name : `${name}#${i}`),
+  );
 }
 
 /** Throws ValidationError unless `partitions` is a whole number from 1 to MAX_PARTITIONS. */

@@ -16,7 +16,18 @@ const SCRIPT_ERRORS: Record<string, (detail: string, scriptName: string) => Dela
   DELAYQ_BAD_CONFIG: (detail) => new ScriptBadConfig(detail),
   DELAYQ_LOG_FULL: (detail) => new ScriptLogFull(detail),
   DELAYQ_FLOW_EXISTS: (detail) => new FlowExistsError(detail),
+  DELAYQ_REPARTITION_REFUSED: (detail) => new ScriptRepartitionRefused(detail),
 };
+
+/**
+ * Raised (before anything is written) by repartition.lua when it refuses the count; the caller
+ * knows the queue and turns this into a RepartitionRefusedError.
+ */
+export class ScriptRepartitionRefused extends DelayqError {
+  constructor(readonly reason: string) {
+    super('DELAYQ_REPARTITION_REFUSED', reason);
+  }
+}
 
 /**
  * Raised (before anything is written) by log.lua when the run has written its lines already; the

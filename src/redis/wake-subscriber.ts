@@ -16,7 +16,7 @@ export const SETTINGS_MESSAGE = 'G';
  */
 export class WakeSubscriber {
   private client: RedisClient | undefined;
-  private readonly channels: readonly string[];
+  private channels: readonly string[];
 
   constructor(
     private readonly source: RedisClient,
@@ -76,6 +76,16 @@ export class WakeSubscriber {
     // Plain (not sharded) channels have no slot: one SUBSCRIBE of all of them is fine on a Cluster.
     await client.subscribe(...this.channels);
     subscribedOnce = true;
+  }
+
+  /**
+   * Listen on `channels` from now on, the ones listened on before among them (a re-partitioned
+   * queue's partitions, grown): the new ones are subscribed at once when started, else at start.
+   */
+  async follow(channels: readonly string[]): Promise<void> {
+    const added = channels.filter((channel) => !this.channels.includes(channel));
+    this.channels = [...channels];
+    if (added.length > 0 && this.client) await this.client.subscribe(...added);
   }
 
   /** Unsubscribe and close. */

@@ -26,7 +26,8 @@
 --          or error 'DELAYQ_MIGRATING <since ms>|<who>' while `delayq migrate` converts the queue,
 --          or error 'DELAYQ_CONFIG_MISMATCH <field> <recorded value>' when a value the client
 --          uses differs from the recorded one (field `format` 1 also for a layout-1 queue without
---          a record); nothing is written then. Error 'DELAYQ_BAD_CONFIG <key> <field> <value> is
+--          a record; a partitions from the recorded `partitions.base` up to the recorded count is
+--          no mismatch: the client adopts the recorded count); nothing is written then. Error 'DELAYQ_BAD_CONFIG <key> <field> <value> is
 --          not <rule>' for a recorded value of the wrong form (`version abc`, `partitions 01`), and
 --          'DELAYQ_BAD_ARG <reason>' for KEYS other than 6 or an argument of the wrong form
 --          (mode, format, per field as the record holds it): nothing is written then either.
@@ -93,7 +94,11 @@ for i, field in ipairs(fields) do
   local wanted, default = ARGV[1 + 2 * i], ARGV[2 + 2 * i]
   local stored = record[field]
   if stored then
-    if wanted ~= '' and wanted ~= stored then
+    -- A re-partitioned queue (repartition.lua): a client opened with any count from the one
+    -- before the first re-partition up to the recorded one follows the recorded one.
+    local base = field == 'partitions' and tonumber(record['partitions.base'])
+    local follows = base and wanted ~= '' and tonumber(wanted) >= base and tonumber(wanted) <= tonumber(stored)
+    if wanted ~= '' and wanted ~= stored and not follows then
       return redis.error_reply('DELAYQ_CONFIG_MISMATCH ' .. field .. ' ' .. stored)
     end
   else

@@ -108,7 +108,8 @@ export async function assemble<T, R>(deps: AssembleDeps<T, R>, settled: Settled)
     gate: new StartGate(clock),
     keeper,
     counters,
-    partitions: partitions.length,
+    partitionOf: (member) => storage.partitionOfClaim(member),
+    forgetClaim: (member) => storage.forget(member),
     store: storage,
     hooks: attemptHooks<T, R>({
       events: deps.events,
@@ -162,7 +163,11 @@ export function claimLoop<T, R>(
   const { dispatcher } = running;
   const o = deps.options;
   return new ClaimLoop({
-    source,
+    // The running source, not `source`: a re-partition followed replaces it (Worker).
+    source: {
+      claim: (limit, ahead) => (running.source ?? source).claim(limit, ahead),
+      pause: (ms, approach) => (running.source ?? source).pause(ms, approach),
+    },
     freeSlots: () => dispatcher.freeSlots(),
     waitForSlot: () => deps.slots.waitForSlot(),
     start: (claimed) => dispatcher.start(claimed),

@@ -7,7 +7,6 @@
  */
 import type { ClaimedJob, UnreadableJob } from '../operations/claim.js';
 import { tokenOfLease } from '../members/lease.js';
-import { partitionOfMember } from '../partition/index.js';
 import { NEW_JOB_HEADER } from '../record/index.js';
 import { Attempt, type AttemptHooks, type AttemptStore } from './attempt.js';
 import { BatchCollector } from './batch-collector.js';
@@ -43,8 +42,10 @@ export interface DispatcherDeps<T> {
   gate: StartGate;
   keeper: Pick<LeaseKeeper, 'track' | 'untrack'>;
   counters: Pick<CounterFlusher, 'count' | 'lateness'>;
-  /** The queue's partition count: a claim is counted in its job's partition. */
-  partitions: number;
+  /** The partition the lease member was claimed from: a claim is counted there (WorkerStorage). */
+  partitionOf(member: string): number;
+  /** The attempt holding this lease member has ended: its claimed partition may be forgotten. */
+  forgetClaim(member: string): void;
   /** Where each attempt sends its fate. */
   store: AttemptStore;
   /** What each attempt tells the worker. */
@@ -116,7 +117,7 @@ export class Dispatcher<T> {
   start(claimed: ClaimedJob): void {
     const { deps } = this;
     const attempt = new Attempt<T>(claimed, deps.store, deps.hooks);
-    const partition = partitionOfMember(claimed.member, deps.partitions);
+    const partition = deps.partitionOf(claimed.member);
     deps.counters.count('claimed', 1, partition);
     // A job claimed ahead starts at its due time (runFlight): no lateness to count.
     deps.counters.lateness(Math.max(0, claimed.claimedAt - claimed.runAt), partition);
@@ -149,7 +150,8 @@ export class Dispatcher<T> {
     };
     new Attempt<T>(claimed, this.deps.store, this.deps.hooks)
       .bury(null, job.error)
-      .catch((err: unknown) => this.deps.report(err));
+      .catch((err: unknown) => this.deps.report(err))
+      .finally(() => this.deps.forgetClaim(job.member));
   }
 
   /**
@@ -217,6 +219,7 @@ export class Dispatcher<T> {
   private forget(attempt: Attempt<T>): void {
     this.deps.keeper.untrack(attempt.lease);
     this.inFlight.delete(attempt.claimed.member);
+    this.deps.forgetClaim(attempt.claimed.member);
   }
 
   /** Run `attempt` in a slot; when its handler is done the slot goes to the next prefetched job. */

@@ -2,7 +2,8 @@
  * A worker following its queue's live settings (queue.configure): on a `G` wake message, or after
  * the subscription reconnects (when one may have been missed), it reads the settings again and,
  * when they changed, claims with the new group bounds from the next call on and puts back in turn
- * the groups the old bound held out. One reading at a time; a message during one reads again.
+ * the groups the old bound held out; when the partition count grew (a re-partition), claims from
+ * the new partitions too. One reading at a time; a message during one reads again.
  */
 import type { QueueContext } from '../definition/context.js';
 import { readLiveSettings } from '../operations/config-record.js';
@@ -22,6 +23,8 @@ export interface LiveSettingsDeps {
   setGroups(groups: GroupSettings): void;
   /** The bounds changed: claim now, the groups put back in turn may have due jobs. */
   wake(): void;
+  /** The queue was re-partitioned: the context's partition list grew; claim from the new ones too. */
+  grow(): Promise<void>;
   log(message: string): void;
   report(err: unknown): void;
 }
@@ -45,7 +48,17 @@ export class LiveSettings {
     const { record } = await context.settle();
     const live = await readLiveSettings(client, context.name);
     if (live.settingsVersion === record.settingsVersion) return;
+    const count = context.partitions.length;
     const now = await context.adoptLive(live);
+    if (context.partitions.length > count) {
+      await this.deps.grow();
+      this.deps.log(`partitions now ${context.partitions.length}, was ${count} (re-partitioned)`);
+    }
+    // A re-partition alone leaves the group bounds as they were: nothing more to change.
+    if (JSON.stringify(now.groups) === JSON.stringify(record.groups)) {
+      this.deps.wake();
+      return;
+    }
     const groups: GroupSettings = {
       concurrency: now.groups?.concurrency ?? DEFAULT_GROUP_CONCURRENCY,
       ...(now.groups?.limit && { limit: now.groups.limit }),

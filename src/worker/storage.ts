@@ -30,8 +30,7 @@ import { dropHolder, registerHolder } from '../operations/worker-register.js';
 import { hasZmscore } from '../redis/capabilities.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { placementKeyOfLease } from '../members/lease.js';
-import { mapByPartition, partitionOfMember } from '../partition/index.js';
+import { partitionOfMember } from '../partition/index.js';
 import type {
   AttemptAck,
   AttemptFail,
@@ -108,11 +107,20 @@ export class WorkerStorage implements AttemptStore {
   private groupConcurrency: number;
   /** This worker's holder number in each partition (worker-register), once registered. */
   private holders: number[] = [];
+  /** This worker's id, once open() registered it. */
+  private workerId: string | undefined;
   private exchanges: Exchange[] = [];
   /** Each partition's claim KEYS and settings ARGV, encoded once (again when the settings change). */
   private prepared: Array<{ now: PreparedClaim; ahead: PreparedClaim }> = [];
   /** The wheel's bucket starts to pass with the next call of each partition (its source sets them). */
   private readonly buckets: Array<readonly number[]> = [];
+  /**
+   * The partition each held lease was claimed from, by lease member: where its ack, fail, release,
+   * extend, progress and log go. Not recomputed from the id and the partition count, which a
+   * re-partition changes while the job stays where it was claimed (docs/CLUSTER.md): a fate sent
+   * to another partition is refused there, the lease expires, and the job runs a second time.
+   */
+  private readonly claimedFrom = new Map<string, number>();
 
   constructor(
     private readonly client: RedisClient,
@@ -130,37 +138,63 @@ export class WorkerStorage implements AttemptStore {
 
   /** Register this worker in every partition (holder numbers) and open the exchanges. */
   async open(workerId: string): Promise<void> {
-    const settings = this.settings;
-    this.holders = await Promise.all(
-      this.partitions.map((keys) => registerHolder(this.client, keys, workerId)),
-    );
-    this.prepared = this.partitions.map((keys) => this.prepare(keys, settings));
-    this.exchanges = this.partitions.map((keys, p) => {
-      return new Exchange(
-        async (limit, acks, ahead) => {
-          const sentAt = performance.now();
-          const out = await claimPrepared(
-            this.client,
-            ahead ? this.prepared[p]!.ahead : this.prepared[p]!.now,
-            limit,
-            this.holders[p]!,
-            acks,
-            this.buckets[p],
-          );
-          const replyMs = performance.now() - sentAt;
-          this.options.clock?.observe(out.nowUs !== undefined ? out.nowUs / 1000 : out.now, sentAt);
-          // A quick reply (nearly always) is used as it came.
-          if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
-          const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
-            extend(this.client, keys, settings.leaseMs, members, this.zmscore),
-          );
-          for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
-          return confirmed;
-        },
-        // Its hooks (nextClaimWithin, freesClaim, wakeClaim) are the worker's, passed through.
-        this.options,
-      );
+    this.workerId = workerId;
+    await this.grow();
+  }
+
+  /**
+   * Register in, and open the exchanges of, the partitions not opened yet: at open, and when the
+   * queue was re-partitioned (the partition list, shared with the queue's context, grew). A
+   * partition is claimed from only once its exchange is open.
+   */
+  async grow(): Promise<void> {
+    const workerId = this.workerId;
+    if (workerId === undefined) return;
+    const from = this.exchanges.length;
+    const added = this.partitions.slice(from);
+    if (added.length === 0) return;
+    const holders = await Promise.all(added.map((keys) => registerHolder(this.client, keys, workerId)));
+    holders.forEach((holder, i) => {
+      const p = from + i;
+      this.holders[p] = holder;
+      this.prepared[p] = this.prepare(this.partitions[p]!, this.settings);
+      this.exchanges[p] = this.exchangeOf(p);
     });
+  }
+
+  /** Partition `p`'s exchange: its claims carry its queued acks. */
+  private exchangeOf(p: number): Exchange {
+    const keys = this.partitions[p]!;
+    return new Exchange(
+      async (limit, acks, ahead) => {
+        const settings = this.settings;
+        const sentAt = performance.now();
+        const out = await claimPrepared(
+          this.client,
+          ahead ? this.prepared[p]!.ahead : this.prepared[p]!.now,
+          limit,
+          this.holders[p]!,
+          acks,
+          this.buckets[p],
+        );
+        for (const job of out.jobs) this.claimedFrom.set(job.member, p);
+        for (const job of out.unreadable) this.claimedFrom.set(job.member, p);
+        const replyMs = performance.now() - sentAt;
+        this.options.clock?.observe(out.nowUs !== undefined ? out.nowUs / 1000 : out.now, sentAt);
+        // A quick reply (nearly always) is used as it came.
+        if (!isLateReply(out, replyMs, settings.leaseMs)) return out;
+        const confirmed = await confirmLateClaim(out, replyMs, settings.leaseMs, (members) =>
+          extend(this.client, keys, settings.leaseMs, members, this.zmscore),
+        );
+        for (const id of confirmed.lateLost) this.options.onLateLost?.(id);
+        // The jobs dropped as lost never reach the dispatcher, which would forget them.
+        const kept = new Set(confirmed.jobs.map((job) => job.member));
+        for (const job of out.jobs) if (!kept.has(job.member)) this.claimedFrom.delete(job.member);
+        return confirmed;
+      },
+      // Its hooks (nextClaimWithin, freesClaim, wakeClaim) are the worker's, passed through.
+      this.options,
+    );
   }
 
   /**
@@ -184,6 +218,7 @@ export class WorkerStorage implements AttemptStore {
 
   /** Drop this worker's holder numbers (at close; trim forgets those of crashed workers). */
   async close(): Promise<void> {
+    this.workerId = undefined;
     const holders = this.holders;
     this.holders = [];
     await Promise.all(holders.map((holder, p) => dropHolder(this.client, this.partitions[p]!, holder)));
@@ -206,8 +241,8 @@ export class WorkerStorage implements AttemptStore {
 
   /** Queue an ack on its partition's exchange; `listener` hears its outcome. */
   ackTo(job: AttemptAck, listener: AckListener): void {
-    // The member finds the partition (a grouped job lives in its group's); the id rides along.
-    const exchange = this.exchanges[partitionOfMember(job.member, this.partitions.length)];
+    // The partition it was claimed from; the id rides along.
+    const exchange = this.exchanges[this.partitionOfClaim(job.member)];
     if (!exchange) return listener.ackFailed(new Error('worker storage: ack before open()'));
     // Queued as it is, not copied: an AttemptAck is an AckItem, and the call reads only those fields.
     exchange.ackTo(job, listener);
@@ -270,7 +305,10 @@ export class WorkerStorage implements AttemptStore {
     });
   }
 
-  /** Extend held leases, one call per partition they live in; deadlines come back in `held`'s order. */
+  /**
+   * Extend held leases, one call per partition they were claimed from (all at once); deadlines
+   * come back in `held`'s order.
+   */
   async extend(ms: number, held: ReadonlyArray<{ id: string; member: string }>): Promise<ExtendOutput> {
     if (this.partitions.length === 1) {
       return extend(
@@ -281,22 +319,27 @@ export class WorkerStorage implements AttemptStore {
         this.zmscore,
       );
     }
+    const byPartition = new Map<number, number[]>();
+    held.forEach((lease, i) => {
+      const p = this.partitionOfClaim(lease.member);
+      const indexes = byPartition.get(p);
+      if (indexes) indexes.push(i);
+      else byPartition.set(p, [i]);
+    });
     let now = 0;
-    const deadlines = await mapByPartition(
-      held,
-      this.partitions.length,
-      (lease) => placementKeyOfLease(lease.member),
-      async (p, batch) => {
+    const deadlines: Array<number | null> = [];
+    await Promise.all(
+      [...byPartition].map(async ([p, indexes]) => {
         const out = await extend(
           this.client,
           this.partitions[p]!,
           ms,
-          batch.map((lease) => lease.member),
+          indexes.map((i) => held[i]!.member),
           this.zmscore,
         );
         now = Math.max(now, out.now);
-        return out.deadlines;
-      },
+        indexes.forEach((index, k) => (deadlines[index] = out.deadlines[k] ?? null));
+      }),
     );
     return { now, deadlines };
   }
@@ -343,8 +386,21 @@ export class WorkerStorage implements AttemptStore {
     return (await this.client.zscore(this.keysOf(member).cancelled, id)) !== null;
   }
 
-  /** The keys of the partition the job held by lease `member` lives in (its group's, if any). */
+  /**
+   * The partition the lease `member` was claimed from; for a lease this worker did not claim (none
+   * should reach here), the one its group or id places it in under the current count.
+   */
+  partitionOfClaim(member: string): number {
+    return this.claimedFrom.get(member) ?? partitionOfMember(member, this.partitions.length);
+  }
+
+  /** The attempt holding lease `member` has ended: its partition need not be remembered. */
+  forget(member: string): void {
+    this.claimedFrom.delete(member);
+  }
+
+  /** The keys of the partition the job held by lease `member` was claimed from. */
   private keysOf(member: string): QueueKeys {
-    return this.partitions[partitionOfMember(member, this.partitions.length)]!;
+    return this.partitions[this.partitionOfClaim(member)]!;
   }
 }

@@ -18,6 +18,7 @@ import { Queue, Worker } from '../../src/index.js';
 import { backoffDelay, type ResolvedBackoff } from '../../src/backoff.js';
 import { jsonCodec } from '../../src/codec/json.js';
 import { expandLua } from '../../src/redis/lua-source.js';
+import { partitionKeys } from '../../src/redis/keys.js';
 import { inspector, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { PYTHON_PATH } from '../support/prerequisites.js';
 import { REFERENCE_SCRIPTS } from '../../scripts/protocol-tables.js';
@@ -314,6 +315,25 @@ it('the Python producer writes each job into its partition of a partitioned queu
   await waitFor(() => seen.size === JOBS, { what: `${JOBS} jobs run from 4 partitions` });
   expect([...seen.values()].every((n) => n === 1)).toBe(true);
   for (let i = 0; i < JOBS; i++) expect((await queue.get(`py-${i}`))?.state).toBe('completed');
+});
+
+it('after a re-partition the Python producer places its ids by the base count: an id added before is kept, not added twice', async () => {
+  const name = uniqueQueue('pyrepart');
+  const queue = new Queue(name, { connection: redis.url(), partitions: 2 });
+  cleanups.push(() => queue.close());
+  await queue.addBulk(
+    Array.from({ length: 12 }, (_, i) => ({ payload: { i }, opts: { id: `py-${i}`, delay: '1h' } })),
+  );
+  await queue.repartition(4);
+  const adds = await python('produce', name, scriptsDir, '24');
+  expect(adds.slice(0, 12).map((a) => a['code'])).toEqual(Array.from({ length: 12 }, () => 'k'));
+  expect(adds.slice(12, 24).every((a) => a['code'] === 'c')).toBe(true);
+  const raw = inspector(redis.url());
+  cleanups.push(async () => void (await raw.quit()));
+  const records = await Promise.all(partitionKeys(name, 4).map((k) => raw.hlen(k.records)));
+  expect(records.reduce((a, b) => a + b, 0)).toBe(24);
+  // Only the base partitions hold them, where the Node client looks first.
+  expect(records.slice(2)).toEqual([0, 0]);
 });
 
 it('the Python client refuses a queue it cannot serve, writing nothing: another codec, the wheel, a worker of a partitioned queue', async () => {

@@ -1,5 +1,6 @@
 -- The forms of the config record's fields (docs/PROTOCOL.md, "The queue's config record"), for
--- the scripts that read or write the record: config.lua, configure.lua, migrate-begin.lua.
+-- the scripts that read or write the record: config.lua, configure.lua, migrate-begin.lua,
+-- repartition.lua.
 -- Needs nothing else.
 
 -- What each field's value must look like, recorded or passed: a value of another form (a
@@ -8,6 +9,9 @@
 local FIELD_FORMS = {
   format = { '^[1-9]%d?%d?%d?$', 'a whole number 1..9999' },
   partitions = { '^[1-9]%d?%d?%d?$', 'a whole number 1..1024, no leading zero', 1024 },
+  -- Written by repartition.lua: the count before the first re-partition, by which a job whose id
+  -- or group the user chose is still placed (its partition never changes).
+  ['partitions.base'] = { '^[1-9]%d?%d?%d?$', 'a whole number 1..1024, no leading zero', 1024 },
   layout = { '^zset$', "'zset' or 'wheel:<granularity ms>'", nil, '^wheel:[1-9]%d*$' },
   codec = { '^[^%c]+$', 'a codec name (json, msgpack, protobuf or a custom codec\'s name)' },
   events = { '^%-?[1-9]%d?%d?%d?%d?%d?%d?%d?%d?$', 'a whole number (0: none; -N: failures only)', nil, '^0$' },

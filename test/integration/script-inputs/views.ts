@@ -1,6 +1,6 @@
 /**
  * The specs of the views' and operators' scripts for test/integration/script-inputs.test.ts:
- * counts, list, the groups' scripts, configure, resume and stats. Each runs on a queue with a
+ * counts, list, the groups' scripts, configure, repartition, resume and stats. Each runs on a queue with a
  * waiting job, a running one, and a waiting job of group `grp`.
  */
 import { Queue } from '../../../src/index.js';
@@ -187,6 +187,19 @@ export const viewSpecs: Record<string, SpecFactory> = {
           expect: /ARGV\[2\] groups\.limit value 5\/0/,
         },
       ],
+      types: 'h',
+    };
+  },
+
+  repartition: async (ctx) => {
+    await seedQueue(ctx);
+    return {
+      script: 'repartition',
+      keys: [configKey(ctx.name)],
+      args: ['4'],
+      names: [/ARGV\[1\] partitions|ARGV has/],
+      bad: [['', '0', '01', '1025', 'x', '-1', '1.5', NOT_UTF8]],
+      extra: [{ what: 'a second value', args: ['4', '5'], expect: /ARGV has 2 values/ }],
       types: 'h',
     };
   },

@@ -48,7 +48,7 @@
 --          client draws a new id and adds that job again).
 --          Error 'DELAYQ_BAD_ARG job <i> of <N>: <reason>' (nothing written) when an argument is
 --          malformed: id (empty, over 1536 bytes, a control character, not UTF-8), mode, when, a
---          record that cannot be read, is not a new job's or holds a field no worker can run (max
+--          record that cannot be read, is not a new job's, carries the flow flag F (add-flow.lua's to write) or holds a field no worker can run (max
 --          attempts 0, backoff kind not 1 or 2, timeout 0, version 0 or 1), a class that disagrees
 --          with the header or a group that is not UTF-8. 'DELAYQ_BAD_ARG <reason>' for N, elapsed,
 --          events cap, group concurrency (0..1000000) or a KEYS count other than 17 (20+ wheel). Wheel: 'DELAYQ_WRONG_BUCKET <start>,...' when a bucket

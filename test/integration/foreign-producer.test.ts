@@ -116,8 +116,13 @@ describe('refused by add.lua, nothing written', () => {
     ],
     [
       'a reserved flag bit (a newer format)',
-      { record: Buffer.from([0x01, 0x80, 0x40, 0x31]) },
+      { record: Buffer.from([0x01, 0x80, 0x80, 0x31]) },
       /reserved bits/,
+    ],
+    [
+      "the flow flag (only add-flow.lua writes a flow's job)",
+      { record: Buffer.from([0x01, 0x80, 0x40, 0x31]) },
+      /F flag/,
     ],
     [
       'a header cut short (M announced, 1 byte left)',
@@ -249,6 +254,8 @@ describe('refused by add.lua, nothing written', () => {
       'ev',
       'pg',
       'x',
+      'f',
+      'fw',
     ].map((role) => key(q, role));
     const fail = (delay: string) =>
       raw.eval(

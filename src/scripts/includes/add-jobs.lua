@@ -95,6 +95,10 @@ local function add_jobs(call)
           problem = 'record has the C flag (a claim block); a new job\'s record must not carry one'
         elseif h.has_error or h.completed or h.cancelled or h.has_result then
           problem = 'record is not a new job\'s: it has the E, D, Q or U flag'
+        elseif bit.band(h.fb, 0x40) ~= 0 then
+          -- F (record.lua): a flow's job has links only add-flow.lua writes; alone it would be a
+          -- flow child no parent waits for.
+          problem = 'record has the F flag (a flow\'s job): add flows with add-flow.lua (queue.addFlow)'
         else
           problem = check_new_header(rec, h)
         end

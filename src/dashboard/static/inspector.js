@@ -6,6 +6,16 @@ import { fmtTime } from './format.js';
 import { boot, getJson } from './http.js';
 import { view } from './view.js';
 
+/** A link that shows job `id` in the inspector: a flow's parent and children are one click apart. */
+function jobLink(id) {
+  const link = el('a', { href: '#', class: 'mono job-link' }, id);
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    void inspect(id);
+  });
+  return link;
+}
+
 /** Show job `id` in the inspector and mark its rows. */
 export async function inspect(id) {
   view.inspected = id;
@@ -42,7 +52,9 @@ export async function inspect(id) {
         { class: 'facts' },
         ...rows.flatMap(([k, v]) => [
           el('dt', {}, k),
-          el('dd', { class: k === 'state' ? `state ${v}` : '' }, String(v)),
+          k === 'parent'
+            ? el('dd', {}, jobLink(String(v)))
+            : el('dd', { class: k === 'state' ? `state ${v}` : '' }, String(v)),
         ]),
       ),
       el('div', { class: 'row-actions' }, ...actionButtons(job.state, job.id)),
@@ -52,14 +64,15 @@ export async function inspect(id) {
         ? el(
             'ul',
             { class: 'children' },
-            ...job.children.map((child) => {
-              const link = el('a', { href: '#', class: 'mono' }, child.id);
-              link.addEventListener('click', (event) => {
-                event.preventDefault();
-                void inspect(child.id);
-              });
-              return el('li', {}, link, ' ', el('span', { class: `state ${child.state}` }, child.state));
-            }),
+            ...job.children.map((child) =>
+              el(
+                'li',
+                {},
+                jobLink(child.id),
+                ' ',
+                el('span', { class: `state ${child.state}` }, child.state),
+              ),
+            ),
           )
         : null,
       final ? null : el('h3', {}, 'payload'),

@@ -129,8 +129,9 @@ describe('a parent and its children', () => {
     const order: string[] = [];
     const results: Record<string, unknown> = {};
     workerOf(name, async (job) => {
-      order.push(job.payload.step);
+      // The results first: the wait below counts runs, and must not outrun the last one's read.
       results[job.payload.step] = await job.childResults();
+      order.push(job.payload.step);
       return job.payload.step.toUpperCase();
     });
     await waitFor(() => order.length === 3, { what: 'three runs' });

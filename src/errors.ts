@@ -184,7 +184,7 @@ export class LayoutMismatchError extends ConfigMismatchError {
 
 /**
  * queue.repartition() (or `delayq repartition`) refused: a count below the recorded one, a queue
- * with groups, repeating schedules or the wheel layout, or a paused queue. Nothing was written.
+ * with groups, repeating schedules, flows in progress or the wheel layout, or a paused queue. Nothing was written.
  */
 export class RepartitionRefusedError extends DelayqError {
   constructor(

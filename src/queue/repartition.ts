@@ -73,7 +73,7 @@ export async function repartitionStatus(ctx: QueueContext): Promise<RepartitionS
  * Grow `ctx`'s queue to `count` partitions: checked, recorded in one step, then every partition's
  * wake channel told (workers read the record again and claim from the new partitions too).
  * Throws ValidationError for a count that is not a whole number 1..1024, RepartitionRefusedError
- * for a smaller count, a paused queue, groups, repeating schedules or the wheel, having written
+ * for a smaller count, a paused queue, groups, repeating schedules, flows in progress or the wheel, having written
  * nothing. The same count again is no change.
  */
 export async function repartitionQueue(ctx: QueueContext, count: unknown): Promise<RepartitionStatus> {
@@ -87,11 +87,13 @@ export async function repartitionQueue(ctx: QueueContext, count: unknown): Promi
   await ctx.adoptLive(await readLiveSettings(ctx.client, ctx.name));
   const client = ctx.client;
   if (count > ctx.partitions.length) {
-    const [paused, grouped, limited, schedules] = await Promise.all([
+    const [paused, grouped, limited, schedules, flows] = await Promise.all([
       Promise.all(ctx.partitions.map((keys) => client.exists(keys.paused))),
       Promise.all(ctx.partitions.map((keys) => client.zcard(keys.groupBacklog))),
       Promise.all(ctx.partitions.map((keys) => client.zcard(keys.limiter))),
       client.zcard(ctx.keys.schedules),
+      // Flows live only on an unpartitioned queue (addFlow refuses a partitioned one).
+      client.exists(ctx.keys.flows),
     ]);
     const refuse = (reason: string): never => {
       throw new RepartitionRefusedError(ctx.name, reason);
@@ -105,6 +107,8 @@ export async function repartitionQueue(ctx: QueueContext, count: unknown): Promi
     if (limited.some((n) => n > 0))
       refuse('a worker with a rate limit (the option limit) runs on it: stop it first');
     if (schedules > 0) refuse('the queue has repeating schedules, which need an unpartitioned queue');
+    if (flows > 0)
+      refuse('the queue has flows in progress, which need an unpartitioned queue: let them end first');
   }
   await repartition(client, ctx.name, count);
   await ctx.adoptLive(await readLiveSettings(client, ctx.name));

@@ -111,6 +111,21 @@ describe('queue.repartition() on a live queue', () => {
     }
   });
 
+  it('refuses an unpartitioned queue with a flow in progress (flows need one partition), writing nothing', async () => {
+    const name = uniqueQueue('refuse-flow');
+    const q = new Queue(name, { connection: redis.url() });
+    const c = inspector(redis.url());
+    try {
+      await q.addFlow({ payload: {}, opts: { id: 'p' }, children: [{ payload: {}, opts: { delay: '1h' } }] });
+      const before = await c.hgetall(configKey(name));
+      await expect(q.repartition(2)).rejects.toThrow(/flows in progress/);
+      expect(await c.hgetall(configKey(name))).toEqual(before);
+    } finally {
+      await q.close();
+      await c.quit();
+    }
+  });
+
   it('a rate-limited worker: its recent starts refuse the change, and it refuses a re-partitioned queue', async () => {
     const name = uniqueQueue('limited');
     const q = new Queue(name, { connection: redis.url() });

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigMismatchError, Queue, Worker } from '../../src/index.js';
+import { addKeys as addKeysOf } from '../../src/operations/add.js';
 import { configKey, legacyKeys, queueKeys } from '../../src/redis/keys.js';
 import { expandLua } from '../../src/redis/lua-source.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
@@ -50,28 +51,9 @@ async function snapshot(name: string): Promise<Map<string, string>> {
   return out;
 }
 
-/** The add.lua KEYS of docs/PROTOCOL.md, in order. */
+/** The add.lua KEYS, in the order its header gives (test/hotpath/add-keys.test.ts pins the two). */
 function addKeys(name: string): string[] {
-  const k = queueKeys(name);
-  return [
-    k.waiting,
-    k.prioWaiting,
-    k.prioReady,
-    k.groupJobs,
-    k.groupsWaiting,
-    k.groupsReady,
-    k.groupCounts,
-    k.records,
-    k.completed,
-    k.cancelled,
-    k.dead,
-    k.wake,
-    k.counters,
-    k.events,
-    k.leases,
-    k.groupBacklog,
-    k.logs,
-  ];
+  return addKeysOf(queueKeys(name));
 }
 
 async function newQueue(name: string, codec?: 'msgpack'): Promise<Queue> {

@@ -13,6 +13,7 @@ import { afterAll, expect, it } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
 import { partitionKeys } from '../../src/redis/keys.js';
 import { expandLua } from '../../src/redis/lua-source.js';
+import { addKeys } from '../../src/operations/add.js';
 import { decodeRecord } from '../../src/record/index.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 
@@ -98,19 +99,7 @@ it("add.lua takes the elapsed example of the document (ms since the call, then a
   const reply = (await raw.eval(
     expandLua(join(import.meta.dirname, '../../src/scripts'), 'add.lua'),
     17,
-    ...[k.waiting, k.prioWaiting, k.prioReady, k.groupJobs, k.groupsWaiting, k.groupsReady, k.groupCounts],
-    ...[
-      k.records,
-      k.completed,
-      k.cancelled,
-      k.dead,
-      k.wake,
-      k.counters,
-      k.events,
-      k.leases,
-      k.groupBacklog,
-      k.logs,
-    ],
+    ...addKeys(k),
     '1',
     `${example![1]}:${example![2]}`,
     '0',

@@ -36,7 +36,8 @@ import { assertQueueOptionNames, resolveProducerOptions, type QueueOptions } fro
 import { registerProducer, type Producer } from './definition/producer.js';
 import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { checkSearch, searchAll, type SearchOptions, type SearchPage } from './queue/search.js';
-import { writeJobs, type AddResult, type BulkJob } from './queue/write.js';
+import type { AddResult } from './queue/add-result.js';
+import { writeJobs, type BulkJob } from './queue/write.js';
 import { writeFlow, type FlowJob, type FlowResult } from './queue/flow.js';
 import { repartitionQueue, repartitionStatus, type RepartitionStatus } from './queue/repartition.js';
 import type { Counts } from './operations/counts.js';
@@ -46,7 +47,8 @@ export type { QueueOptions } from './queue/options.js';
 export type { ConfigureOptions } from './definition/settings.js';
 
 const RESCHEDULE_KEYS: ReadonlySet<string> = new Set(['delay', 'runAt']);
-export type { AddResult, BulkJob } from './queue/write.js';
+export type { AddResult } from './queue/add-result.js';
+export type { BulkJob } from './queue/write.js';
 export type { PartitionStatus, RepartitionStatus } from './queue/repartition.js';
 export type { JobInfo } from './queue/info.js';
 export type { SearchOptions, SearchPage } from './queue/search.js';

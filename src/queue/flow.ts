@@ -13,7 +13,7 @@ import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
 import { encodeRecord } from '../record/index.js';
 import { validatePayload } from '../schema.js';
 import type { Producer } from '../definition/producer.js';
-import { newJobHeader } from './write.js';
+import { newJobHeader } from './new-job-record.js';
 
 /** Most jobs one flow may hold, the root included. */
 export const MAX_FLOW_JOBS = 1000;

@@ -5,7 +5,7 @@
  */
 import { jsonCodec } from '../codec/json.js';
 import { encodeJobPayload, encodeJsonJobPayload } from '../codec/payload.js';
-import { DurabilityError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { describe } from '../duration.js';
 import {
   ADD_OPTIONS,
@@ -15,55 +15,22 @@ import {
   type ResolvedAddOptions,
 } from '../job-options.js';
 import { assertKnownOptions } from '../option-names.js';
-import { add, addReplicated, type AddInput, type AddOutput } from '../operations/add.js';
-import { packAddJobs, textRecord, type RecordBytes } from '../operations/add-pack.js';
-import type { Layout } from '../operations/wheel.js';
+import type { AddInput } from '../operations/add.js';
+import { packAddJobs } from '../operations/add-pack.js';
 import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
+import { addBatch, checkDurability, type Written } from './add-batch.js';
 import { addCallBounds, addCallLengths } from './add-calls.js';
+import type { AddResult } from './add-result.js';
+import { jobRecord, newJobHeader } from './new-job-record.js';
 import { mapByPartition, partitionOf, placementOf, placementOfNew } from '../partition/index.js';
-import { encodeRecord, NEW_JOB_HEADER, type RecordHeader } from '../record/index.js';
-import type { QueueKeys } from '../redis/keys.js';
-import type { ServerTimeBound } from '../server-time-bound.js';
 import { validatePayload } from '../schema.js';
 import type { Producer } from '../definition/producer.js';
-
-/** What add resolves to. */
-export interface AddResult {
-  id: string;
-  /**
-   * When the job is due (for an existing id: the existing job's due time; for the id of a job
-   * that has already completed: when it completed, as `completedAt`).
-   */
-  runAt: Date;
-  /**
-   * False when a job with this id already existed or recently completed; nothing was written then.
-   * With `onExists: 'replace'`, an id whose job completed (and is remembered) is added again: true.
-   */
-  created: boolean;
-  /**
-   * Set when a job with this id completed recently (workers remember completed ids for
-   * `rememberCompleted`, default 5 min, or `keepCompleted`) and `onExists` is 'keep': the add was
-   * a repeat, so nothing was written.
-   */
-  completedAt?: Date;
-  /** With `onExists: 'replace'`: whether the waiting job was replaced (runAt is then its new due time). */
-  replaced?: boolean;
-  /**
-   * When the job exists but is not waiting (nothing was written): 'active' (running; runAt is its
-   * lease deadline), 'dead' (when it died), 'completed' or 'cancelled' (kept for a while; when).
-   */
-  state?: 'active' | 'dead' | 'completed' | 'cancelled';
-  /** With `durability`: how many replicas acknowledged holding the job (at least the number asked). */
-  replicated?: number;
-}
 
 /** One job of addBulk. */
 export interface BulkJob<T> {
   payload: T;
   opts?: AddOptions;
 }
-
-type Written = AddOutput & { replicated?: number; waitError?: Error | null };
 
 /** The keys of one addBulk entry. */
 const BULK_JOB_KEYS: ReadonlySet<string> = new Set(['payload', 'opts']);
@@ -287,139 +254,7 @@ export async function writeJobs<T>(
   );
 }
 
-/**
- * The record header of a new job with `opts`: the shared default one when nothing differs from it,
- * as for most jobs of a bulk add (no object built per job).
- */
-export function newJobHeader(
-  opts: ResolvedAddOptions,
-  version: number,
-  traceparent: string | undefined,
-): RecordHeader {
-  if (
-    opts.attempts === NEW_JOB_HEADER.maxAttempts &&
-    opts.backoff === undefined &&
-    opts.timeoutMs === undefined &&
-    opts.priority === 0 &&
-    opts.group === undefined &&
-    version === NEW_JOB_HEADER.version &&
-    traceparent === undefined
-  ) {
-    return NEW_JOB_HEADER;
-  }
-  return {
-    ...NEW_JOB_HEADER,
-    maxAttempts: opts.attempts,
-    ...(opts.backoff && { backoff: opts.backoff }),
-    ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
-    priority: opts.priority,
-    ...(opts.group !== undefined && { group: opts.group, groupDue: 0 }),
-    version,
-    ...(traceparent !== undefined && { traceparent }),
-  };
-}
-
-let newJobHead: Buffer | undefined;
-
-/**
- * The record of a new job: `header` and `payload` in one Buffer, or, for a payload that is text
- * (the json codec's), the header's bytes and the text (a TextRecord; most share the default
- * header's bytes, encoded once).
- */
-function jobRecord(header: RecordHeader, payload: Buffer | string): RecordBytes {
-  if (typeof payload !== 'string') return encodeRecord(header, payload);
-  const head =
-    header === NEW_JOB_HEADER ? (newJobHead ??= encodeRecord(NEW_JOB_HEADER)) : encodeRecord(header);
-  return textRecord(head, payload);
-}
-
 function rethrow(err: unknown, i: number, jobs: readonly unknown[]): never {
   if (jobs.length > 1 && err instanceof Error) err.message = `job ${i}: ${err.message}`;
   throw err;
-}
-
-/**
- * One add script call (`call`: its jobs and their packAddJobs value); when a job of the batch asks
- * for durability, WAIT for the most any asks.
- */
-async function addBatch<T>(
-  producer: Producer<T>,
-  keys: QueueKeys,
-  { batch, packed }: { batch: AddInput[]; packed: Buffer | undefined },
-  settled: {
-    eventsCap: number;
-    layout: Layout;
-    calledAt: number;
-    groupConcurrency: number;
-    serverTime: ServerTimeBound;
-  },
-  durability: ReadonlyArray<ResolvedAddOptions['durability']>,
-): Promise<Written[]> {
-  const client = producer.context.client;
-  const asked = durability.filter((d) => d !== undefined);
-  if (asked.length === 0)
-    return add(
-      client,
-      keys,
-      batch,
-      settled.eventsCap,
-      settled.layout,
-      settled.calledAt,
-      settled.groupConcurrency,
-      settled.serverTime,
-      packed,
-    );
-  const wait = {
-    replicas: Math.max(...asked.map((d) => d.replicas)),
-    timeoutMs: Math.max(...asked.map((d) => d.timeoutMs)),
-  };
-  const { outputs, replicated, waitError } = await addReplicated(
-    client,
-    keys,
-    batch,
-    settled.eventsCap,
-    wait,
-    settled.layout,
-    settled.calledAt,
-    settled.groupConcurrency,
-    settled.serverTime,
-    packed,
-  );
-  return outputs.map((out) => ({ ...out, replicated, waitError }));
-}
-
-/**
- * Fill in `replicated` for the jobs that asked for durability, and throw DurabilityError (with every
- * result) when any of them got fewer replicas than it asked for: nothing is accepted silently.
- */
-function checkDurability(
-  results: AddResult[],
-  written: ReadonlyArray<{ replicated?: number; waitError?: Error | null }>,
-  durability: ReadonlyArray<ResolvedAddOptions['durability']>,
-): AddResult[] {
-  let short: { requested: number; replicated: number; timeoutMs: number; cause: Error | null } | undefined;
-  results.forEach((result, i) => {
-    const asked = durability[i];
-    const replicated = written[i]?.replicated;
-    if (asked === undefined || replicated === undefined) return;
-    result.replicated = replicated;
-    if (replicated < asked.replicas && (short === undefined || replicated < short.replicated)) {
-      short = {
-        requested: asked.replicas,
-        replicated,
-        timeoutMs: asked.timeoutMs,
-        cause: written[i]?.waitError ?? null,
-      };
-    }
-  });
-  if (short) {
-    throw new DurabilityError(
-      short.requested,
-      short.replicated,
-      short.timeoutMs,
-      results,
-      short.cause ? { cause: short.cause } : undefined,
-    );
-  }
-  return results;
 }

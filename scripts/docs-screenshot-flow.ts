@@ -7,24 +7,18 @@
  * playwright-core (DELAYQ_CHROMIUM, default /usr/bin/chromium). Run: npm run docs:screenshot
  */
 import { mkdir } from 'node:fs/promises';
-import { IMAGES_DIR, launchChromium, SCREENSHOT_TOKEN, until } from './screenshot-kit.js';
+import { IMAGES_DIR, openDashboard, until, withRedis } from './screenshot-kit.js';
 import { Queue, Worker } from '../src/index.js';
-import { startDashboard } from '../src/dashboard/server.js';
-import { startRedis } from '../src/testing/redis-server.js';
 
 const OUT = `${IMAGES_DIR}dashboard-flow.png`;
-const TOKEN = SCREENSHOT_TOKEN;
 
 interface Step {
   step: string;
   customer: string;
 }
 
-const server = await startRedis();
-const closers: Array<() => Promise<unknown>> = [];
-try {
+await withRedis(async (connection, closers) => {
   const name = 'onboarding';
-  const connection = server.url;
   const queue = new Queue<Step>(name, { connection });
   closers.push(() => queue.close());
   const worker = new Worker<Step>(name, async (job) => ({ checked: job.payload.step }), {
@@ -46,12 +40,7 @@ try {
   });
   await until(async () => (await queue.counts()).completed === 2, 'the two due checks to complete');
 
-  const dashboard = await startDashboard({ connection, port: 0, token: TOKEN });
-  closers.push(() => dashboard.close());
-  const browser = await launchChromium();
-  closers.push(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-  await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);
+  const page = await openDashboard({ connection, name, height: 1000 }, closers);
   await page.locator('#c-completed', { hasText: '2' }).waitFor({ timeout: 15_000 });
   await page.locator('#search-form input[name="id"]').fill('check:acme');
   await page.locator('#search-form button[type="submit"]').click();
@@ -65,7 +54,4 @@ try {
   const top = (await page.locator('#search-panel').boundingBox())!.y - 12;
   await page.screenshot({ path: OUT, fullPage: true, clip: { x: 0, y: top, width: 1440, height: 560 } });
   console.log(`wrote ${OUT}`);
-} finally {
-  for (const close of closers.reverse()) await close().catch(() => {});
-  await server.stop();
-}
+});

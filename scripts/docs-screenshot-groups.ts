@@ -7,25 +7,19 @@
  * playwright-core (DELAYQ_CHROMIUM, default /usr/bin/chromium). Run: npm run docs:screenshot
  */
 import { mkdir } from 'node:fs/promises';
-import { IMAGES_DIR, launchChromium, SCREENSHOT_TOKEN, until } from './screenshot-kit.js';
+import { IMAGES_DIR, openDashboard, until, withRedis } from './screenshot-kit.js';
 import { Queue, Worker } from '../src/index.js';
-import { startDashboard } from '../src/dashboard/server.js';
-import { startRedis } from '../src/testing/redis-server.js';
 
 const OUT_DIR = IMAGES_DIR;
 const OUT = `${OUT_DIR}dashboard-groups.png`;
-const TOKEN = SCREENSHOT_TOKEN;
 
 interface Delivery {
   event: string;
   url: string;
 }
 
-const server = await startRedis();
-const closers: Array<() => Promise<unknown>> = [];
-try {
+await withRedis(async (connection, closers) => {
   const name = 'webhooks';
-  const connection = server.url;
   const queue = new Queue<Delivery>(name, { connection });
   closers.push(() => queue.close());
 
@@ -67,12 +61,7 @@ try {
   }
   await until(async () => (await queue.counts()).active >= 8, 'the worker holding 8 deliveries');
 
-  const dashboard = await startDashboard({ connection, port: 0, token: TOKEN });
-  closers.push(() => dashboard.close());
-  const browser = await launchChromium();
-  closers.push(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1200 } });
-  await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);
+  const page = await openDashboard({ connection, name, height: 1200 }, closers);
   await page.locator('#table-groups tbody tr').nth(5).waitFor({ timeout: 15_000 });
   // Pause a customer from its button, as an operator would when their endpoint is down.
   const initech = page.locator('#table-groups tbody tr', { hasText: 'cust-initech' });
@@ -98,7 +87,4 @@ try {
   await page.screenshot({ path: OUT, fullPage: true });
   console.log(`wrote ${OUT}`);
   finish();
-} finally {
-  for (const close of closers.reverse()) await close().catch(() => {});
-  await server.stop();
-}
+});

@@ -7,25 +7,19 @@
  * playwright-core (DELAYQ_CHROMIUM, default /usr/bin/chromium). Run: npm run docs:screenshot
  */
 import { mkdir } from 'node:fs/promises';
-import { IMAGES_DIR, launchChromium, SCREENSHOT_TOKEN, until } from './screenshot-kit.js';
+import { IMAGES_DIR, openDashboard, until, withRedis } from './screenshot-kit.js';
 import { Queue, Worker } from '../src/index.js';
-import { startDashboard } from '../src/dashboard/server.js';
-import { startRedis } from '../src/testing/redis-server.js';
 
 const OUT_DIR = IMAGES_DIR;
 const OUT = `${OUT_DIR}dashboard-search.png`;
-const TOKEN = SCREENSHOT_TOKEN;
 
 interface Order {
   customer: string;
   items: number;
 }
 
-const server = await startRedis();
-const closers: Array<() => Promise<unknown>> = [];
-try {
+await withRedis(async (connection, closers) => {
   const name = 'orders';
-  const connection = server.url;
   const queue = new Queue<Order>(name, { connection });
   closers.push(() => queue.close());
   // Orders run now: each logs its steps; the courier's API fails the first try of a few.
@@ -61,12 +55,7 @@ try {
     })),
   );
 
-  const dashboard = await startDashboard({ connection, port: 0, token: TOKEN });
-  closers.push(() => dashboard.close());
-  const browser = await launchChromium();
-  closers.push(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-  await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);
+  const page = await openDashboard({ connection, name, height: 1000 }, closers);
   await page.locator('#c-completed', { hasText: '24' }).waitFor({ timeout: 15_000 });
   await page.locator('#search-form input[name="id"]').fill('order:2027-1');
   await page.locator('#search-form select[name="state"]').selectOption('completed');
@@ -81,7 +70,4 @@ try {
   const top = (await page.locator('#search-panel').boundingBox())!.y - 12;
   await page.screenshot({ path: OUT, fullPage: true, clip: { x: 0, y: top, width: 1440, height: 640 } });
   console.log(`wrote ${OUT}`);
-} finally {
-  for (const close of closers.reverse()) await close().catch(() => {});
-  await server.stop();
-}
+});

@@ -8,17 +8,14 @@
  * Run: npm run docs:screenshot
  */
 import { mkdir } from 'node:fs/promises';
-import { IMAGES_DIR, launchChromium, SCREENSHOT_TOKEN, until } from './screenshot-kit.js';
+import { IMAGES_DIR, openDashboard, until, withRedis } from './screenshot-kit.js';
 import { Queue, Worker } from '../src/index.js';
 import { producerOf } from '../src/definition/producer.js';
-import { startDashboard } from '../src/dashboard/server.js';
 import { DelayqMetrics } from '../src/metrics/metrics.js';
 import { queueKeys } from '../src/redis/keys.js';
-import { startRedis } from '../src/testing/redis-server.js';
 
 const OUT_DIR = IMAGES_DIR;
 const OUT = `${OUT_DIR}dashboard-control.png`;
-const TOKEN = SCREENSHOT_TOKEN;
 
 interface Task {
   kind: string;
@@ -28,11 +25,8 @@ interface Task {
   hold?: boolean;
 }
 
-const server = await startRedis();
-const closers: Array<() => Promise<unknown>> = [];
-try {
+await withRedis(async (connection, closers) => {
   const name = 'imports';
-  const connection = server.url;
   const metrics = new DelayqMetrics();
   const queue = new Queue<Task>(name, { connection });
   closers.push(() => queue.close());
@@ -87,12 +81,7 @@ try {
     })),
   );
 
-  const dashboard = await startDashboard({ connection, port: 0, token: TOKEN, metrics });
-  closers.push(() => dashboard.close());
-  const browser = await launchChromium();
-  closers.push(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
-  await page.goto(`${dashboard.url}queues/${name}#token=${TOKEN}`);
+  const page = await openDashboard({ connection, name, height: 1100, metrics }, closers);
   await page.locator('#c-active', { hasText: /^1$/ }).waitFor({ timeout: 15_000 });
   // Pause from the page, as an operator would: the badge shows and the button turns to Resume.
   await page.locator('#pause-toggle', { hasText: 'Pause' }).click();
@@ -113,7 +102,4 @@ try {
   await page.screenshot({ path: OUT, fullPage: true });
   console.log(`wrote ${OUT}`);
   finish();
-} finally {
-  for (const close of closers.reverse()) await close().catch(() => {});
-  await server.stop();
-}
+});

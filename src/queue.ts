@@ -217,12 +217,15 @@ export class Queue<T = unknown> {
   /**
    * How many jobs wait (`due`: of those, how many are due now, of every class: default,
    * prioritized and grouped; `held`: of the due ones, how many their group keeps from starting
-   * now), run, lie dead, and are kept as completed or cancelled.
+   * now), run, lie dead, and are kept as completed or cancelled, and how many flow parents wait
+   * for their children (`waitingChildren`: in no other figure until their last child completed).
    */
   async counts(): Promise<Counts> {
     this.assertOpen();
-    const { scheduled, due, held, active, dead, completed, cancelled } = await countAll(this.context);
-    return { scheduled, due, held, active, dead, completed, cancelled };
+    const { scheduled, due, held, active, dead, completed, cancelled, waitingChildren } = await countAll(
+      this.context,
+    );
+    return { scheduled, due, held, active, dead, completed, cancelled, waitingChildren };
   }
 
   /**

@@ -105,6 +105,7 @@ function sumCounts(all: readonly PartitionCounts[]): QueueCounts {
     dead: 0,
     completed: 0,
     cancelled: 0,
+    waitingChildren: 0,
     paused: false,
     now: 0,
     nextDue: null,
@@ -117,6 +118,7 @@ function sumCounts(all: readonly PartitionCounts[]): QueueCounts {
     sum.dead += c.dead;
     sum.completed += c.completed;
     sum.cancelled += c.cancelled;
+    sum.waitingChildren += c.waitingChildren;
     sum.paused ||= c.paused;
     sum.now = Math.max(sum.now, c.now);
     if (c.nextDue >= 0 && (sum.nextDue === null || c.nextDue < sum.nextDue)) sum.nextDue = c.nextDue;

@@ -138,6 +138,7 @@ describe('dashboard over HTTP', () => {
       dead: 1,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
     // Due 60..84 s from now: the second and (for the last ones) the first minute slices of the hour.
     expect(overview.due.counts).toHaveLength(60);

@@ -304,8 +304,9 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
-   * time; active by lease deadline; dead, completed and cancelled most recent first. With `group`,
-   * only that group's scheduled jobs (by due time) or active ones (by lease deadline).
+   * time; active by lease deadline; dead, completed and cancelled most recent first;
+   * 'waiting-children' (flow parents waiting for their children) by their own due time. With
+   * `group`, only that group's scheduled jobs (by due time) or active ones (by lease deadline).
    */
   async list(
     state: ListState,

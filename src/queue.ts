@@ -327,9 +327,10 @@ export class Queue<T = unknown> {
   /**
    * Find jobs by state, group, id prefix and time range, a page at a time: `{ jobs, cursor }`;
    * pass `cursor` back for the next page (null: nothing more). Every filter given must hold; `from`
-   * and `to` bound the job's time in its state (scheduled: due; active: started; finished: when
-   * it ended). Order: by that time within each state (the waiting classes one after the other;
-   * dead, completed and cancelled newest first), the states in the order of a job's life.
+   * and `to` bound the job's time in its state (scheduled, and 'waiting-children' for a flow
+   * parent waiting for its children: due; active: started; finished: when it ended). Order: by
+   * that time within each state (the waiting classes one after the other; dead, completed and
+   * cancelled newest first), the states in the order of a job's life.
    *
    * Cost: no index is kept for it (adds and claims pay nothing). Each state is a sorted set by
    * time: a time range is found in O(log N), then the entries in it are looked at one by one for

@@ -85,6 +85,7 @@ describe('sendReminder on a real queue', () => {
       dead: 1,
       completed: 1,
       cancelled: 0,
+      waitingChildren: 0,
     });
     expect((await queue.get('r2'))?.state).toBe('scheduled');
   });

@@ -217,12 +217,15 @@ export class Queue<T = unknown> {
   /**
    * How many jobs wait (`due`: of those, how many are due now, of every class: default,
    * prioritized and grouped; `held`: of the due ones, how many their group keeps from starting
-   * now), run, lie dead, and are kept as completed or cancelled.
+   * now), run, lie dead, and are kept as completed or cancelled, and how many flow parents wait
+   * for their children (`waitingChildren`: in no other figure until their last child completed).
    */
   async counts(): Promise<Counts> {
     this.assertOpen();
-    const { scheduled, due, held, active, dead, completed, cancelled } = await countAll(this.context);
-    return { scheduled, due, held, active, dead, completed, cancelled };
+    const { scheduled, due, held, active, dead, completed, cancelled, waitingChildren } = await countAll(
+      this.context,
+    );
+    return { scheduled, due, held, active, dead, completed, cancelled, waitingChildren };
   }
 
   /**
@@ -301,8 +304,9 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in `state`: scheduled in claim order for the due prioritized ones, then by due
-   * time; active by lease deadline; dead, completed and cancelled most recent first. With `group`,
-   * only that group's scheduled jobs (by due time) or active ones (by lease deadline).
+   * time; active by lease deadline; dead, completed and cancelled most recent first;
+   * 'waiting-children' (flow parents waiting for their children) by their own due time. With
+   * `group`, only that group's scheduled jobs (by due time) or active ones (by lease deadline).
    */
   async list(
     state: ListState,
@@ -323,9 +327,10 @@ export class Queue<T = unknown> {
   /**
    * Find jobs by state, group, id prefix and time range, a page at a time: `{ jobs, cursor }`;
    * pass `cursor` back for the next page (null: nothing more). Every filter given must hold; `from`
-   * and `to` bound the job's time in its state (scheduled: due; active: started; finished: when
-   * it ended). Order: by that time within each state (the waiting classes one after the other;
-   * dead, completed and cancelled newest first), the states in the order of a job's life.
+   * and `to` bound the job's time in its state (scheduled, and 'waiting-children' for a flow
+   * parent waiting for its children: due; active: started; finished: when it ended). Order: by
+   * that time within each state (the waiting classes one after the other; dead, completed and
+   * cancelled newest first), the states in the order of a job's life.
    *
    * Cost: no index is kept for it (adds and claims pay nothing). Each state is a sorted set by
    * time: a time range is found in O(log N), then the entries in it are looked at one by one for

@@ -12,7 +12,7 @@ export function jobJson(info: JobInfo<unknown>): unknown {
 /** Header and cells of a list row for `state`. */
 export function listRow(state: ListState, info: JobInfo<unknown>, now: number, c: Colors): string[] {
   const attempts = `${info.attempts}/${info.maxAttempts}`;
-  if (state === 'scheduled') {
+  if (state === 'scheduled' || state === 'waiting-children') {
     return [
       info.id,
       relative(info.runAt.getTime(), now),
@@ -55,6 +55,9 @@ export function listRow(state: ListState, info: JobInfo<unknown>, now: number, c
 /** Column titles for `state`. */
 export function listHeader(state: ListState): string[] {
   if (state === 'scheduled') return ['id', 'due', 'group/priority', 'attempts', 'payload'];
+  // A parent's own due time: it runs then, or when its last child completed if later.
+  if (state === 'waiting-children')
+    return ['id', 'due (at the earliest)', 'group/priority', 'attempts', 'payload'];
   if (state === 'active') return ['id', 'worker', 'lease until', 'attempts'];
   if (state === 'completed') return ['id', 'completed', 'result'];
   if (state === 'cancelled') return ['id', 'cancelled'];

@@ -1,11 +1,12 @@
 /**
- * `delayq ls <queue> --state scheduled|active|dead|completed|cancelled [--limit] [--offset]`: a
- * page of jobs.
+ * `delayq ls <queue> --state scheduled|waiting-children|active|dead|completed|cancelled [--limit]
+ * [--offset]`: a page of jobs.
  */
 import { Option, type Command } from 'commander';
 import { globalsOf, intArg, output, withQueue } from './context.js';
 import { table } from './format.js';
 import type { ListState } from '../operations/list.js';
+import { countOf } from '../queue/reads.js';
 import { jobJson, listHeader, listRow } from './jobs-view.js';
 
 type State = ListState;
@@ -15,11 +16,11 @@ export function registerLs(program: Command): void {
     .command('ls <queue>')
     .alias('list') // as queue.list()
     .description(
-      'list a page of jobs: scheduled (due prioritized first, then by due time), active, or dead, completed and cancelled (most recent first)',
+      'list a page of jobs: scheduled (due prioritized first, then by due time), waiting-children (flow parents, by due time), active, or dead, completed and cancelled (most recent first)',
     )
     .addOption(
       new Option('--state <state>', 'which jobs')
-        .choices(['scheduled', 'active', 'dead', 'completed', 'cancelled'])
+        .choices(['scheduled', 'waiting-children', 'active', 'dead', 'completed', 'cancelled'])
         .default('scheduled'),
     )
     .option('--limit <n>', 'jobs per page (1-10000)', intArg(1), 20)
@@ -37,7 +38,7 @@ export function registerLs(program: Command): void {
           queue: name,
           state: opts.state,
           offset: opts.offset,
-          total: counts[opts.state],
+          total: countOf(counts, opts.state),
           jobs: jobs.map(jobJson),
         });
         const { c } = out;
@@ -51,7 +52,9 @@ export function registerLs(program: Command): void {
           table([listHeader(opts.state).map(c.bold), ...jobs.map((j) => listRow(opts.state, j, now, c))]),
         );
         out.line(
-          c.dim(`${opts.offset + 1}-${opts.offset + jobs.length} of ${counts[opts.state]} ${opts.state}`),
+          c.dim(
+            `${opts.offset + 1}-${opts.offset + jobs.length} of ${countOf(counts, opts.state)} ${opts.state}`,
+          ),
         );
       });
     });

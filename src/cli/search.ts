@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../duration.js';
-import type { JobState } from '../operations/raw-job.js';
+import type { JobInfoState } from '../operations/raw-job.js';
 import type { SearchOptions } from '../queue.js';
 import { serverNow } from '../inspect/discover.js';
 import { globalsOf, intArg, output, withQueue } from './context.js';
@@ -31,7 +31,7 @@ function timeArg(value: string): (now: number) => number {
 }
 
 interface SearchFlags {
-  state?: JobState;
+  state?: JobInfoState;
   group?: string;
   idPrefix?: string;
   from?: (now: number) => number;
@@ -49,6 +49,7 @@ export function registerSearch(program: Command): void {
     )
     .addOption(
       new Option('--state <state>', 'only jobs in this state (default: every state)').choices([
+        'waiting-children',
         'scheduled',
         'active',
         'dead',

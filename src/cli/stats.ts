@@ -1,7 +1,8 @@
 /**
- * `delayq stats [queue]`: for every known queue (or the one named) its counts, next due time,
- * claim strategy and the lateness of the last minute's claims (from the counters, so every
- * worker's, wherever it runs); with a queue, also the due times of the coming hour.
+ * `delayq stats [queue]`: for every known queue (or the one named) its counts (flow parents
+ * waiting for their children among them), next due time, claim strategy and the lateness of the
+ * last minute's claims (from the counters, so every worker's, wherever it runs); with a queue,
+ * also the due times of the coming hour.
  */
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
@@ -104,6 +105,7 @@ async function allQueues(
           'dead',
           'completed',
           'cancelled',
+          'waiting-children',
           'next due',
           'strategy',
           'lateness',
@@ -117,12 +119,13 @@ async function allQueues(
           n.dead > 0 ? c.red(String(n.dead)) : '0',
           String(n.completed),
           String(n.cancelled),
+          String(n.waitingChildren),
           n.nextDue === null ? c.dim('-') : relative(n.nextDue, n.now),
           strategy,
           latenessText(lateness),
         ]),
       ],
-      new Set([1, 2, 3, 4, 5, 6, 7]),
+      new Set([1, 2, 3, 4, 5, 6, 7, 8]),
     ),
   );
 }
@@ -137,6 +140,7 @@ function plainCounts(c: QueueCounts): Counts {
     dead: c.dead,
     completed: c.completed,
     cancelled: c.cancelled,
+    waitingChildren: c.waitingChildren,
   };
 }
 
@@ -185,6 +189,12 @@ async function oneQueue(inspector: Inspector, out: ReturnType<typeof output>): P
         ['dead', counts.dead > 0 ? c.red(String(counts.dead)) : '0'],
         ['completed', `${counts.completed} ${c.dim('(kept)')}`],
         ['cancelled', `${counts.cancelled} ${c.dim('(kept)')}`],
+        [
+          'waiting-children',
+          counts.waitingChildren > 0
+            ? `${counts.waitingChildren} ${c.dim('(flow parents waiting for their children; not in scheduled)')}`
+            : '0',
+        ],
         [
           'next due',
           next === null

@@ -5,6 +5,7 @@
  */
 import type { ListState } from '../operations/list.js';
 import type { JobInfo } from '../queue.js';
+import { countOf } from '../queue/reads.js';
 import { HttpError } from './exchange.js';
 import { decodeSegment } from './paths.js';
 import type { DashboardQueues } from './queues.js';
@@ -13,6 +14,7 @@ import { toPlain } from './serialize.js';
 
 const STATES = [
   'scheduled',
+  'waiting-children',
   'active',
   'dead',
   'completed',
@@ -98,7 +100,7 @@ async function jobs(queues: DashboardQueues, name: string, params: URLSearchPara
     inspector.list(state as ListState, { offset, limit }),
     inspector.counts(),
   ]);
-  return { state, offset, limit, total: counts[state as ListState], items: items.map(summary) };
+  return { state, offset, limit, total: countOf(counts, state as ListState), items: items.map(summary) };
 }
 
 /** The groups panel: the top groups by backlog, and the recorded bounds (running / limit). */

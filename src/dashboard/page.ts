@@ -77,7 +77,7 @@ function table(state: string, title: string, columns: string[]): string {
  * a result row opens the inspector like any table's.
  */
 function searchPanel(): string {
-  const states = ['scheduled', 'active', 'dead', 'completed', 'cancelled'];
+  const states = ['scheduled', 'waiting-children', 'active', 'dead', 'completed', 'cancelled'];
   return `<section class="panel search" id="search-panel">
   <div class="panel-head"><h2>Search</h2><span class="muted">by id prefix, state, group and time (due, started or ended)</span></div>
   <form id="search-form" class="search-form" autocomplete="off">
@@ -107,6 +107,7 @@ export function queuePage(boot: PageBoot): string {
   <section class="cards">
     <div class="card"><div class="label">scheduled</div><div class="value" id="c-scheduled">–</div><div class="sub" id="c-next"></div></div>
     <div class="card"><div class="label">due now</div><div class="value" id="c-due">–</div><div class="sub" id="c-overdue"></div></div>
+    <div class="card"><div class="label">waiting for children</div><div class="value" id="c-waiting-children">–</div><div class="sub">flow parents, not in scheduled</div></div>
     <div class="card"><div class="label">active</div><div class="value" id="c-active">–</div><div class="sub">held by workers</div></div>
     <div class="card dead"><div class="label">dead</div><div class="value" id="c-dead">–</div><div class="sub">attempts spent</div></div>
     <div class="card"><div class="label">completed</div><div class="value" id="c-completed">–</div><div class="sub">kept for a while</div></div>
@@ -125,6 +126,7 @@ export function queuePage(boot: PageBoot): string {
     <div class="col">
       ${searchPanel()}
       ${table('scheduled', 'Scheduled', ['id', 'due', 'group / priority', 'attempts', 'payload'])}
+      ${table('waiting-children', 'Waiting for children', ['id', 'due (at the earliest)', 'group / priority', 'attempts', 'payload'])}
       ${table('active', 'Active', ['id', 'group', 'worker', 'lease until', 'attempt'])}
       ${table('dead', 'Dead', ['id', 'died', 'attempts', 'reason'])}
       ${table('completed', 'Completed', ['id', 'completed', 'result'])}

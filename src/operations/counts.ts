@@ -21,6 +21,11 @@ export interface Counts {
   completed: number;
   /** Cancelled jobs still kept (bounded by count and age). */
   cancelled: number;
+  /**
+   * Flow parents waiting for their children to complete (queue.addFlow): in none of the other
+   * figures, `scheduled` and `due` included, until their last child completed.
+   */
+  waitingChildren: number;
 }
 
 /** How many waiting jobs fall due in each of `slices` slices of `sliceMs` after the server's now. */
@@ -64,6 +69,7 @@ export async function counts(
     keys.completed,
     keys.cancelled,
     keys.paused,
+    keys.flowsWaiting,
   ];
   const args = [options.groupConcurrency ?? 0, histogram?.sliceMs ?? 0, histogram?.slices ?? 0];
   const reply = asArray(
@@ -82,13 +88,14 @@ export async function counts(
     dead: num(reply, 4, 'counts'),
     completed: num(reply, 5, 'counts'),
     cancelled: num(reply, 6, 'counts'),
-    paused: num(reply, 7, 'counts') === 1,
-    now: num(reply, 8, 'counts'),
-    nextDue: num(reply, 9, 'counts'),
+    waitingChildren: num(reply, 7, 'counts'),
+    paused: num(reply, 8, 'counts') === 1,
+    now: num(reply, 9, 'counts'),
+    nextDue: num(reply, 10, 'counts'),
     histogram: histogram
       ? {
-          overdue: num(reply, 10, 'counts'),
-          counts: Array.from({ length: slices }, (_, i) => num(reply, 11 + i, 'counts')),
+          overdue: num(reply, 11, 'counts'),
+          counts: Array.from({ length: slices }, (_, i) => num(reply, 12 + i, 'counts')),
         }
       : null,
   };

@@ -2,12 +2,12 @@
 import type { RedisClient } from '../redis/connection.js';
 import { wheelBucketKey, type QueueKeys } from '../redis/keys.js';
 import { runScript, script } from '../redis/scripts.js';
-import { rawJob, type JobState, type RawJob } from './raw-job.js';
+import { rawJob, type JobInfoState, type RawJob } from './raw-job.js';
 import { asArray, str } from './reply.js';
 import { wheelTail, type Layout } from './wheel.js';
 
-/** The states a page of jobs can be listed for: every one. */
-export type ListState = JobState;
+/** The states a page of jobs can be listed for: every one, flow parents waiting for their children included. */
+export type ListState = JobInfoState;
 
 /** The states whose pages are ordered most recent first (the rest: earliest first). */
 export const NEWEST_FIRST: ReadonlySet<ListState> = new Set(['dead', 'completed', 'cancelled']);
@@ -20,7 +20,8 @@ function scriptState(state: ListState): string {
 /**
  * A page of one partition's jobs in `state`, with their stored records, read atomically by
  * list.lua. Scheduled jobs come due prioritized ones first (claim order), then by due time;
- * dead, completed and cancelled most recent first; active by lease deadline.
+ * dead, completed and cancelled most recent first; active by lease deadline; flow parents
+ * waiting for their children by their own due time.
  */
 export async function listJobs(
   client: RedisClient,
@@ -51,6 +52,7 @@ export async function listJobs(
     args = ['ids', 0, ids.length, 0, layout.granularityMs, ...ids];
   } else {
     if (state === 'scheduled') listKeys.push(keys.groupJobs);
+    if (state === 'waiting-children') listKeys.push(keys.flowsWaiting);
     args = [scriptState(state), page.offset, page.limit, NEWEST_FIRST.has(state) ? 1 : 0];
   }
   const reply = asArray(await runScript(client, script('list'), listKeys, args), 'list');

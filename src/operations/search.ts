@@ -9,10 +9,10 @@ import { rawJob, type RawJob } from './raw-job.js';
 import { asArray, bytes, num, str } from './reply.js';
 
 /**
- * A source of jobs search.lua walks: a waiting class (s, p, r, g; the wheel's w), running (a), or
- * a set of finished jobs (c, x, d: newest first).
+ * A source of jobs search.lua walks: a waiting class (s, p, r, g; the wheel's w), the flow parents
+ * waiting for their children (f), running (a), or a set of finished jobs (c, x, d: newest first).
  */
-export type SearchSource = 's' | 'p' | 'r' | 'g' | 'w' | 'a' | 'c' | 'x' | 'd';
+export type SearchSource = 's' | 'p' | 'r' | 'g' | 'w' | 'f' | 'a' | 'c' | 'x' | 'd';
 
 /** The key of a source in one partition. */
 export function sourceKey(keys: QueueKeys, source: SearchSource): string {
@@ -27,6 +27,8 @@ export function sourceKey(keys: QueueKeys, source: SearchSource): string {
       return keys.groupJobs;
     case 'w':
       return keys.wheelCount;
+    case 'f':
+      return keys.flowsWaiting;
     case 'a':
       return keys.leases;
     case 'c':
@@ -40,6 +42,7 @@ export function sourceKey(keys: QueueKeys, source: SearchSource): string {
 
 /** The state of the jobs of a source, as list.lua's rows say it. */
 function stateOf(source: SearchSource): string {
+  if (source === 'f') return 'waiting-children';
   if (source === 'a') return 'active';
   if (source === 'c') return 'completed';
   if (source === 'x') return 'cancelled';

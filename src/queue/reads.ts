@@ -105,6 +105,7 @@ function sumCounts(all: readonly PartitionCounts[]): QueueCounts {
     dead: 0,
     completed: 0,
     cancelled: 0,
+    waitingChildren: 0,
     paused: false,
     now: 0,
     nextDue: null,
@@ -117,11 +118,17 @@ function sumCounts(all: readonly PartitionCounts[]): QueueCounts {
     sum.dead += c.dead;
     sum.completed += c.completed;
     sum.cancelled += c.cancelled;
+    sum.waitingChildren += c.waitingChildren;
     sum.paused ||= c.paused;
     sum.now = Math.max(sum.now, c.now);
     if (c.nextDue >= 0 && (sum.nextDue === null || c.nextDue < sum.nextDue)) sum.nextDue = c.nextDue;
   }
   return sum;
+}
+
+/** How many jobs `counts` says are in `state` (the total a page of that state belongs to). */
+export function countOf(counts: Counts, state: ListState): number {
+  return state === 'waiting-children' ? counts.waitingChildren : counts[state];
 }
 
 /** The keys of a listing page. */
@@ -145,7 +152,8 @@ export function checkPage(page: { offset?: number; limit?: number }): { offset: 
 
 /**
  * A page of jobs in `state` over every partition: scheduled due prioritized ones first, then by
- * due time; active by lease deadline; dead, completed and cancelled most recent first.
+ * due time; active by lease deadline; dead, completed and cancelled most recent first;
+ * waiting-children (flow parents) by their own due time.
  */
 export async function listAll(
   ctx: QueueContext,
@@ -182,8 +190,14 @@ export async function listGroup(
 ): Promise<RawJob[]> {
   const name = validateGroup(group);
   if (state !== 'scheduled' && state !== 'active') {
+    // fw holds a flow's parents by due time alone: a grouped parent joins its group's jobs when
+    // its last child completed.
+    const why =
+      state === 'waiting-children'
+        ? 'flow parents waiting for their children are not kept by group'
+        : 'finished jobs are not kept by group';
     throw new ValidationError(
-      `list by group takes 'scheduled' or 'active', got ${JSON.stringify(state)}: finished jobs are not kept by group; leave group out to list ${String(state)} jobs`,
+      `list by group takes 'scheduled' or 'active', got ${JSON.stringify(state)}: ${why}; leave group out to list ${String(state)} jobs`,
       'group',
     );
   }

@@ -10,7 +10,7 @@
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { validateGroup } from '../job-options.js';
-import type { JobState, RawJob } from '../operations/raw-job.js';
+import type { JobInfoState, RawJob } from '../operations/raw-job.js';
 import {
   SEARCH_START,
   searchStep,
@@ -24,15 +24,19 @@ import { decodeCursor, encodeCursor, searchDigest, type SearchCursorState } from
 
 /** What queue.search looks for; every filter given must hold. */
 export interface SearchOptions {
-  /** Only jobs in this state. Left out: every state (scheduled, active, dead, completed, cancelled). */
-  state?: JobState;
+  /**
+   * Only jobs in this state. Left out: every state (waiting-children, scheduled, active, dead,
+   * completed, cancelled).
+   */
+  state?: JobInfoState;
   /** Only this group's jobs: those waiting and running (finished jobs are not kept by group). */
   group?: string;
   /** Only jobs whose id starts with this text. */
   idPrefix?: string;
   /**
    * Only jobs whose time is at or after this (a Date or epoch ms): the due time of a scheduled
-   * job, the start of a running one, when a finished one ended.
+   * job (a flow parent waiting for its children: its own due time), the start of a running one,
+   * when a finished one ended.
    */
   from?: Date | number;
   /** Only jobs whose time (as `from`) is at or before this. */
@@ -73,13 +77,21 @@ const SEARCH_KEYS: ReadonlySet<string> = new Set([
   'limit',
   'cursor',
 ] satisfies Array<keyof SearchOptions>);
-const STATES: readonly JobState[] = ['scheduled', 'active', 'dead', 'completed', 'cancelled'];
+/** Every state, in the order a job goes through them (a flow's parent waits for its children first). */
+const STATES: readonly JobInfoState[] = [
+  'waiting-children',
+  'scheduled',
+  'active',
+  'dead',
+  'completed',
+  'cancelled',
+];
 /** Sources walked newest first. */
 const NEWEST_FIRST: ReadonlySet<SearchSource> = new Set(['c', 'x', 'd']);
 
 /** A search's filters, checked. */
 export interface CheckedSearch {
-  state: JobState | null;
+  state: JobInfoState | null;
   group: string;
   idPrefix: string;
   from: number;
@@ -119,8 +131,12 @@ export function checkSearch(options: unknown): CheckedSearch {
   }
   const group = o.group === undefined ? '' : validateGroup(o.group);
   if (group !== '' && o.state !== undefined && o.state !== 'scheduled' && o.state !== 'active') {
+    const why =
+      o.state === 'waiting-children'
+        ? 'flow parents waiting for their children are not kept by group'
+        : 'finished jobs are not kept by group';
     throw new ValidationError(
-      `search by group takes state 'scheduled' or 'active' (or none: both), got '${o.state}': finished jobs are not kept by group`,
+      `search by group takes state 'scheduled' or 'active' (or none: both), got '${o.state}': ${why}`,
       'group',
     );
   }
@@ -167,14 +183,16 @@ export function checkSearch(options: unknown): CheckedSearch {
 }
 
 /**
- * The sources a search walks, in order: the waiting classes (not-yet-due prioritized before due
- * ones, so a job promoted meanwhile is seen twice rather than missed), then running, dead,
- * completed and cancelled, as a job moves through them.
+ * The sources a search walks, in order: the flow parents waiting for their children, the waiting
+ * classes (not-yet-due prioritized before due ones), then running, dead, completed and cancelled,
+ * as a job moves through them, so a job that moves on meanwhile (a parent released, a job
+ * promoted) is seen twice rather than missed.
  */
 function sourcesOf(search: CheckedSearch, layout: Layout): SearchSource[] {
   const waiting: SearchSource[] =
     search.group !== '' ? ['g'] : layout.kind === 'wheel' ? ['s', 'w'] : ['p', 'r', 's', 'g'];
-  const of: Record<JobState, SearchSource[]> = {
+  const of: Record<JobInfoState, SearchSource[]> = {
+    'waiting-children': ['f'],
     scheduled: waiting,
     active: ['a'],
     dead: ['d'],
@@ -182,7 +200,7 @@ function sourcesOf(search: CheckedSearch, layout: Layout): SearchSource[] {
     cancelled: ['x'],
   };
   if (search.state !== null) return of[search.state];
-  const states: JobState[] = search.group !== '' ? ['scheduled', 'active'] : [...STATES];
+  const states: JobInfoState[] = search.group !== '' ? ['scheduled', 'active'] : [...STATES];
   return states.flatMap((state) => of[state]);
 }
 

@@ -5,17 +5,20 @@
 -- docs/ARCHITECTURE.md §4.9).
 --
 -- KEYS[1] s  KEYS[2] p  KEYS[3] r  KEYS[4] gq  KEYS[5] gw  KEYS[6] gr  KEYS[7] gc  KEYS[8] a
--- KEYS[9] d  KEYS[10] c  KEYS[11] x  KEYS[12] z
--- KEYS[13..] wheel strategy only: wr, wi, wc, then bucket lists (wheel.lua wheel_keys)
+-- KEYS[9] d  KEYS[10] c  KEYS[11] x  KEYS[12] z  KEYS[13] fw (flow parents waiting for children)
+-- KEYS[14..] wheel strategy only: wr, wi, wc, then bucket lists (wheel.lua wheel_keys)
 -- ARGV[1] the group concurrency (the queue's recorded one; 0: no bound known)
 -- ARGV[2] slice ms of the due histogram (0: no histogram)  ARGV[3] its number of slices (<= 1440)
 -- ARGV[4..] wheel strategy only: the granularity ms, then the start of each bucket list passed
--- Returns: { scheduled, due, held, active, dead, completed, cancelled, paused (0/1), now,
---            next_due or -1, overdue, slice 1, ..., slice n }
+-- Returns: { scheduled, due, held, active, dead, completed, cancelled, waiting_children,
+--            paused (0/1), now, next_due or -1, overdue, slice 1, ..., slice n }
 --   scheduled  every waiting job: s, p, r, gq, and the wheel's buckets and ready list.
 --   due        the waiting jobs whose due time has come, of every class: s and p up to now, all of
 --              r, every grouped job due by now (whether or not its group may start it), the
 --              wheel's ready list and its buckets that have ended (promoted at the next claim).
+--   waiting_children  the flow parents in fw, waiting for their children (flow.lua): in no
+--              waiting set, so not in scheduled, due, next_due or the slices (a parent's own due
+--              time says nothing of when its children complete).
 --   held       the part of `due` that no worker may start now because of its group: a group at
 --              its concurrency bound (or paused: in neither gw nor gr) holds all its due jobs,
 --              one waiting for its rate limit's next token (in gw past its head's due) holds all,
@@ -27,7 +30,7 @@
 --              promoted). Empty otherwise.
 -- Errors: DELAYQ_WRONG_BUCKET <start>,... (wheel) when a bucket that counts (ended, or ending
 --         within the histogram) was not passed: the caller calls again with them.
---         DELAYQ_BAD_ARG <reason> for a KEYS count other than 12 (15 or more with the wheel), a
+--         DELAYQ_BAD_ARG <reason> for a KEYS count other than 13 (16 or more with the wheel), a
 --         group concurrency that is not 0..1000000, a slice ms or slice count that is not a whole
 --         number (slices at most 1440, and 1 or more with a slice ms), or ARGV other than these
 --         3 values without the wheel.
@@ -46,19 +49,19 @@ local TWO42 = 4398046511104
 local GROUP_READ_AT_MOST = 64
 local MAX_SLICES = 1440
 
-local problem = check_key_count(12, true)
+local problem = check_key_count(13, true)
   or check_group_concurrency(ARGV[1], 'ARGV[1] group concurrency')
   or check_whole(ARGV[2], 'ARGV[2] slice ms', 0, 2 ^ 53 - 1)
   or check_whole(ARGV[3], 'ARGV[3] slices', 0, MAX_SLICES)
   or (tonumber(ARGV[2]) > 0) ~= (tonumber(ARGV[3]) > 0) and 'ARGV[3] slices ' .. ARGV[3] .. ' with slice ms ' .. ARGV[2]
     .. ': a histogram takes both above 0, none both 0'
-  or KEYS[13] == nil and check_arg_count(3, 'counts without the wheel')
+  or KEYS[14] == nil and check_arg_count(3, 'counts without the wheel')
 if problem then return bad_arg(problem) end
-local s, p, r, gq, gw, gr, gc, a, d, c, x, z = unpack(KEYS, 1, 12)
+local s, p, r, gq, gw, gr, gc, a, d, c, x, z, fw = unpack(KEYS, 1, 13)
 local group_max = tonumber(ARGV[1])
 local slice_ms, slices = tonumber(ARGV[2]), tonumber(ARGV[3])
 local K = { gq = gq, gw = gw, gr = gr, gc = gc }
-local bad = wheel_keys(K, 13, 4)
+local bad = wheel_keys(K, 14, 4)
 if bad then return bad_arg(bad) end
 local now = now_ms()
 local histogram = slice_ms > 0
@@ -179,6 +182,7 @@ local reply = {
   redis.call('ZCARD', d),
   redis.call('ZCARD', c),
   redis.call('ZCARD', x),
+  redis.call('ZCARD', fw),
   redis.call('EXISTS', z),
   now,
   next_due,

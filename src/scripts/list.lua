@@ -5,20 +5,23 @@
 -- KEYS[9] e   KEYS[10] wk KEYS[11] pg
 -- KEYS[12..14] state 'ids' only: the wheel's wr, wi, wc (wheel.lua), for the due times
 -- KEYS[12] state 'waiting' only, optional: gq (waiting grouped jobs; the wheel has no groups)
--- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', or 'ids' (ARGV[6..] are
---         the ids to show: the wheel's waiting jobs, which live in bucket lists the caller read)
+-- KEYS[12] state 'waiting-children' only: fw (flow parents waiting for their children)
+-- ARGV[1] state: 'waiting', 'active', 'completed', 'cancelled', 'dead', 'waiting-children', or
+--         'ids' (ARGV[6..] are the ids to show: the wheel's waiting jobs, which live in bucket
+--         lists the caller read)
 -- ARGV[2] offset, ARGV[3] limit, ARGV[4] 1: newest first (by score), 0: earliest first
 -- ARGV[5] state 'ids' only: the wheel's granularity ms
 -- Returns: a flat array, 7 per job: id, record, score, last error (JSON) or false,
 --          holder ("<worker id>|<started ms>") or false, progress or false, lease member or false.
---          score: waiting: due; active: lease deadline; completed, cancelled,
---          dead: when. A job whose record is gone (trimmed between the reads of a caller
+--          score: waiting, waiting-children: due (a parent's own due time); active: lease
+--          deadline; completed, cancelled, dead: when. A job whose record is gone (trimmed between the reads of a caller
 --          merging partitions) is left out.
 -- Order of 'waiting': the due prioritized jobs first (r, in claim order: priority, then due),
 --          then the others (s and p) by due time, then the grouped jobs (gq) by group and due
---          time. Deep pages cost O(offset) in s and p.
+--          time. Deep pages cost O(offset) in s and p. 'waiting-children': by the parent's own
+--          due time, O(log N + limit).
 --          Error 'DELAYQ_BAD_ARG <reason>' for a state not above, KEYS other than 11 (12 with
---          'waiting', 14 with 'ids'), an offset that is not a whole number, a limit that is not one
+--          'waiting', 12 with 'waiting-children', 14 with 'ids'), an offset that is not a whole number, a limit that is not one
 --          >= 1, newest other than 0 or 1, ARGV other than these 4 values (ids: a granularity that
 --          is not a whole ms >= 1, or an id add.lua would refuse).
 -- Guarantee: read-only.
@@ -28,9 +31,11 @@
 --!include job-rows.lua
 --!include wheel.lua
 
-local STATES = { waiting = 11, active = 11, completed = 11, cancelled = 11, dead = 11, ids = 14 }
+local STATES = {
+  waiting = 11, active = 11, completed = 11, cancelled = 11, dead = 11, ['waiting-children'] = 12, ids = 14,
+}
 local base_keys = STATES[ARGV[1] or '']
-local problem = not base_keys and 'ARGV[1] state ' .. tostring(ARGV[1]) .. ' is not waiting, active, completed, cancelled, dead or ids'
+local problem = not base_keys and 'ARGV[1] state ' .. tostring(ARGV[1]) .. ' is not waiting, active, completed, cancelled, dead, waiting-children or ids'
 if not problem and #KEYS ~= base_keys and not (ARGV[1] == 'waiting' and #KEYS == 12) then
   problem = 'KEYS has ' .. #KEYS .. ' keys; list ' .. ARGV[1] .. ' takes ' .. base_keys .. (ARGV[1] == 'waiting' and ' (12 with gq)' or '')
 end
@@ -117,6 +122,9 @@ elseif state == 'active' then
 elseif state == 'completed' or state == 'cancelled' or state == 'dead' then
   local key = (state == 'completed' and c) or (state == 'cancelled' and x) or d
   local page = range(key, offset, stop)
+  for i = 1, #page, 2 do push(page[i], page[i + 1]) end
+elseif state == 'waiting-children' then
+  local page = range(KEYS[12], offset, stop)
   for i = 1, #page, 2 do push(page[i], page[i + 1]) end
 else -- 'ids'
   local K = {}

@@ -5,14 +5,16 @@
 -- KEYS[1] j   HASH id -> record        KEYS[2] e   HASH id -> last error JSON
 -- KEYS[3] wk  HASH holder number -> "<worker id>|<started ms>"
 -- KEYS[4] pg  HASH id -> a running job's progress
--- KEYS[5] the source: s, p, r, gq, a, c, x or d (a ZSET), or wc (the wheel's HASH id -> due)
+-- KEYS[5] the source: s, p, r, gq, fw, a, c, x or d (a ZSET), or wc (the wheel's HASH id -> due)
 -- ARGV[1] the source's kind, naming KEYS[5]: 's' (waiting, default class), 'p' (prioritized, not
---         due), 'r' (prioritized, due), 'g' (grouped), 'a' (running), 'c' (completed), 'x'
---         (cancelled), 'd' (dead), 'w' (the wheel's waiting jobs)
+--         due), 'r' (prioritized, due), 'g' (grouped), 'f' (flow parents waiting for their
+--         children, fw), 'a' (running), 'c' (completed), 'x' (cancelled), 'd' (dead), 'w' (the
+--         wheel's waiting jobs)
 -- ARGV[2] from, ARGV[3] to: epoch ms, whole, from <= to <= 2^48 - 2; the job's time in its state
---         (waiting: due; running: claimed at; completed, cancelled, dead: when it ended) is in
---         [from, to]
--- ARGV[4] id prefix ('' any id), ARGV[5] group ('' any; a group's jobs are only in gq and a)
+--         (waiting, waiting for children: due; running: claimed at; completed, cancelled, dead:
+--         when it ended) is in [from, to]
+-- ARGV[4] id prefix ('' any id), ARGV[5] group ('' any; a group's jobs are only in gq and a: fw
+--         holds parents by due time alone, so a group search finds none there)
 -- ARGV[6], ARGV[7] the position to go on from ('' '': the start). Ordered sources: the score and
 --         member of the last entry looked at (gq: '0' and the member; a member never in the set is
 --         fine: the walk goes on at the first entry past it). 'w': the HSCAN cursor and how many
@@ -25,15 +27,17 @@
 --          seven as list.lua's rows; score: due, lease deadline, or when it ended) }
 -- Errors: 'DELAYQ_BAD_ARG <reason>' for KEYS other than these 5, ARGV other than these 9 values,
 --          or one of them malformed (named); nothing is read then.
--- Order: s, p, a by score (due, lease deadline); r by score (priority, then due); gq by member
+-- Order: s, p, fw, a by score (due, lease deadline); r by score (priority, then due); gq by member
 --          (group, then due); c, x, d newest first; 'w' in hash order (one partition at a time).
 -- Cost: O(log N) to find the position and each time range, then O(1) per entry looked at, at most
 --          the budget: ZRANGE of members by rank, in chunks of 500. r's priority levels and gq's
 --          groups out of the time range are jumped over, one O(log N) seek each (counted against
---          the budget). Only the answered jobs' records are read.
+--          the budget). s, p, fw, c, x and d are one score range each; a group search of a source
+--          other than gq and a looks at nothing. Only the answered jobs' records are read.
 -- Guarantee: read-only. An entry in the source from the first call of a walk to its last, with
 --          the same score, is answered once if it matches; one that moves (rescheduled, extended,
---          promoted) or comes and goes may be answered twice or not at all, as with SCAN.
+--          promoted, a parent released from fw) or comes and goes may be answered twice or not at
+--          all, as with SCAN.
 
 --!include prelude.lua
 --!include record.lua
@@ -48,9 +52,9 @@ local CHUNK = 500
 local SEEK = 20
 
 -- Checks in the order of ARGV, each naming its argument (read-only: nothing to write before them).
-local KINDS = { s = true, p = true, r = true, g = true, a = true, c = true, x = true, d = true, w = true }
+local KINDS = { s = true, p = true, r = true, g = true, f = true, a = true, c = true, x = true, d = true, w = true }
 local problem = check_key_count(5, false)
-  or not KINDS[ARGV[1] or ''] and 'ARGV[1] source ' .. tostring(ARGV[1]) .. ' is not one of s p r g a c x d w'
+  or not KINDS[ARGV[1] or ''] and 'ARGV[1] source ' .. tostring(ARGV[1]) .. ' is not one of s p r g f a c x d w'
   or check_whole(ARGV[2], 'ARGV[2] from', 0, MAX_TIME)
   or check_whole(ARGV[3], 'ARGV[3] to', 0, MAX_TIME)
   or tonumber(ARGV[2]) > tonumber(ARGV[3]) and 'ARGV[2] from ' .. ARGV[2] .. ' is after ARGV[3] to ' .. ARGV[3]
@@ -175,9 +179,9 @@ end
 
 local done
 if group ~= '' and kind ~= 'g' and kind ~= 'a' then
-  -- A grouped job waits in gq and runs in a; no other source holds one.
+  -- A grouped job waits in gq and runs in a; no other source is kept by group.
   done = true
-elseif kind == 's' or kind == 'p' or kind == 'c' or kind == 'x' or kind == 'd' then
+elseif kind == 's' or kind == 'p' or kind == 'f' or kind == 'c' or kind == 'x' or kind == 'd' then
   local first, last = score_ranks(from, to, true)
   done = walk(first, last, kind == 'p' and visit_prio or visit_plain)
 elseif kind == 'a' then

@@ -107,7 +107,7 @@ function entries<P extends ChaosEntry['phase']>(
 
 /** queue.counts() of a queue where nothing waits, runs or lies dead, and `completed` jobs are kept. */
 function finishedCounts(completed: number) {
-  return { scheduled: 0, due: 0, held: 0, active: 0, dead: 0, completed, cancelled: 0 };
+  return { scheduled: 0, due: 0, held: 0, active: 0, dead: 0, completed, cancelled: 0, waitingChildren: 0 };
 }
 
 /**

@@ -107,7 +107,7 @@ describe('delayq add / show / ls / stats', () => {
     expect(stats.code).toBe(0);
     expect(json(stats.stdout)).toMatchObject({
       queue: q,
-      counts: { scheduled: 1, due: 0, active: 0, dead: 0, completed: 0, cancelled: 0 },
+      counts: { scheduled: 1, due: 0, active: 0, dead: 0, completed: 0, cancelled: 0, waitingChildren: 0 },
       nextDue: score,
       strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
     });
@@ -117,11 +117,13 @@ describe('delayq add / show / ls / stats', () => {
     );
     expect(row).toMatchObject({ name: q, scheduled: 1, dead: 0 });
     const allText = await cli(['stats']);
-    // Every queue's row shows scheduled, due, held, active, dead, completed and cancelled, its
-    // strategy and lateness ('-': nothing claimed in the last minute) too.
-    expect(allText.stdout).toMatch(/^queue +scheduled +due +held +active +dead +completed +cancelled /m);
+    // Every queue's row shows scheduled, due, held, active, dead, completed, cancelled and
+    // waiting-children, its strategy and lateness ('-': nothing claimed in the last minute) too.
     expect(allText.stdout).toMatch(
-      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
+      /^queue +scheduled +due +held +active +dead +completed +cancelled +waiting-children /m,
+    );
+    expect(allText.stdout).toMatch(
+      new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +0 +0 +in (59 min \\d+ s|1\\.0 h) +(zpopmin|range) +-$`, 'm'),
     );
   });
 

@@ -1,7 +1,8 @@
 /**
  * `delayq search` (issue 33): a page of queue.search in text and --json, the next page by
  * --cursor, times as ISO dates, epoch ms or durations from now, bad input refused with exit code 2
- * and one line; and `delayq show` printing a job's log lines.
+ * and one line; a flow parent waiting for its children in search, ls and stats; and `delayq show`
+ * printing a job's log lines.
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Queue, Worker } from '../../src/index.js';
@@ -78,6 +79,40 @@ describe('delayq search', () => {
     expect(json((await cli(['--json', 'search', q, '--state', 'dead'])).stdout).jobs).toEqual([]);
   });
 
+  it('finds, lists and counts a flow parent waiting for its children (--state waiting-children)', async () => {
+    const q = uniqueQueue('cli-flow');
+    const queue = queueOf(q);
+    await queue.addFlow({
+      payload: 1,
+      opts: { id: 'parent', delay: '10m' },
+      children: [{ payload: 2, opts: { id: 'child', delay: '1h' } }],
+    });
+    const found = json((await cli(['--json', 'search', q, '--state', 'waiting-children'])).stdout);
+    expect(found.jobs.map((j) => [j.id, j.state])).toEqual([['parent', 'waiting-children']]);
+    const text = await cli(['search', q, '--state', 'waiting-children']);
+    expect(text.stdout).toMatch(/^parent\s+waiting-children\s+in 9 min \d+ s\s/m);
+
+    const listed = await cli(['--json', 'ls', q, '--state', 'waiting-children']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      state: 'waiting-children',
+      total: 1,
+      jobs: [{ id: 'parent', state: 'waiting-children' }],
+    });
+    const table = await cli(['ls', q, '--state', 'waiting-children']);
+    expect(table.stdout).toMatch(/^id\s+due \(at the earliest\)\s+group\/priority\s+attempts\s+payload/m);
+    expect(table.stdout).toMatch(/^parent\s+in 9 min \d+ s\s+0\/3\s+1$/m);
+    expect(table.stdout).toContain('1-1 of 1 waiting-children');
+
+    const stats = await cli(['--json', 'stats', q]);
+    expect(JSON.parse(stats.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      counts: { scheduled: 1, due: 0, waitingChildren: 1 },
+    });
+    expect((await cli(['stats', q])).stdout).toMatch(/^waiting-children +1 \(flow parents waiting/m);
+    const all = await cli(['stats']);
+    expect(all.stdout).toMatch(new RegExp(`^${q} +1 +0 +0 +0 +0 +0 +0 +1 +in `, 'm'));
+  });
+
   it('refuses bad input with exit code 2 and one line', async () => {
     const q = uniqueQueue('cli-search');
     await queueOf(q).add(1, { delay: '1h' });
@@ -88,6 +123,10 @@ describe('delayq search', () => {
       [['--from', 'yesterday-ish'], /expected an ISO date, epoch ms, or a duration from now/],
       [['--state', 'waiting'], /argument 'waiting' is invalid/],
       [['--group', 'g', '--state', 'completed'], /finished jobs are not kept by group/],
+      [
+        ['--group', 'g', '--state', 'waiting-children'],
+        /flow parents waiting for their children are not kept/,
+      ],
     ] as const) {
       const r = await cli(['search', q, ...args]);
       expect(r.code, args.join(' ')).toBe(2);

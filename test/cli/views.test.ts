@@ -1,8 +1,8 @@
 /**
- * Every view tells the same truth: the counts, `held`, the next due time and the due histogram of a
- * queue holding default, prioritized and grouped jobs are equal in queue.counts(), the Inspector,
- * `delayq stats --json`, the CLI dashboard's JSON and its /metrics, under each strategy and with
- * partitions. Also: a held grouped job behind a running one, the CLI dashboard's /metrics for a
+ * Every view tells the same truth: the counts, `held`, `waitingChildren`, the next due time and the
+ * due histogram of a queue holding default, prioritized and grouped jobs and a flow are equal in
+ * queue.counts(), the Inspector, `delayq stats --json`, the CLI dashboard's JSON and its /metrics,
+ * under each strategy and with partitions. Also: a held grouped job behind a running one, the CLI dashboard's /metrics for a
  * queue created after it started, and `delayq --version`.
  */
 import { readFileSync } from 'node:fs';
@@ -73,13 +73,15 @@ interface Figures {
   scheduled: number;
   due: number;
   held: number;
+  waitingChildren: number;
 }
 
 /**
  * Default (and unless `classes` is false, prioritized and grouped) jobs, due now and in the coming hour, each due in the middle of
  * a minute (and of a five-minute slice), so reads a few seconds apart put them in the same slices.
+ * With `flow`, also a flow: parent fp, due now but waiting for its child fc (due in 17.5 min).
  */
-async function seed(queue: Queue<string>, classes: boolean): Promise<void> {
+async function seed(queue: Queue<string>, classes: boolean, flow: boolean): Promise<void> {
   await queue.add('d1', { id: 'd1' });
   await queue.add('d2', { id: 'd2' });
   await queue.add('d3', { id: 'd3', delay: 2.5 * MINUTE });
@@ -92,20 +94,42 @@ async function seed(queue: Queue<string>, classes: boolean): Promise<void> {
   await queue.add('a3', { id: 'a3', group: 'A', delay: 7.5 * MINUTE });
   await queue.add('b1', { id: 'b1', group: 'B' });
   await queue.add('b2', { id: 'b2', group: 'B', delay: 45.5 * MINUTE });
+  if (!flow) return;
+  await queue.addFlow({
+    payload: 'fp',
+    opts: { id: 'fp' },
+    children: [{ payload: 'fc', opts: { id: 'fc', delay: 17.5 * MINUTE } }],
+  });
 }
 
 /**
  * What seed() adds, as every view must show it (no worker: group A's one slot holds one of its
  * two due jobs), and the five-minute slices of the coming hour: d3; p2 and a3; d4; b2. The wheel
- * takes neither priorities nor groups: its queue holds the default jobs d1 to d4 only.
+ * takes neither priorities nor groups: its queue holds the default jobs d1 to d4 only. A flow's
+ * parent waits for its child: counted as waiting for children alone, never as scheduled or due
+ * (though its own due time has come); its child is scheduled, in the slice of 15 to 20 minutes.
  */
-function expected(classes: boolean): {
-  counts: { scheduled: number; due: number; held: number };
+function expected(
+  classes: boolean,
+  flow: boolean,
+): {
+  counts: Figures;
   slices: number[];
 } {
   if (!classes)
-    return { counts: { scheduled: 4, due: 2, held: 0 }, slices: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0] };
-  return { counts: { scheduled: 11, due: 6, held: 1 }, slices: [1, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0] };
+    return {
+      counts: { scheduled: 4, due: 2, held: 0, waitingChildren: 0 },
+      slices: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0],
+    };
+  if (!flow)
+    return {
+      counts: { scheduled: 11, due: 6, held: 1, waitingChildren: 0 },
+      slices: [1, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0],
+    };
+  return {
+    counts: { scheduled: 12, due: 6, held: 1, waitingChildren: 1 },
+    slices: [1, 2, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0],
+  };
 }
 
 const CASES: Array<[string, Pick<QueueOptions<string>, 'strategy' | 'partitions'>]> = [
@@ -124,8 +148,10 @@ describe('every view shows the same figures', () => {
       open.push(queue);
       // The wheel takes neither priorities nor groups.
       const classes = options.strategy !== 'wheel';
-      await seed(queue, classes);
-      const { counts: EXPECTED, slices: FIVE_MINUTE_SLICES } = expected(classes);
+      // Flows are kept by the zset strategies on a queue of one partition.
+      const flow = classes && options.partitions === undefined;
+      await seed(queue, classes, flow);
+      const { counts: EXPECTED, slices: FIVE_MINUTE_SLICES } = expected(classes, flow);
       const d1Due = (await queue.get('d1'))!.runAt.getTime();
 
       // The library: queue.counts() and the Inspector the CLI and dashboard use.
@@ -151,7 +177,12 @@ describe('every view shows the same figures', () => {
       };
       const metrics = await scrape(base, name);
 
-      const pick = (c: Figures) => ({ scheduled: c.scheduled, due: c.due, held: c.held });
+      const pick = (c: Figures) => ({
+        scheduled: c.scheduled,
+        due: c.due,
+        held: c.held,
+        waitingChildren: c.waitingChildren,
+      });
       expect(pick(counts)).toEqual(EXPECTED);
       expect(pick(figures)).toEqual(EXPECTED);
       expect(pick(stats.counts)).toEqual(EXPECTED);
@@ -160,6 +191,7 @@ describe('every view shows the same figures', () => {
         scheduled: metrics.get('delayq_scheduled_jobs'),
         due: metrics.get('delayq_due_jobs'),
         held: metrics.get('delayq_held_jobs'),
+        waitingChildren: metrics.get('delayq_waiting_children_jobs'),
       }).toEqual(EXPECTED);
 
       // The earliest due job is d1, the first added: every view names its due time.

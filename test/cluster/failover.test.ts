@@ -54,6 +54,7 @@ describe('cluster: master failover', () => {
           dead: 0,
           completed: figures.jobs,
           cancelled: 0,
+          waitingChildren: 0,
         });
         expect(figures.resumedAfterMs).toBeLessThan(20_000);
 

@@ -61,6 +61,7 @@ describe('cluster: partitions', () => {
       dead: 0,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
   });
 

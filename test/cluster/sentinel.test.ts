@@ -71,6 +71,7 @@ describe('sentinel: master failover', () => {
         dead: 0,
         completed: n + 1,
         cancelled: 0,
+        waitingChildren: 0,
       });
       for (const list of runs.values()) {
         list.sort((a, b) => a.start - b.start);

@@ -92,6 +92,7 @@ describe('cluster: a partition slot moved to another master under load', () => {
       dead: 0,
       completed: added.length,
       cancelled: 0,
+      waitingChildren: 0,
     });
     // The partition's keys now live on the new master.
     expect((await redis.cluster().shardOf(keys0.waiting)).master.id).toBe(to.id);

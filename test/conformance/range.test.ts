@@ -1,7 +1,9 @@
+import type { RedisServerOptions } from '../support/redis-server.js';
+import { flowTests } from './flows.js';
 import { conformanceSuite } from './suite.js';
 
 // As an old server (or one whose operator removed it) would be: no ZPOPMIN family at all.
-conformanceSuite('range', {
+const NO_ZPOPMIN: RedisServerOptions = {
   args: [
     '--rename-command',
     'ZPOPMIN',
@@ -13,4 +15,7 @@ conformanceSuite('range', {
     'ZPOPMAX',
     '',
   ],
-});
+};
+
+conformanceSuite('range', NO_ZPOPMIN);
+flowTests('range', NO_ZPOPMIN);

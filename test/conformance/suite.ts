@@ -227,6 +227,7 @@ export function conformanceSuite(
     ...rest,
     completed: expect.any(Number) as number,
     cancelled: expect.any(Number) as number,
+    waitingChildren: 0,
   });
 
   describe(`conformance: ${strategy}${at.label === undefined ? '' : ` on ${at.label}`}`, () => {
@@ -545,6 +546,7 @@ export function conformanceSuite(
         dead: 0,
         completed: 1,
         cancelled: 0,
+        waitingChildren: 0,
       });
       await r.quit();
     });
@@ -591,6 +593,7 @@ export function conformanceSuite(
         dead: 0,
         completed: 2,
         cancelled: 0,
+        waitingChildren: 0,
       });
       expect(await r.zrange(keys.leases, 0, -1)).toEqual([byId('b2').member]);
       // Every id applied is kept against a resent add, in one write for the batch.
@@ -859,6 +862,7 @@ export function conformanceSuite(
         dead: 0,
         completed: 0,
         cancelled: 1,
+        waitingChildren: 0,
       });
       expect(await queue.cancel('c2')).toBe(true);
       expect(await footprint(name)).toEqual({ cancelled: 2, records: 2 });
@@ -1009,6 +1013,7 @@ export function conformanceSuite(
         dead: 0,
         completed: 1,
         cancelled: 0,
+        waitingChildren: 0,
       });
       expect(await queue.reschedule('later', { runAt: Date.now() + 7_200_000 })).toBe(true);
       expect(await queue.cancel('later')).toBe(true);
@@ -1119,6 +1124,7 @@ export function conformanceSuite(
         dead: 1,
         completed: 1,
         cancelled: 0,
+        waitingChildren: 0,
       });
       expect(seen).toEqual(['busy:old', 'doomed:x']);
     });

@@ -2,8 +2,8 @@
  * The wheel strategy: the conformance suite with its precision (one granularity), then what only the
  * wheel has: every path that puts a job back lands in the wheel (never the waiting ZSET, where no
  * wheel worker would look), each waiting job's due time in `wc`, the order a bucket's jobs run in,
- * the bucket protocol, the layout check, priorities refused, the BRPOPLPUSH fallback, and the
- * lateness it actually shows.
+ * the bucket protocol, the layout check, priorities refused, flows refused (flows.ts), the
+ * BRPOPLPUSH fallback, and the lateness it actually shows.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -25,10 +25,13 @@ import { bucketStart, type WheelLayout } from '../../src/operations/wheel.js';
 import { encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { queueKeys, wheelBucketKey } from '../../src/redis/keys.js';
 import { inspector, serverNow, uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
+import { flowTests } from './flows.js';
 import { conformanceSuite } from './suite.js';
 
 // The wheel's precision is its granularity: a job runs once its bucket's end has passed.
 conformanceSuite('wheel', {}, undefined, { precisionMs: 1_000, granularityMs: 1_000 });
+// The wheel keeps no flows: addFlow is refused.
+flowTests('wheel');
 
 const G = 1_000;
 const redis = useRedis();

@@ -1,7 +1,7 @@
 /**
  * The dashboard in a real browser: headless Chromium (the Debian package, driven by playwright-core)
- * loads a queue page, sees the counts, retries a dead job by clicking, and leaves a screenshot in
- * .tmp/test-artifacts/dashboard.png.
+ * loads a queue page, sees the counts, retries a dead job by clicking, searches, shows and cancels a
+ * flow's parent waiting for its children, and leaves screenshots in .tmp/test-artifacts/.
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -303,6 +303,78 @@ describe('dashboard in a browser', () => {
       await page.screenshot({ path: `${ARTIFACTS}dashboard-search.png`, fullPage: true });
       // The refused search's 400 is the one console error.
       expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
+    },
+  );
+
+  it(
+    'shows a flow parent waiting for its children in its card, its table and the search, and cancels it with its children on click',
+    { timeout: 90_000 },
+    async () => {
+      const name = uniqueQueue('flows');
+      const queue = new Queue<string>(name, { connection: redis.url() });
+      open.push(queue);
+      await queue.addFlow({
+        payload: 'monthly report',
+        opts: { id: 'report-12', delay: '10m' },
+        children: [
+          { payload: 'sales', opts: { id: 'report-12-sales', delay: '1h' } },
+          { payload: 'costs', opts: { id: 'report-12-costs', delay: '1h' } },
+        ],
+      });
+      const token = 'browser-test-token-0123456789';
+      const dashboard = await startDashboard({ connection: redis.url(), port: 0, token });
+      open.push(dashboard);
+      const browser: Browser = await chromium.launch({
+        executablePath: CHROMIUM_PATH,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+        ],
+      });
+      open.push(browser);
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+      const problems: string[] = [];
+      page.on('pageerror', (err) => problems.push(err.message));
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') problems.push(msg.text());
+      });
+      await page.goto(`${dashboard.url}queues/${name}#token=${token}`);
+      await page.locator('#c-waiting-children', { hasText: /^1$/ }).waitFor({ timeout: 15_000 });
+      // The parent is not one of the scheduled: those are its two children.
+      expect(await page.locator('#c-scheduled').textContent()).toBe('2');
+      const row = page.locator('#table-waiting-children tbody tr[data-id="report-12"]');
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.textContent()).toContain('"monthly report"');
+      expect(await page.locator('[data-count="waiting-children"]').textContent()).toBe('1');
+
+      // The search box's state select has the state, and finds the parent alone.
+      await page.locator('#search-form select[name="state"]').selectOption('waiting-children');
+      await page.locator('#search-form button[type="submit"]').click();
+      const found = page.locator('#table-search tbody tr[data-id]');
+      await page.locator('#table-search tbody tr[data-id="report-12"]').waitFor({ timeout: 10_000 });
+      expect(await found.count()).toBe(1);
+      expect(await found.first().locator('span.state').textContent()).toBe('waiting-children');
+
+      // Cancel from its row: the parent and its waiting children are cancelled.
+      await onStableRow(() => row.locator('button[data-action="cancel"]').click());
+      await page.locator('#toast', { hasText: 'cancelled report-12' }).waitFor({ timeout: 10_000 });
+      await page.locator('#c-waiting-children', { hasText: /^0$/ }).waitFor({ timeout: 10_000 });
+      await page.locator('#c-cancelled', { hasText: /^3$/ }).waitFor({ timeout: 10_000 });
+      expect(await page.locator('#c-scheduled').textContent()).toBe('0');
+      await expect
+        .poll(() => page.locator('#table-waiting-children tbody').textContent())
+        .toContain('no waiting-children jobs');
+      for (const id of ['report-12', 'report-12-sales', 'report-12-costs']) {
+        expect((await queue.get(id))?.state).toBe('cancelled');
+      }
+      await mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: `${ARTIFACTS}dashboard-flows.png`, fullPage: true });
+      // The one 401 is the sign-in page the #token= link first meets (no session yet).
+      const signInPage = 'Failed to load resource: the server responded with a status of 401 (Unauthorized)';
+      expect(problems.filter((p) => p !== signInPage)).toEqual([]);
     },
   );
 });

@@ -82,6 +82,50 @@ describe('dashboard over HTTP', () => {
     expect(child).toMatchObject({ id: 'fb', state: 'scheduled', parent: 'fp' });
   });
 
+  it('counts and lists the parents waiting for their children, and cancels one with its waiting children', async () => {
+    const name = uniqueQueue('dflow');
+    const queue = new Queue<string>(name, { connection: redis.url() });
+    open.push(queue);
+    await queue.addFlow({
+      payload: 'report',
+      opts: { id: 'fp', delay: '5m' },
+      children: [
+        { payload: 'a', opts: { id: 'fa', delay: '1h' } },
+        { payload: 'b', opts: { id: 'fb', delay: '1h' } },
+      ],
+    });
+    const d = await dashboard({ token: TOKEN });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const get = async <T>(path: string): Promise<T> =>
+      (await (await fetch(`${d.url}api/${path}`, { headers: auth })).json()) as T;
+    const overview = await get<{ counts: Record<string, number> }>(`queues/${name}`);
+    expect(overview.counts).toMatchObject({ scheduled: 2, due: 0, waitingChildren: 1 });
+    const page = await get<{ state: string; total: number; items: Array<Record<string, unknown>> }>(
+      `queues/${name}/jobs?state=waiting-children`,
+    );
+    expect(page).toMatchObject({ state: 'waiting-children', total: 1 });
+    expect(page.items).toEqual([
+      expect.objectContaining({
+        id: 'fp',
+        state: 'waiting-children',
+        runAt: (await queue.get('fp'))!.runAt.getTime(),
+        preview: '"report"',
+      }),
+    ]);
+    const html = await (await fetch(`${d.url}queues/${name}`, { headers: auth })).text();
+    expect(html).toContain('id="c-waiting-children"');
+    expect(html).toContain('id="table-waiting-children"');
+    const cancelled = await fetch(`${d.url}api/queues/${name}/jobs/fp/cancel`, {
+      method: 'POST',
+      headers: auth,
+    });
+    expect(cancelled.status).toBe(200);
+    for (const id of ['fp', 'fa', 'fb']) expect((await queue.get(id))?.state).toBe('cancelled');
+    const after = await get<{ counts: Record<string, number> }>(`queues/${name}`);
+    expect(after.counts).toMatchObject({ scheduled: 0, waitingChildren: 0, cancelled: 3 });
+    expect((await get<{ total: number }>(`queues/${name}/jobs?state=waiting-children`)).total).toBe(0);
+  });
+
   it("shows a running job's progress in its record and in the active list", async () => {
     const name = uniqueQueue('dprog');
     const queue = new Queue(name, { connection: redis.url() });
@@ -138,6 +182,7 @@ describe('dashboard over HTTP', () => {
       dead: 1,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
     // Due 60..84 s from now: the second and (for the last ones) the first minute slices of the hour.
     expect(overview.due.counts).toHaveLength(60);

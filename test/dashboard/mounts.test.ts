@@ -136,6 +136,7 @@ describe.each(Object.entries(mounts))('dashboard mounted at %s', (_, mount) => {
       dead: 0,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
 
     expect((await fetch(`${at}/api/queues/${name}`)).status).toBe(401);

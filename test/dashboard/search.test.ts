@@ -79,17 +79,48 @@ describe('dashboard search', () => {
     ).toEqual(['order:03']);
   });
 
+  it('finds the flow parents waiting for their children by state, and with every state', async () => {
+    const name = uniqueQueue('dsearch');
+    const queue = queueOf(name);
+    await queue.addFlow({
+      payload: { i: 0 },
+      opts: { id: 'parent', delay: '5m' },
+      children: [{ payload: { i: 1 }, opts: { id: 'child', delay: '1h' } }],
+    });
+    const d = await dashboard();
+    const held = await search(d.url, name, { state: 'waiting-children' });
+    expect(held.jobs).toEqual([
+      expect.objectContaining({ id: 'parent', state: 'waiting-children', preview: '{"i":0}' }),
+    ]);
+    expect(held.jobs[0]!.runAt).toBe((await queue.get('parent'))!.runAt.getTime());
+    expect((await search(d.url, name, { state: 'scheduled' })).jobs.map((j) => j.id)).toEqual(['child']);
+    // Every state: the parent first (a job waits for its children before it waits to be due).
+    expect((await search(d.url, name, {})).jobs.map((j) => [j.id, j.state])).toEqual([
+      ['parent', 'waiting-children'],
+      ['child', 'scheduled'],
+    ]);
+    const html = await (await fetch(`${d.url}queues/${name}`)).text();
+    expect(html).toContain('<option value="waiting-children">waiting-children</option>');
+  });
+
   it('answers a bad filter with a 400 naming it', async () => {
     const name = uniqueQueue('dsearch');
     await queueOf(name).add({ i: 1 }, { delay: '1h' });
     const d = await dashboard();
     for (const [query, message] of [
-      [{ state: 'waiting' }, /search state must be one of scheduled, active, dead, completed, cancelled/],
+      [
+        { state: 'waiting' },
+        /search state must be one of waiting-children, scheduled, active, dead, completed, cancelled/,
+      ],
       [{ from: '2000', to: '1000' }, /from .* is after to/],
       [{ from: 'yesterday' }, /from must be epoch ms or an ISO date/],
       [{ limit: '500' }, /limit must be 1..100/],
       [{ cursor: 'forged' }, /cursor is not one delayq gave/],
       [{ group: 'g', state: 'dead' }, /finished jobs are not kept by group/],
+      [
+        { group: 'g', state: 'waiting-children' },
+        /flow parents waiting for their children are not kept by group/,
+      ],
     ] as const) {
       const res = await fetch(`${d.url}api/queues/${name}/search?${new URLSearchParams(query).toString()}`);
       expect(res.status).toBe(400);

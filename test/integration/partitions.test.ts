@@ -133,6 +133,7 @@ describe('partitions: jobs', () => {
       dead: 0,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
     // Merged by due time across partitions: the last added is due first.
     expect((await q.list('scheduled')).map((j) => j.id)).toEqual([...ids].reverse());
@@ -151,6 +152,7 @@ describe('partitions: jobs', () => {
       dead: 0,
       completed: 0,
       cancelled: 1,
+      waitingChildren: 0,
     });
 
     // A job that fails for good lands in its partition's dead set; retry and remove find it there.
@@ -170,6 +172,7 @@ describe('partitions: jobs', () => {
       dead: 0,
       completed: 0,
       cancelled: 2,
+      waitingChildren: 0,
     });
   });
 

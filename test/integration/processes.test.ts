@@ -153,7 +153,7 @@ async function expectOnlyFinished(
 
 /** queue.counts() of a queue where nothing waits, runs or lies dead. */
 function finishedCounts(completed: number, cancelled = 0) {
-  return { scheduled: 0, due: 0, held: 0, active: 0, dead: 0, completed, cancelled };
+  return { scheduled: 0, due: 0, held: 0, active: 0, dead: 0, completed, cancelled, waitingChildren: 0 };
 }
 
 /** The lease deadline (server ms) of an active job, and who holds it. */

@@ -224,6 +224,7 @@ describe('get, cancel, reschedule, counts', () => {
       dead: 0,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
   });
 

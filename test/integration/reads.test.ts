@@ -128,6 +128,7 @@ describe('counts.lua', () => {
       dead: 1,
       completed: 2,
       cancelled: 1,
+      waitingChildren: 0,
       paused: true,
       now: undefined,
       nextDue: now - 1_000,
@@ -146,6 +147,7 @@ describe('counts.lua', () => {
       dead: 0,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
       paused: false,
       now: 0,
       nextDue: -1,
@@ -297,6 +299,7 @@ describe('through a Queue', () => {
         dead: 0,
         completed: 0,
         cancelled: 1,
+        waitingChildren: 0,
       });
       const before = (await queue.get('urgent'))!.runAt.getTime();
       expect(await queue.reschedule('urgent', { delay: '30m' })).toBe(true);
@@ -380,6 +383,7 @@ describe('counts.lua with grouped jobs', () => {
       dead: 1,
       completed: 2,
       cancelled: 1,
+      waitingChildren: 0,
       paused: true,
       now: undefined,
       nextDue: now - 2_000, // a's head, earlier than w-due's now - 1 s

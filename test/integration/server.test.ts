@@ -149,6 +149,7 @@ describe('Redis restart', () => {
       dead: 0,
       completed: ids.length,
       cancelled: 0,
+      waitingChildren: 0,
     };
     await waitFor(async () => JSON.stringify(await check.counts()) === JSON.stringify(settled), {
       what: 'every job kept as completed, nothing else left',

@@ -59,6 +59,46 @@ describe('metrics', () => {
     expect((await scrape(url)).get(`delayq_queue_paused${label}`)).toBe(0);
   });
 
+  it('delayq_waiting_children_jobs counts the flow parents waiting for their children, apart from scheduled_jobs', async () => {
+    const name = uniqueQueue('m');
+    const metrics = new DelayqMetrics();
+    const queue = new Queue<string>(name, { connection: redis.url() });
+    open.push(queue);
+    metrics.observeQueue(queue);
+    const url = await serve(metrics);
+    const label = `{queue="${name}"}`;
+    expect((await scrape(url)).get(`delayq_waiting_children_jobs${label}`)).toBe(0);
+    await queue.addFlow({
+      payload: 'p',
+      opts: { id: 'p' },
+      children: [
+        { payload: 'a', opts: { id: 'a', delay: '1h' } },
+        { payload: 'b', opts: { id: 'b', delay: '1h' } },
+      ],
+    });
+    const waiting = await scrape(url);
+    expect(waiting.get(`delayq_waiting_children_jobs${label}`)).toBe(1);
+    // The parent is due already, but waits for its children: neither scheduled nor due.
+    expect(waiting.get(`delayq_scheduled_jobs${label}`)).toBe(2);
+    expect(waiting.get(`delayq_due_jobs${label}`)).toBe(0);
+    expect(await queue.cancel('p')).toBe(true);
+    const after = await scrape(url);
+    expect(after.get(`delayq_waiting_children_jobs${label}`)).toBe(0);
+    expect(after.get(`delayq_scheduled_jobs${label}`)).toBe(0);
+  });
+
+  it('leaves delayq_waiting_children_jobs out for a stand-in queue whose counts() has no such figure', async () => {
+    const metrics = new DelayqMetrics();
+    metrics.observeQueue({
+      name: 'stand-in',
+      counts: () =>
+        Promise.resolve({ scheduled: 3, due: 1, held: 0, active: 0, dead: 0, completed: 0, cancelled: 0 }),
+    } as unknown as Parameters<DelayqMetrics['observeQueue']>[0]);
+    const m = parseExposition(await metrics.metrics());
+    expect(m.get('delayq_scheduled_jobs{queue="stand-in"}')).toBe(3);
+    expect(m.has('delayq_waiting_children_jobs{queue="stand-in"}')).toBe(false);
+  });
+
   it('counts adds, completions, retries and deaths from the queue’s counters, with gauges and the lateness histogram', async () => {
     const name = uniqueQueue('m');
     const metrics = new DelayqMetrics();

@@ -627,6 +627,7 @@ export class LifecycleModel {
     dead: number;
     completed: number;
     cancelled: number;
+    waitingChildren: number;
     paused: boolean;
     now: number;
     nextDue: number;
@@ -648,6 +649,8 @@ export class LifecycleModel {
       dead: this.finishedSet('dead').length,
       completed: this.finishedSet('completed').length,
       cancelled: this.finishedSet('cancelled').length,
+      // No flows in this model: no parent waits for its children.
+      waitingChildren: 0,
       paused: this.pausedAt !== null,
       now: this.now,
       nextDue: heads.length > 0 ? Math.min(...heads) : -1,

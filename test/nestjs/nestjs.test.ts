@@ -109,6 +109,7 @@ describe('delayq/nestjs', () => {
       dead: 0,
       completed: 3,
       cancelled: 0,
+      waitingChildren: 0,
     });
   });
 

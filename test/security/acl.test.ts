@@ -323,6 +323,7 @@ describe('ACL rules of docs/SECURITY.md', () => {
       dead: 0,
       completed: 0,
       cancelled: 0,
+      waitingChildren: 0,
     });
     expect((await board.list('scheduled')).map((j) => j.id)).toEqual(['soon', 'later']);
     expect((await board.get('later'))?.payload).toBe(2);

@@ -176,6 +176,7 @@ describe('job ids', () => {
         dead: 0,
         completed: 0,
         cancelled: 0,
+        waitingChildren: 0,
       });
       // The ids that pass are stored exactly.
       await queue.add(3, { id: '{x}|é:1' });

@@ -175,6 +175,7 @@ describe('TLS with verification on', () => {
         dead: 0,
         completed: 1,
         cancelled: 0,
+        waitingChildren: 0,
       });
     } finally {
       await worker.close();

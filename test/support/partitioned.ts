@@ -78,6 +78,7 @@ export async function expectEachRunsOnce<T>(
     dead: 0,
     completed: added.length,
     cancelled: 0,
+    waitingChildren: 0,
   });
 }
 

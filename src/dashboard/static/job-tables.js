@@ -1,13 +1,15 @@
-// The queue page's job tables, one per state, a page at a time; rows of scheduled and dead jobs
-// carry their action buttons, and the row of the job in the inspector is marked.
+// The queue page's job tables, one per state, a page at a time; rows of waiting (scheduled, or
+// flow parents waiting for their children) and dead jobs carry their action buttons, and the row
+// of the job in the inspector is marked.
 import { actionButtons } from './job-actions.js';
 import { $, el } from './dom.js';
 import { fmtInt, fmtRel } from './format.js';
 import { boot, getJson } from './http.js';
 import { PAGE, view } from './view.js';
 
-const cells = {
-  scheduled: (j) => [
+// A waiting job's cells: id, due, group or priority, attempts, payload.
+function waitingCells(j) {
+  return [
     el('td', { class: 'mono' }, j.id),
     el('td', { title: new Date(j.runAt).toISOString() }, fmtRel(j.runAt)),
     // The group when there is one (a grouped job has no priority); else the priority, blank for
@@ -17,7 +19,13 @@ const cells = {
       : el('td', { class: 'n' }, j.priority ? `prio ${j.priority}` : ''),
     el('td', { class: 'n' }, `${j.attempts}/${j.maxAttempts}`),
     el('td', { class: 'mono dim' }, j.preview),
-  ],
+  ];
+}
+
+const cells = {
+  scheduled: waitingCells,
+  // A flow's parent: its own due time (it runs then, or when its last child completed if later).
+  'waiting-children': waitingCells,
   active: (j) => [
     el('td', { class: 'mono' }, j.id),
     el('td', { class: 'mono' }, j.group ?? ''),
@@ -50,7 +58,7 @@ const cells = {
   ],
 };
 // Columns per table (without the actions column).
-const columns = { scheduled: 5, active: 5, dead: 4, completed: 3, cancelled: 2 };
+const columns = { scheduled: 5, 'waiting-children': 5, active: 5, dead: 4, completed: 3, cancelled: 2 };
 
 /** Read the current page of the `state` table and redraw it with its pager. */
 export async function refreshTable(state) {
@@ -63,8 +71,8 @@ export async function refreshTable(state) {
     return refreshTable(state);
   }
   const body = $(`#table-${state} tbody`);
-  // Rows of scheduled and dead jobs carry their actions; a running job's are in the inspector.
-  const canAct = boot.canAct && (state === 'scheduled' || state === 'dead');
+  // Rows of waiting and dead jobs carry their actions; a running job's are in the inspector.
+  const canAct = boot.canAct && (state === 'scheduled' || state === 'waiting-children' || state === 'dead');
   const head = $(`#table-${state} thead tr`);
   if (canAct && head.children.length === columns[state]) head.append(el('th', {}, ''));
   body.replaceChildren(

@@ -18,6 +18,7 @@ export async function refreshQueue() {
     view.skew = o.now - Date.now();
     $('#c-scheduled').textContent = fmtInt(o.counts.scheduled);
     $('#c-due').textContent = fmtInt(o.counts.due);
+    $('#c-waiting-children').textContent = fmtInt(o.counts.waitingChildren);
     $('#c-active').textContent = fmtInt(o.counts.active);
     $('#c-dead').textContent = fmtInt(o.counts.dead);
     $('#c-completed').textContent = fmtInt(o.counts.completed);

@@ -4,11 +4,11 @@
 /** Rows per table page. */
 export const PAGE = 10;
 /** The job tables, in page order. */
-export const STATES = ['scheduled', 'active', 'dead', 'completed', 'cancelled'];
+export const STATES = ['scheduled', 'waiting-children', 'active', 'dead', 'completed', 'cancelled'];
 
 export const view = {
-  offsets: { scheduled: 0, active: 0, dead: 0, completed: 0, cancelled: 0 },
-  totals: { scheduled: 0, active: 0, dead: 0, completed: 0, cancelled: 0 },
+  offsets: { scheduled: 0, 'waiting-children': 0, active: 0, dead: 0, completed: 0, cancelled: 0 },
+  totals: { scheduled: 0, 'waiting-children': 0, active: 0, dead: 0, completed: 0, cancelled: 0 },
   /** The id shown in the inspector, or null. */
   inspected: null,
   /** Server clock minus this browser's clock, from the last overview. */

@@ -40,6 +40,7 @@ export const viewSpecs: Record<string, SpecFactory> = {
         k.completed,
         k.cancelled,
         k.paused,
+        k.flowsWaiting,
       ],
       args: ['0', '0', '0'],
       names: [/ARGV\[1\] group concurrency/, /ARGV\[2\] slice ms/, /ARGV\[3\] slices/],

@@ -23,7 +23,7 @@ import { isPaused, pause } from './operations/pause.js';
 import { resume } from './operations/resume.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { SETTINGS_MESSAGE } from './redis/wake-subscriber.js';
-import type { QueueKeys } from './redis/keys.js';
+import { queueKeys, type QueueKeys } from './redis/keys.js';
 import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
 import type { ScheduleOptions } from './schedule/definition.js';
 import type { ScheduleSpec } from './schedule/spec.js';
@@ -38,6 +38,7 @@ import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { checkSearch, searchAll, type SearchOptions, type SearchPage } from './queue/search.js';
 import type { AddResult } from './queue/add-result.js';
 import { writeJobs, type BulkJob } from './queue/write.js';
+import { FlowCourier } from './queue/flow-courier.js';
 import { writeFlow, type FlowJob, type FlowResult } from './queue/flow.js';
 import { repartitionQueue, repartitionStatus, type RepartitionStatus } from './queue/repartition.js';
 import type { Counts } from './operations/counts.js';
@@ -66,6 +67,8 @@ export class Queue<T = unknown> {
   /** Keys, partitions and client; with the producer settings, what producerOf(queue) gives. */
   private readonly context: QueueContext;
   private readonly producer: Producer<T>;
+  /** Delivers this queue's flow children whose parents are in other queues (one Redis only). */
+  private readonly courier: FlowCourier;
   private closed = false;
 
   constructor(name: string, options: QueueOptions<T> = {}) {
@@ -86,6 +89,7 @@ export class Queue<T = unknown> {
       assertUnpartitioned: (what) => this.assertUnpartitioned(what),
     };
     registerProducer(this, this.producer);
+    this.courier = new FlowCourier(this.connection.client, name, () => this.context.keys);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
     this.groups = new QueueGroups(this.producer);
   }
@@ -147,19 +151,26 @@ export class Queue<T = unknown> {
     const found = await this.context.findById(id, async (keys) => {
       const [raw, logs] = await Promise.all([getJob(client, keys, id, layout), readLogs(client, keys, id)]);
       if (!raw) return null;
-      // A flow's parent: its children's states, from the same partition (flows are unpartitioned).
+      // A flow's parent: its children's states, from the same partition (flows are unpartitioned),
+      // or from their own queue (children in another queue, one Redis only; never a wheel).
       const kids = raw.children
-        ? await Promise.all(raw.children.map((kid) => getJob(client, keys, kid, layout)))
+        ? await Promise.all(
+            raw.children.map((kid) =>
+              getJob(client, kid.queue === undefined ? keys : queueKeys(kid.queue), kid.id, layout),
+            ),
+          )
         : undefined;
       return { raw, logs, kids };
     });
     if (!found) return null;
     const info = toInfo<T, R>(codec, found.raw, found.logs);
     if (found.raw.parent !== undefined) info.parent = found.raw.parent;
+    if (found.raw.parentQueue !== undefined) info.parentQueue = found.raw.parentQueue;
     if (found.raw.children && found.kids) {
       info.children = found.raw.children.map((kid, i) => ({
-        id: kid,
+        id: kid.id,
         state: found.kids?.[i]?.state ?? 'unknown',
+        ...(kid.queue !== undefined && { queue: kid.queue }),
       }));
     }
     return info;
@@ -180,9 +191,13 @@ export class Queue<T = unknown> {
         id,
         eventsCap,
         layout,
+        name: this.name,
         ...(groupConcurrency && { groupConcurrency }),
       }),
     );
+    // Children of this queue whose parents are in other queues and whose delivery no worker
+    // made (flow-outbox.lua): delivered now, so a flow never waits on a stopped worker.
+    await this.courier.sweep();
     return how !== null;
   }
 

@@ -20,7 +20,7 @@
 --             a parent waiting for its children is cancelled from fw, and its waiting children
 --             (and theirs) with it
 -- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua);
---             with ARGV[4] 'F' instead: 16 keys for each other queue named in ARGV (children in
+--             with 'F' after the events cap instead: 16 keys for each other queue named (children in
 --             another queue, one Redis only): s, p, r, gq, gw, gr, gc, gn, j, x, e, n, ev, f, fw, w
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
 -- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS;
@@ -32,7 +32,7 @@
 --          { 'needs', queue, ... } (nothing written): the job is a flow's parent with children
 --          (or theirs) in those queues, not passed with 'F': call again with their keys too.
 --          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 19 (22 or
---          more with the wheel), an id that is missing, empty, over 1536 bytes, with a control
+--          more with the wheel, 19 + 16 per other queue with 'F'), an id that is missing, empty, over 1536 bytes, with a control
 --          character or not UTF-8, a group concurrency that is not 0..1000000, an events cap that
 --          is not a whole number, or wheel arguments that do not match the wheel KEYS.
 -- ACL: cancelling a waiting job only reads a and never touches pg (a waiting job has no progress:

@@ -12,8 +12,6 @@ import { ClosedError, ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
-import { getJob } from './operations/get.js';
-import { readLogs } from './operations/log.js';
 import { readLiveSettings } from './operations/config-record.js';
 import { writeLiveSettings } from './operations/configure.js';
 import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
@@ -23,7 +21,7 @@ import { isPaused, pause } from './operations/pause.js';
 import { resume } from './operations/resume.js';
 import { closeConnection, openConnection, type Connection } from './redis/connection.js';
 import { SETTINGS_MESSAGE } from './redis/wake-subscriber.js';
-import { queueKeys, type QueueKeys } from './redis/keys.js';
+import type { QueueKeys } from './redis/keys.js';
 import { schedule, schedules, unschedule, type ScheduleInfo, type ScheduleResult } from './schedule/api.js';
 import type { ScheduleOptions } from './schedule/definition.js';
 import type { ScheduleSpec } from './schedule/spec.js';
@@ -39,6 +37,7 @@ import { checkSearch, searchAll, type SearchOptions, type SearchPage } from './q
 import type { AddResult } from './queue/add-result.js';
 import { writeJobs, type BulkJob } from './queue/write.js';
 import { FlowCourier } from './queue/flow-courier.js';
+import { readJob } from './queue/read-job.js';
 import { writeFlow, type FlowJob, type FlowResult } from './queue/flow.js';
 import { repartitionQueue, repartitionStatus, type RepartitionStatus } from './queue/repartition.js';
 import type { Counts } from './operations/counts.js';
@@ -144,36 +143,7 @@ export class Queue<T = unknown> {
    */
   async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
-    const { layout, codec } = await this.context.settle();
-    const client = this.connection.client;
-    // The log lines are read beside the record (one round trip, same partition): the lines only
-    // grow while the job is kept, so a read a moment apart shows no other job's.
-    const found = await this.context.findById(id, async (keys) => {
-      const [raw, logs] = await Promise.all([getJob(client, keys, id, layout), readLogs(client, keys, id)]);
-      if (!raw) return null;
-      // A flow's parent: its children's states, from the same partition (flows are unpartitioned),
-      // or from their own queue (children in another queue, one Redis only; never a wheel).
-      const kids = raw.children
-        ? await Promise.all(
-            raw.children.map((kid) =>
-              getJob(client, kid.queue === undefined ? keys : queueKeys(kid.queue), kid.id, layout),
-            ),
-          )
-        : undefined;
-      return { raw, logs, kids };
-    });
-    if (!found) return null;
-    const info = toInfo<T, R>(codec, found.raw, found.logs);
-    if (found.raw.parent !== undefined) info.parent = found.raw.parent;
-    if (found.raw.parentQueue !== undefined) info.parentQueue = found.raw.parentQueue;
-    if (found.raw.children && found.kids) {
-      info.children = found.raw.children.map((kid, i) => ({
-        id: kid.id,
-        state: found.kids?.[i]?.state ?? 'unknown',
-        ...(kid.queue !== undefined && { queue: kid.queue }),
-      }));
-    }
-    return info;
+    return readJob<T, R>(this.context, id);
   }
 
   /**

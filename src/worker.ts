@@ -277,6 +277,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Deliver one flow outbox entry, or (null) sweep the outbox; a failure is reported. */
   private deliverFlow(entry: { parentQueue: string; childId: string } | null): void {
+    // A closing worker leaves entries to the next sweep (of any worker of the queue, or a cancel).
+    if (this.closing) return;
     const delivery = entry ? this.courier.deliver(entry.parentQueue, entry.childId) : this.courier.sweep();
     delivery.catch((err: unknown) => this.report(err));
   }

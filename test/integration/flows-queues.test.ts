@@ -253,8 +253,11 @@ describe('delivery', () => {
 });
 
 describe('cancel', () => {
-  it('cancelling the parent cancels its waiting children in the other queue, and theirs', async () => {
+  it('cancelling the parent cancels its waiting children in other queues, and theirs', async () => {
     const { a, b, qa, qb } = await pair('xq-cancel');
+    // A third queue below the second: cancel.lua asks for b's keys, then for c's.
+    const c3 = uniqueQueue('xq-cancel-c');
+    const qc = await opened(c3);
     await qa.addFlow({
       payload: { step: 'p' },
       opts: { id: 'p' },
@@ -264,20 +267,48 @@ describe('cancel', () => {
           payload: { step: 'mid' },
           opts: { id: 'm', delay: '1h' },
           queue: b,
-          children: [{ payload: { step: 'leaf' }, opts: { id: 'l', delay: '1h' } }],
+          children: [
+            { payload: { step: 'leaf' }, opts: { id: 'l', delay: '1h' } },
+            { payload: { step: 'far' }, opts: { id: 'f', delay: '1h' }, queue: c3 },
+          ],
         },
       ],
     });
+    expect(await qb.get('f')).toBeNull();
+    expect((await qc.get('f'))?.parentQueue).toBe(b);
     expect(await qa.cancel('p')).toBe(true);
     expect((await qa.get('p'))?.state).toBe('cancelled');
     expect((await qa.get('h'))?.state).toBe('cancelled');
     expect((await qb.get('m'))?.state).toBe('cancelled');
     expect((await qb.get('l'))?.state).toBe('cancelled');
+    expect((await qc.get('f'))?.state).toBe('cancelled');
     expect(await qb.counts()).toMatchObject({ scheduled: 0, cancelled: 2 });
+    expect(await qc.counts()).toMatchObject({ scheduled: 0, cancelled: 1 });
     const c = client();
-    expect(await c.hgetall(queueKeys(a).flows)).toEqual({});
+    for (const name of [a, b, c3]) {
+      expect(await c.hgetall(queueKeys(name).flows), name).toEqual({});
+      expect(await c.zcard(queueKeys(name).flowsWaiting), name).toBe(0);
+    }
+  });
+
+  it("cancelling a child in another queue fails its parent at once: the cancel's sweep delivers", async () => {
+    const { a, b, qa, qb } = await pair('xq-cancel-child');
+    await qa.addFlow({
+      payload: { step: 'p' },
+      opts: { id: 'p' },
+      children: [
+        { payload: { step: 'stays' }, opts: { id: 's', delay: '1h' } },
+        { payload: { step: 'goes' }, opts: { id: 'g', delay: '1h' }, queue: b },
+      ],
+    });
+    // No worker of either queue runs: the delivery is queue b's cancel's own sweep.
+    expect(await qb.cancel('g')).toBe(true);
+    const parent = await qa.get('p');
+    expect(parent?.state).toBe('dead');
+    expect(parent?.lastError).toMatchObject({ name: 'ChildFailedError', child: 'g', childQueue: b });
+    const c = client();
     expect(await c.hgetall(queueKeys(b).flows)).toEqual({});
-    expect(await c.zcard(queueKeys(b).flowsWaiting)).toBe(0);
+    expect(await c.hgetall(queueKeys(a).flows)).toEqual({});
   });
 });
 

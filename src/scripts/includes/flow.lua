@@ -1,6 +1,6 @@
 -- Flows (docs/ARCHITECTURE.md §4.15): a parent job that runs once, after every child of it
 -- completed. The bookkeeping of every flow of a queue lives in two keys of the queue's own hash
--- tag, so a flow is one slot and works on Redis Cluster unchanged:
+-- tag, so a flow in one queue is one slot and works on Redis Cluster unchanged:
 --   K.f  HASH  'p\0<parent>' -> children not ended yet; 'k\0<parent>' -> the children's ids,
 --              joined by '\0' (no id holds a control character); 'o\0<parent>' -> 'i' when the
 --              parent ignores a child that died (onChildFailure 'ignore'); 'c\0<child>' -> its
@@ -23,7 +23,8 @@
 -- ('1' and its result, '0', 'd' dead, 'c' cancelled), and publish 'F <parent's queue> <child>' on
 -- its queue's wake channel; flow-deliver.lua, which has both queues' keys, applies the entry to
 -- the parent once (FLOW.count) and deletes it with the child's link.
--- Needs record.lua, place.lua, events.lua and bury.lua (included before this file), K.f and K.fw.
+-- Needs record.lua, place.lua, events.lua and bury.lua (included before this file), K.f, K.fw and
+-- K.w.
 -- One table, not a local per function: claim.lua loaded alone by EVAL has at most 200 locals.
 
 local FLOW = { BIT = 0x40 }

@@ -12,7 +12,14 @@ import {
 import { AckArgs, type AckItem } from './ack-args.js';
 
 const KEYS = ['dq:{q}:s', 'dq:{q}:j'];
-const HEADER = { attempts: 1, claims: 1, claimedAt: 1_733_000_000_123, runDue: 1_733_000_000_100, holder: 7 };
+const HEADER = {
+  attempts: 1,
+  claims: 1,
+  claimedAt: 1_733_000_000_123,
+  runDue: 1_733_000_000_100,
+  holder: 7,
+  maxAttempts: 3,
+};
 
 /** The bytes sendPrepared writes for `rest`, and the bytes ioredis writes for the same plain arguments. */
 function both(rest: PreparedArg[]): [Buffer, Buffer] {

@@ -208,7 +208,7 @@ class PreparedCommand extends Command {
       }
     }
     const top = `*${count}\r\n`;
-    const buf = Buffer.allocUnsafe(top.length + size);
+    const buf = commandBuffer(top.length + size);
     let at = writeAscii(buf, 0, top);
     at += head.bytes.copy(buf, at);
     for (const arg of this.rest) {
@@ -223,6 +223,34 @@ class PreparedCommand extends Command {
     if (at !== buf.length) throw new Error(`prepared command: wrote ${at} bytes of ${buf.length}`);
     return buf;
   }
+}
+
+/**
+ * Command buffers are cut from slabs of this size. Buffer.allocUnsafe of a claim's ~5 KB (past
+ * Node's own pool, which takes up to 4 KB) made an ArrayBuffer per call: ~4.7 µs on the
+ * benchmark host, a tenth of a µs per job at concurrency 50 and more at lower ones.
+ */
+const SLAB_BYTES = 256 * 1024;
+/** A command bigger than this gets a buffer of its own. */
+const SLAB_MAX_CUT = SLAB_BYTES / 8;
+let slab: ArrayBuffer | undefined;
+let slabUsed = 0;
+
+/**
+ * A buffer of `size` bytes for one command. A slab's bytes are handed out once and never again (a
+ * socket may still hold a command's bytes after write() returned, and a command keeps them for a
+ * resend): a slab is let go when full, and freed by the GC once no command holds a cut of it.
+ */
+function commandBuffer(size: number): Buffer {
+  if (size > SLAB_MAX_CUT) return Buffer.allocUnsafe(size);
+  if (slab === undefined || slabUsed + size > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const buf = Buffer.from(slab, slabUsed, size);
+  // Cuts start 8-byte aligned, as Node's own pool does.
+  slabUsed += (size + 7) & ~7;
+  return buf;
 }
 
 /** Send `head` then `rest` on `client` (canPrepare(client) must hold); the reply as callBuffer gives it. */

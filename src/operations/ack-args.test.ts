@@ -75,6 +75,14 @@ describe('AckArgs', () => {
     expect(prepared).toEqual(plain);
   });
 
+  it("writes a member from the reply's bytes as it does from its string", () => {
+    const withBytes = acks.map((ack) => ({ ...ack, memberBytes: Buffer.from(ack.member) }));
+    const rest: PreparedArg[] = [0, 30_000, 7, new RespRun([1]), acks.length];
+    const [prepared, plain] = both([...rest, new AckArgs(withBytes)]);
+    expect(prepared).toEqual(plain);
+    expect(prepared).toEqual(both([...rest, new AckArgs(acks)])[0]);
+  });
+
   it('gives the plain arguments: member, deadline, flags, final record or result', () => {
     expect(new AckArgs(acks).values()).toEqual([
       acks[0]!.member,

@@ -14,6 +14,11 @@ export interface AckItem {
   member: string;
   /** The lease deadline this worker was last told, so a resent ack can be recognised. */
   knownDeadline: number;
+  /**
+   * The member's UTF-8 bytes as the claim reply carried them (ClaimedJob.memberBytes): written as
+   * they are, where the member string would be measured and encoded again for every ack.
+   */
+  memberBytes?: Buffer | undefined;
   /** The record had the E flag: the ack deletes the job's last error. */
   hadError: boolean;
   /** The job reported progress: the ack deletes it. */
@@ -73,7 +78,7 @@ export class AckArgs extends ArgWriter {
     let digits = '';
     for (let i = 0; i < this.acks.length; i++) {
       const ack = this.acks[i]!;
-      const n = Buffer.byteLength(ack.member);
+      const n = ack.memberBytes?.length ?? Buffer.byteLength(ack.member);
       memberBytes[i] = n;
       if (ack.knownDeadline !== deadline) {
         deadline = ack.knownDeadline;
@@ -98,7 +103,10 @@ export class AckArgs extends ArgWriter {
       const ack = this.acks[i]!;
       const n = memberBytes[i] ?? Buffer.byteLength(ack.member);
       at = writeBulkHead(buf, at, n);
-      at += buf.write(ack.member, at, n, 'utf8');
+      if (ack.memberBytes !== undefined) {
+        buf.set(ack.memberBytes, at);
+        at += n;
+      } else at += buf.write(ack.member, at, n, 'utf8');
       at = writeAscii(buf, at, '\r\n');
       if (ack.knownDeadline !== deadline) {
         deadline = ack.knownDeadline;

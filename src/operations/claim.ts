@@ -71,6 +71,8 @@ export interface ClaimedJob {
   member: string;
   /** "<claims>.<claimed at>". */
   token: string;
+  /** The member's bytes as the reply carried them (a view, no copy): its ack writes them as they are. */
+  memberBytes?: Buffer | undefined;
   /** The record's header after this claim (attempt, max attempts, backoff, timeout, version, ...). */
   header: RecordHeader;
   /** The payload bytes: a view into the reply's record buffer, no copy. */
@@ -251,6 +253,7 @@ export async function claimPrepared(
   for (let i = 0; i < count; i++) {
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
+    const raw = reply[at];
     // The token is in the member (src/members/lease.ts): the reply does not carry it again.
     const token = tokenOfLease(member);
     const id = idOfLease(member);
@@ -261,6 +264,7 @@ export async function claimPrepared(
         id,
         member,
         token,
+        memberBytes: Buffer.isBuffer(raw) ? raw : undefined,
         header,
         payload,
         runAt: num(reply, at + 2, 'claim'),

@@ -313,6 +313,7 @@ export class Attempt<T> implements JobHost, AckListener {
       id,
       member,
       knownDeadline: this.lease.deadline,
+      memberBytes: this.claimed.memberBytes,
       hadError: header.hasError,
       progressed: this.progressed,
       header,

@@ -186,6 +186,7 @@ export class Attempt<T> implements JobHost, AckListener {
       member: claimed.member,
       deadline: claimed.deadline,
       lost: false,
+      keeperSlot: -1,
     };
   }
 

@@ -342,3 +342,24 @@ export class FlowExistsError extends DelayqError {
     );
   }
 }
+
+/**
+ * queue.addFlow(): a child names another queue that a flow cannot span (README, "Flows"): on
+ * Redis Cluster ('cluster': two queues are two hash tags, two slots no one script can update
+ * together, so a child's end could not count for its parent exactly), or a queue that is
+ * partitioned, uses the wheel strategy, records another codec than the parent's queue (the
+ * parent decodes its children's results with its own), or was never opened ('unknown'). Nothing
+ * was written.
+ */
+export class FlowQueueError extends DelayqError {
+  constructor(
+    readonly queue: string,
+    readonly reason: 'cluster' | 'partitioned' | 'wheel' | 'codec' | 'unknown',
+    detail: string,
+  ) {
+    super(
+      'DELAYQ_FLOW_QUEUE',
+      `addFlow: a child in queue ${JSON.stringify(queue)} is refused: ${detail}; nothing was written`,
+    );
+  }
+}

@@ -65,6 +65,7 @@ export {
   ProgressTooLargeError,
   LogLimitError,
   FlowExistsError,
+  FlowQueueError,
 } from './errors.js';
 export { SnoozeError } from './snooze.js';
 export type { EventsOption, JobEvent, JobEventType } from './events.js';

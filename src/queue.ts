@@ -12,8 +12,6 @@ import { ClosedError, ValidationError } from './errors.js';
 import { assertKnownOptions } from './option-names.js';
 import type { JobEvent } from './events.js';
 import { parseRunAt, type AddOptions } from './job-options.js';
-import { getJob } from './operations/get.js';
-import { readLogs } from './operations/log.js';
 import { readLiveSettings } from './operations/config-record.js';
 import { writeLiveSettings } from './operations/configure.js';
 import { resolveConfigure, type ConfigureOptions } from './definition/settings.js';
@@ -38,6 +36,8 @@ import { checkPage, countAll, listAll, listGroup } from './queue/reads.js';
 import { checkSearch, searchAll, type SearchOptions, type SearchPage } from './queue/search.js';
 import type { AddResult } from './queue/add-result.js';
 import { writeJobs, type BulkJob } from './queue/write.js';
+import { FlowCourier } from './queue/flow-courier.js';
+import { readJob } from './queue/read-job.js';
 import { writeFlow, type FlowJob, type FlowResult } from './queue/flow.js';
 import { repartitionQueue, repartitionStatus, type RepartitionStatus } from './queue/repartition.js';
 import type { Counts } from './operations/counts.js';
@@ -66,6 +66,8 @@ export class Queue<T = unknown> {
   /** Keys, partitions and client; with the producer settings, what producerOf(queue) gives. */
   private readonly context: QueueContext;
   private readonly producer: Producer<T>;
+  /** Delivers this queue's flow children whose parents are in other queues (one Redis only). */
+  private readonly courier: FlowCourier;
   private closed = false;
 
   constructor(name: string, options: QueueOptions<T> = {}) {
@@ -86,6 +88,7 @@ export class Queue<T = unknown> {
       assertUnpartitioned: (what) => this.assertUnpartitioned(what),
     };
     registerProducer(this, this.producer);
+    this.courier = new FlowCourier(this.connection.client, name, () => this.context.keys);
     this.dead = new DeadLetters(this.producer, (page) => this.list('dead', page));
     this.groups = new QueueGroups(this.producer);
   }
@@ -140,29 +143,7 @@ export class Queue<T = unknown> {
    */
   async get<R = unknown>(id: string): Promise<JobInfo<T, R> | null> {
     this.assertOpen();
-    const { layout, codec } = await this.context.settle();
-    const client = this.connection.client;
-    // The log lines are read beside the record (one round trip, same partition): the lines only
-    // grow while the job is kept, so a read a moment apart shows no other job's.
-    const found = await this.context.findById(id, async (keys) => {
-      const [raw, logs] = await Promise.all([getJob(client, keys, id, layout), readLogs(client, keys, id)]);
-      if (!raw) return null;
-      // A flow's parent: its children's states, from the same partition (flows are unpartitioned).
-      const kids = raw.children
-        ? await Promise.all(raw.children.map((kid) => getJob(client, keys, kid, layout)))
-        : undefined;
-      return { raw, logs, kids };
-    });
-    if (!found) return null;
-    const info = toInfo<T, R>(codec, found.raw, found.logs);
-    if (found.raw.parent !== undefined) info.parent = found.raw.parent;
-    if (found.raw.children && found.kids) {
-      info.children = found.raw.children.map((kid, i) => ({
-        id: kid,
-        state: found.kids?.[i]?.state ?? 'unknown',
-      }));
-    }
-    return info;
+    return readJob<T, R>(this.context, id);
   }
 
   /**
@@ -180,9 +161,13 @@ export class Queue<T = unknown> {
         id,
         eventsCap,
         layout,
+        name: this.name,
         ...(groupConcurrency && { groupConcurrency }),
       }),
     );
+    // Children of this queue whose parents are in other queues and whose delivery no worker
+    // made (flow-outbox.lua): delivered now, so a flow never waits on a stopped worker.
+    await this.courier.sweep();
     return how !== null;
   }
 

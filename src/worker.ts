@@ -19,6 +19,7 @@ import { closeConnection, openConnection, type Connection } from './redis/connec
 import { warnIfEvicting } from './redis/eviction.js';
 import type { QueueKeys } from './redis/keys.js';
 import { WakeSubscriber } from './redis/wake-subscriber.js';
+import { FlowCourier } from './queue/flow-courier.js';
 import { assemble, claimLoop, claimSource, type AssembleDeps, type Running } from './worker/assemble.js';
 import { APPROACH_SPIN_MS } from './worker/claim-loop.js';
 import { CounterFlusher } from './worker/counters.js';
@@ -65,6 +66,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private readonly subscriber: WakeSubscriber;
   /** Follows queue.configure's live settings (a `G` wake message). */
   private readonly live: LiveSettings;
+  /** Delivers this queue's flow children whose parents are in other queues (one Redis only). */
+  private readonly courier: FlowCourier;
   /** One job per handler call, or (the option `batch`) a batch. */
   private readonly handler: { one: Handler<T> } | { batch: BatchHandler<T> };
   private running: Running<T> | undefined;
@@ -110,7 +113,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         if (this.running?.dispatcher.cancelled(member)) this.running.reaper.finished();
       },
       () => this.live.follow(),
+      (entry) => this.deliverFlow(entry),
     );
+    this.courier = new FlowCourier(client, name, () => this.context.keys);
     this.live = new LiveSettings({
       context: this.context,
       running: () => this.running !== undefined && !this.closing,
@@ -184,6 +189,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // Settling may have adopted a larger recorded count (a re-partitioned queue).
     await this.subscriber.follow(this.partitions.map((keys) => keys.wake));
     await this.subscriber.start();
+    // Outbox entries no worker delivered (none listened, or one stopped before it delivered).
+    this.deliverFlow(null);
     // A change recorded between the settle and the subscription (a `G` this worker could not hear
     // yet, such as a re-partition) is read now: one HMGET.
     this.live.follow();
@@ -252,6 +259,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       events: this,
       closing: () => this.closing !== undefined,
       report: (err: unknown) => this.report(err),
+      sweepFlows: () => this.courier.sweep(),
     };
   }
 
@@ -265,6 +273,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       const untilDue = due - this.clock.now();
       this.sleeper.wakeWithin(loop ? loop.wakeFor(untilDue) : untilDue);
     }
+  }
+
+  /** Deliver one flow outbox entry, or (null) sweep the outbox; a failure is reported. */
+  private deliverFlow(entry: { parentQueue: string; childId: string } | null): void {
+    // A closing worker leaves entries to the next sweep (of any worker of the queue, or a cancel).
+    if (this.closing) return;
+    const delivery = entry ? this.courier.deliver(entry.parentQueue, entry.childId) : this.courier.sweep();
+    delivery.catch((err: unknown) => this.report(err));
   }
 
   private async shutDown(timeoutMs: number): Promise<void> {

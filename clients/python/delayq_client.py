@@ -345,6 +345,15 @@ class Queue:
         """'waiting' or 'running' when cancelled; None when there was nothing to cancel."""
         keys = self.keys(*WAITING, "gn", "j", "a", "x", "e", "w", "n", "ev", "pg", "d", "f", "fw", partition=self.partition_of(job_id))
         reply = self.call("cancel", keys, [job_id, self.group_concurrency, self.events])
+        if isinstance(reply, list):
+            # A flow's parent with children in other queues (one Redis only): cancel.lua answers
+            # `needs` with those queues and writes nothing. This client passes no other queue's
+            # keys, so it refuses; the TypeScript Queue cancels such a parent.
+            queues = ", ".join(_text(q) for q in reply[1:])
+            raise DelayqError(
+                f"cancel {job_id}: a flow's parent with children in queue(s) {queues}, which this "
+                "client does not cancel; use the TypeScript Queue (nothing was written)"
+            )
         return None if reply == 0 else _text(reply)
 
     def get(self, job_id):

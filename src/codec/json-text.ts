@@ -24,14 +24,47 @@ export function duplicateKey(text: string): string | undefined {
   // Two members need two colons; most small payloads stop here.
   const firstColon = text.indexOf(':');
   if (firstColon < 0 || text.indexOf(':', firstColon + 1) < 0) return undefined;
+  try {
+    return findDuplicateKey(text);
+  } finally {
+    // The scratch lists let go of the keys and sets they held, and of their room when a payload
+    // grew them past SCRATCH_KEEP.
+    const { keys, starts, bigs } = SCRATCH;
+    if (keys.length > SCRATCH_KEEP) SCRATCH.keys = [];
+    else keys.fill(undefined, 0, SCRATCH.keysUsed);
+    if (starts.length > SCRATCH_KEEP) SCRATCH.starts = [];
+    if (bigs.length > SCRATCH_KEEP) SCRATCH.bigs = [];
+    else bigs.fill(undefined, 0, SCRATCH.depthUsed);
+    SCRATCH.keysUsed = 0;
+    SCRATCH.depthUsed = 0;
+  }
+}
+
+/**
+ * duplicateKey's lists, kept from one call to the next and filled by index: made at each call,
+ * the three lists' first push cost ~500 bytes per decoded job. A call never runs inside another.
+ */
+const SCRATCH: {
+  keys: Array<string | undefined>;
+  starts: number[];
+  bigs: Array<Set<string> | undefined>;
+  /** How far this call filled keys and bigs: what the end of duplicateKey clears. */
+  keysUsed: number;
+  depthUsed: number;
+} = { keys: [], starts: [], bigs: [], keysUsed: 0, depthUsed: 0 };
+/** Lists longer than this (a payload of many keys or deep nesting) are not kept. */
+const SCRATCH_KEEP = 1024;
+
+function findDuplicateKey(text: string): string | undefined {
   // The keys of every open object, one flat list: each open container has its start in it (-1:
   // an array). A key is looked for among its object's keys by a linear search while they are
-  // few, through a Set past MANY_KEYS; no allocation per object in the usual case.
-  const keys: string[] = [];
-  const starts: number[] = [];
+  // few, through a Set past MANY_KEYS; no allocation per object in the usual case. `keyCount`,
+  // `depth`: the lists' lengths in use (their slots past those hold leftovers).
+  const { keys, starts, bigs } = SCRATCH;
+  let keyCount = 0;
+  let depth = 0;
   let from = -1;
   let big: Set<string> | undefined;
-  const bigs: Array<Set<string> | undefined> = [];
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -53,22 +86,31 @@ export function duplicateKey(text: string): string | undefined {
             if (big.has(key)) return key;
             big.add(key);
           } else {
-            for (let k = from; k < keys.length; k++) if (keys[k] === key) return key;
-            if (keys.length - from >= MANY_KEYS) big = new Set(keys.slice(from));
+            for (let k = from; k < keyCount; k++) if (keys[k] === key) return key;
+            if (keyCount - from >= MANY_KEYS) big = new Set(keys.slice(from, keyCount) as string[]);
           }
-          keys.push(key);
+          keys[keyCount++] = key;
+          if (keyCount > SCRATCH.keysUsed) SCRATCH.keysUsed = keyCount;
         }
       }
       i = end;
     } else if (c === 0x7b || c === 0x5b) {
-      starts.push(from);
-      bigs.push(big);
-      from = c === 0x7b ? keys.length : -1;
+      starts[depth] = from;
+      bigs[depth] = big;
+      depth++;
+      if (depth > SCRATCH.depthUsed) SCRATCH.depthUsed = depth;
+      from = c === 0x7b ? keyCount : -1;
       big = undefined;
     } else if (c === 0x7d || c === 0x5d) {
-      if (from >= 0) keys.length = from;
-      from = starts.pop() ?? -1;
-      big = bigs.pop();
+      if (from >= 0) keyCount = from;
+      if (depth > 0) {
+        depth--;
+        from = starts[depth]!;
+        big = bigs[depth];
+      } else {
+        from = -1;
+        big = undefined;
+      }
     }
   }
   return undefined;

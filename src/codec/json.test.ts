@@ -763,4 +763,17 @@ describe('duplicate object keys', () => {
       d: 'k:v',
     });
   });
+
+  it('are looked for afresh in each payload: nothing of the previous one counts (its lists are reused)', () => {
+    // A refusal found deep in a nested object, then payloads whose keys were the previous ones'.
+    const many = Array.from({ length: 40 }, (_, i) => `"k${i}":1`).join(',');
+    expect(payloadError(`[{"a":{"b":{"c":1,"c":2}}}]`)).toMatch(/repeats the key "c"/);
+    expect(jsonCodec.decodePayload(Buffer.from('{"c":1,"b":2,"a":3}'))).toEqual({ c: 1, b: 2, a: 3 });
+    expect(payloadError(`{${many},"k3":2}`)).toMatch(/repeats the key "k3"/);
+    expect(jsonCodec.decodePayload(Buffer.from(`[{"k3":1,"k4":2},{"k3":1}]`))).toEqual([
+      { k3: 1, k4: 2 },
+      { k3: 1 },
+    ]);
+    expect(payloadError('{"x":{"y":1},"z":2,"x":3}')).toMatch(/repeats the key "x"/);
+  });
 });

@@ -18,23 +18,25 @@ export async function childResults(
   client: RedisClient,
   keys: QueueKeys,
   id: string,
-): Promise<Array<{ id: string; end: ChildEnd }>> {
+): Promise<Array<{ id: string; queue?: string; end: ChildEnd }>> {
   const reply = asArray(
     await runScript(client, script('child-results'), [keys.flows], [id]),
     'child-results',
   );
-  const out: Array<{ id: string; end: ChildEnd }> = [];
+  const out: Array<{ id: string; queue?: string; end: ChildEnd }> = [];
   for (let i = 0; i + 1 < reply.length; i += 2) {
     const mark = reply[i + 1];
-    const child = str(reply, i, 'child-results');
+    // A child in another queue is named '<id>\1<queue>' (flow.lua); its result is kept here too.
+    const [child, queue] = str(reply, i, 'child-results').split('\u0001') as [string, string?];
+    const named = queue === undefined ? { id: child } : { id: child, queue };
     if (!Buffer.isBuffer(mark) || mark.length === 0) {
-      out.push({ id: child, end: { kind: 'pending' } });
+      out.push({ ...named, end: { kind: 'pending' } });
     } else if (mark[0] === 0x31) {
-      out.push({ id: child, end: { kind: 'completed', result: mark.subarray(1) } });
+      out.push({ ...named, end: { kind: 'completed', result: mark.subarray(1) } });
     } else if (mark[0] === 0x30) {
-      out.push({ id: child, end: { kind: 'completed' } });
+      out.push({ ...named, end: { kind: 'completed' } });
     } else {
-      out.push({ id: child, end: { kind: 'ignored' } });
+      out.push({ ...named, end: { kind: 'ignored' } });
     }
   }
   return out;

@@ -3,39 +3,17 @@
  * call. Every strategy runs the same script; `ackOnly` is a claim of none.
  */
 import { idOfLease, tokenOfLease } from '../members/lease.js';
-import { decodeRecord, finalRecord, type FinalHeader, type RecordHeader } from '../record/index.js';
+import { decodeRecord, type RecordHeader } from '../record/index.js';
 import type { Strategy } from '../redis/capabilities.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
+import { AckArgs, type AckItem } from './ack-args.js';
 import { asArray, bytes, num, str } from './reply.js';
 import { RespRun } from '../redis/prepared-command.js';
 import { FixedKeys, runScript, script } from '../redis/scripts.js';
 import { runWheelAware, type Layout } from './wheel.js';
 
-/** One finished job to ack, by its lease member. */
-export interface AckItem {
-  /** The lease member the claim returned ("<claims>.<claimed at>|<id>[\0<group>]"): the fence. */
-  member: string;
-  /** The lease deadline this worker was last told, so a resent ack can be recognised. */
-  knownDeadline: number;
-  /** The record had the E flag: the ack deletes the job's last error. */
-  hadError: boolean;
-  /** The job reported progress: the ack deletes it. */
-  progressed: boolean;
-  /** The handler's result, encoded by the codec, to keep in the completed record (keepCompleted). */
-  result?: Buffer;
-  /**
-   * The job belongs to a flow (its record's F flag): the ack carries flag 'w', so its parent counts
-   * it (and keeps its result for childResults). Absent: not a flow's job.
-   */
-  flow?: true;
-  /**
-   * The job's header as the claim leased it: the completed record keeps its claim block and max
-   * attempts (finalRecord), so `get()` shows the job as it was. Absent: the script reads the
-   * stored record to make the same (one HGET per ack); a worker always sends it.
-   */
-  header?: FinalHeader;
-}
+export type { AckItem } from './ack-args.js';
 
 /** Per ack: applied, already applied (a resent ack), or refused because the lease was lost. */
 export type AckOutcome =
@@ -93,6 +71,8 @@ export interface ClaimedJob {
   member: string;
   /** "<claims>.<claimed at>". */
   token: string;
+  /** The member's bytes as the reply carried them (a view, no copy): its ack writes them as they are. */
+  memberBytes?: Buffer | undefined;
   /** The record's header after this claim (attempt, max attempts, backoff, timeout, version, ...). */
   header: RecordHeader;
   /** The payload bytes: a view into the reply's record buffer, no copy. */
@@ -243,29 +223,9 @@ export async function claimPrepared(
   buckets: readonly number[] = [],
 ): Promise<ClaimOutput> {
   const { layout, leaseMs, settingsArgs } = prepared;
-  // Sized at once: pushed one by one, the list was copied as it grew, at every call.
-  const args = new Array<string | number | Buffer | RespRun>(5 + acks.length * 4);
-  args[0] = limit;
-  args[1] = leaseMs;
-  args[2] = holder;
-  args[3] = settingsArgs;
-  args[4] = acks.length;
-  for (let i = 0, at = 5; i < acks.length; i++, at += 4) {
-    const ack = acks[i]!;
-    args[at] = ack.member;
-    args[at + 1] = ack.knownDeadline;
-    if (ack.header !== undefined) {
-      args[at + 2] =
-        ack.hadError || ack.progressed || ack.flow
-          ? `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.flow ? 'w' : ''}f`
-          : 'f';
-      args[at + 3] = finalRecord(ack.header, 'completed', ack.result);
-    } else {
-      args[at + 2] =
-        `${ack.hadError ? 'e' : ''}${ack.progressed ? 'p' : ''}${ack.flow ? 'w' : ''}${ack.result ? 'u' : ''}`;
-      args[at + 3] = ack.result ?? '';
-    }
-  }
+  // The acks, four ARGV each, are written straight into the command (ack-args.ts).
+  const args: Array<number | RespRun | AckArgs> = [limit, leaseMs, holder, settingsArgs, acks.length];
+  if (acks.length > 0) args.push(new AckArgs(acks));
   if (prepared.strategy === 'wheel' && layout.kind !== 'wheel') {
     throw new Error("claim: strategy 'wheel' needs the wheel layout");
   }
@@ -293,6 +253,7 @@ export async function claimPrepared(
   for (let i = 0; i < count; i++) {
     const at = countAt + 1 + i * FIELDS_PER_JOB;
     const member = str(reply, at, 'claim');
+    const raw = reply[at];
     // The token is in the member (src/members/lease.ts): the reply does not carry it again.
     const token = tokenOfLease(member);
     const id = idOfLease(member);
@@ -303,6 +264,7 @@ export async function claimPrepared(
         id,
         member,
         token,
+        memberBytes: Buffer.isBuffer(raw) ? raw : undefined,
         header,
         payload,
         runAt: num(reply, at + 2, 'claim'),

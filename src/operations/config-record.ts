@@ -4,7 +4,8 @@
  * fields (an HMGET, no script).
  */
 import type { RedisClient } from '../redis/connection.js';
-import { configKey } from '../redis/keys.js';
+import { configKey, queueKeys, type QueueKeys } from '../redis/keys.js';
+import { UNKNOWN_GROUP_CONCURRENCY } from './waiting-keys.js';
 
 /**
  * The job data layout version this code reads and writes (the record's `format`): 2, one record
@@ -94,5 +95,45 @@ export function parseGroups(concurrency: string | undefined, limit: string | und
   return {
     concurrency: Number(concurrency),
     limit: rate ? { max: Number(rate[1]), perMs: Number(rate[2]) } : null,
+  };
+}
+
+/**
+ * What a flow with children in queue `queue` (one Redis only) needs of that queue's record: its
+ * keys, events cap and group concurrency for the scripts, and its layout, partitions and codec
+ * for the checks of addFlow. null when nothing has recorded the queue yet. One HMGET, no script.
+ */
+export interface FlowPeer {
+  readonly name: string;
+  readonly keys: QueueKeys;
+  readonly eventsCap: number;
+  /** The recorded group concurrency, or UNKNOWN_GROUP_CONCURRENCY. */
+  readonly groupConcurrency: number;
+  readonly layout: string;
+  readonly partitions: number;
+  readonly codec: string;
+}
+
+/** The record of queue `queue` as a flow of another queue needs it, or null when there is none. */
+export async function readFlowPeer(client: RedisClient, queue: string): Promise<FlowPeer | null> {
+  const keys = queueKeys(queue);
+  const [format, layout, partitions, codec, events, concurrency] = await client.hmget(
+    configKey(queue),
+    'format',
+    'layout',
+    'partitions',
+    'codec',
+    'events',
+    'groups.concurrency',
+  );
+  if (format === null) return null;
+  return {
+    name: queue,
+    keys,
+    eventsCap: Number(events ?? 0),
+    groupConcurrency: concurrency === null ? UNKNOWN_GROUP_CONCURRENCY : Number(concurrency),
+    layout: layout ?? 'zset',
+    partitions: Number(partitions ?? 1),
+    codec: codec ?? 'json',
   };
 }

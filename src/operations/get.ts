@@ -41,8 +41,20 @@ export async function getJob(
   const raw = rawJob(id, str(reply, 0, 'get'), reply, 1, 'get');
   const parent = optionalStr(reply, 7);
   const children = optionalStr(reply, 8);
-  if (parent !== null) raw.parent = parent;
-  // Ids hold no control character, so '\0' joins them unambiguously.
-  if (children !== null) raw.children = children.split('\0');
+  if (parent !== null) {
+    // '<parent>\1<its queue>' for a parent in another queue (flow.lua).
+    const [id, queue] = parent.split('\u0001');
+    raw.parent = id!;
+    if (queue !== undefined) raw.parentQueue = queue;
+  }
+  // Ids hold no control character, so '\0' joins them unambiguously; a child in another queue
+  // is '<id>\1<queue>'.
+  if (children !== null) raw.children = children.split('\0').map(flowEntry);
   return raw;
+}
+
+/** A children list's entry (flow.lua): the child's id, and its queue when not its parent's. */
+export function flowEntry(entry: string): { id: string; queue?: string } {
+  const [id, queue] = entry.split('\u0001');
+  return queue === undefined ? { id: id! } : { id: id!, queue };
 }

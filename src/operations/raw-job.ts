@@ -38,8 +38,10 @@ export interface RawJob {
   progress: string | null;
   /** get() only: a flow child's parent id, while the flow is live (flow.lua). */
   parent?: string;
-  /** get() only: a flow parent's children's ids, while it has not ended. */
-  children?: string[];
+  /** get() only: a flow child's parent's queue, when it is not the child's own. */
+  parentQueue?: string;
+  /** get() only: a flow parent's children, while it has not ended (queue: when not the parent's). */
+  children?: Array<{ id: string; queue?: string }>;
 }
 
 /** Parse a worker registry entry "<worker id>|<started ms>" (the worker id may contain '|'). */

@@ -5,10 +5,14 @@
  */
 import { encodeJobPayload } from '../codec/payload.js';
 import { describe } from '../duration.js';
-import { FlowExistsError, ValidationError } from '../errors.js';
+import { FlowExistsError, FlowQueueError, ValidationError } from '../errors.js';
 import { newJobId, resolveAddOptions, type AddOptions } from '../job-options.js';
 import { assertKnownOptions } from '../option-names.js';
-import { addFlow, type FlowInput } from '../operations/add-flow.js';
+import { Cluster } from 'ioredis';
+import { addFlow, type FlowInput, type FlowQueue } from '../operations/add-flow.js';
+import { readFlowPeer } from '../operations/config-record.js';
+import type { RedisClient } from '../redis/connection.js';
+import { assertQueueName } from '../redis/keys.js';
 import { UNKNOWN_GROUP_CONCURRENCY } from '../operations/waiting-keys.js';
 import { encodeRecord } from '../record/index.js';
 import { validatePayload } from '../schema.js';
@@ -41,8 +45,9 @@ export interface FlowJob<T> {
   opts?: FlowJobOptions;
   children?: ReadonlyArray<FlowJob<T>>;
   /**
-   * The queue a child runs in: only this queue's name (or absent) is accepted today, see the
-   * README's "Flows" section.
+   * The queue a child runs in; absent: its parent's. Another queue than the flow's is for one Redis
+   * only, and must be unpartitioned, not use the wheel strategy, and record the same codec
+   * (FlowQueueError otherwise; README, "Flows").
    */
   queue?: string;
 }
@@ -62,6 +67,8 @@ const MAX_ID_DRAWS = 5;
 /** A flow's job before it is encoded, in write order (a parent before its children). */
 interface Node<T> {
   job: FlowJob<T>;
+  /** The job's queue. */
+  queue: string;
   parent: number;
   path: string;
   children: number[];
@@ -129,10 +136,16 @@ export async function writeFlow<T>(
     );
   }
   const groupConcurrency = record.groups?.concurrency ?? UNKNOWN_GROUP_CONCURRENCY;
-  const keys = context.partitions[0]!;
+  const queues: FlowQueue[] = [
+    { name: context.name, keys: context.partitions[0]!, eventsCap, groupConcurrency },
+    ...(await otherQueues(context.client, nodes, context.name, record.codec)),
+  ];
+  nodes.forEach((node, i) => {
+    inputs[i]!.queue = queues.findIndex((queue) => queue.name === node.queue);
+  });
   for (let draw = 1; ; draw++) {
     try {
-      const dues = await addFlow(context.client, keys, inputs, { eventsCap, groupConcurrency, calledAt });
+      const dues = await addFlow(context.client, queues, inputs, calledAt);
       return result(nodes, inputs, dues, 0);
     } catch (err) {
       // A generated id that is taken (83 random bits, docs/ARCHITECTURE.md §3.3): drawn again.
@@ -141,6 +154,58 @@ export async function writeFlow<T>(
       inputs[taken] = { ...inputs[taken]!, id: newJobId() };
     }
   }
+}
+
+/**
+ * The queues other than the flow's own that its children name, in order, each checked: one Redis
+ * (on Cluster two queues are two slots, which no one script can update together), recorded,
+ * unpartitioned, not the wheel, and the codec of the flow's queue (the parent decodes its
+ * children's results with its own). FlowQueueError otherwise, before anything is written.
+ */
+async function otherQueues<T>(
+  client: RedisClient,
+  nodes: ReadonlyArray<Node<T>>,
+  own: string,
+  codec: string,
+): Promise<FlowQueue[]> {
+  const names = [...new Set(nodes.map((node) => node.queue))].filter((name) => name !== own);
+  const out: FlowQueue[] = [];
+  for (const name of names) {
+    if (client instanceof Cluster) {
+      throw new FlowQueueError(
+        name,
+        'cluster',
+        `on Redis Cluster two queues are two hash tags, in two slots that no one script can update together, so a child's end could not count for its parent exactly; keep a flow's children in its parent's queue there`,
+      );
+    }
+    const peer = await readFlowPeer(client, name);
+    if (!peer) {
+      throw new FlowQueueError(
+        name,
+        'unknown',
+        'no Queue or Worker has opened that queue yet, so its settings are not recorded; open it first',
+      );
+    }
+    if (peer.partitions > 1) {
+      throw new FlowQueueError(
+        name,
+        'partitioned',
+        `it has ${peer.partitions} partitions; a flow's queues are unpartitioned`,
+      );
+    }
+    if (peer.layout.startsWith('wheel')) {
+      throw new FlowQueueError(name, 'wheel', 'it uses the wheel strategy, which keeps no flows');
+    }
+    if (peer.codec !== codec) {
+      throw new FlowQueueError(
+        name,
+        'codec',
+        `it records codec '${peer.codec}' and queue ${JSON.stringify(own)} '${codec}': a parent decodes its children's results with its own codec`,
+      );
+    }
+    out.push(peer);
+  }
+  return out;
 }
 
 /** The flow's jobs in write order, checked for shape and bounds (ValidationError naming the job). */
@@ -155,9 +220,17 @@ function flatten<T>(root: FlowJob<T>, queue: string): Array<Node<T>> {
       );
     }
     assertKnownOptions(job, FLOW_JOB_KEYS, `${path} key`);
-    if (job.queue !== undefined && job.queue !== queue) {
+    const home = parent >= 0 ? nodes[parent]!.queue : queue;
+    if (job.queue !== undefined) {
+      try {
+        assertQueueName(job.queue);
+      } catch (err) {
+        return rethrow(err, `${path}.queue`);
+      }
+    }
+    if (parent < 0 && job.queue !== undefined && job.queue !== queue) {
       throw new ValidationError(
-        `${path}: queue ${JSON.stringify(job.queue)}: a flow's children run in the parent's queue (${JSON.stringify(queue)}); children in another queue are not supported (README, "Flows")`,
+        `${path}: queue ${JSON.stringify(job.queue)}: the flow's root runs in the queue addFlow is called on (${JSON.stringify(queue)})`,
         `${path}.queue`,
       );
     }
@@ -171,7 +244,7 @@ function flatten<T>(root: FlowJob<T>, queue: string): Array<Node<T>> {
         'children',
       );
     }
-    const node: Node<T> = { job, parent, path, children: [] };
+    const node: Node<T> = { job, queue: job.queue ?? home, parent, path, children: [] };
     nodes.push(node);
     if (parent >= 0) nodes[parent]!.children.push(index);
     const children: unknown = job.children;

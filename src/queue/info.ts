@@ -64,11 +64,13 @@ export interface JobInfo<T, R = unknown> {
   logs?: JobLogLine[];
   /** A flow's child (queue.addFlow): its parent's id, while the flow's parent has not ended. */
   parent?: string;
+  /** A flow's child whose parent is in another queue (one Redis only): that queue's name. */
+  parentQueue?: string;
   /**
    * A flow's parent: its children and their states ('unknown' for one no longer kept), while it
    * has not ended; state 'waiting-children' while some have not completed.
    */
-  children?: Array<{ id: string; state: JobInfoState | 'unknown' }>;
+  children?: Array<{ id: string; state: JobInfoState | 'unknown'; queue?: string }>;
 }
 
 /**

@@ -40,19 +40,45 @@ export function finalRecord(
   kind: 'completed' | 'cancelled',
   result?: Uint8Array,
 ): Buffer {
+  const out = Buffer.allocUnsafe(finalRecordLength(header, kind, result));
+  writeFinalRecord(out, 0, header, kind, result);
+  return out;
+}
+
+/** The bytes of finalRecord(header, kind, result). */
+export function finalRecordLength(
+  header: FinalHeader,
+  kind: 'completed' | 'cancelled',
+  result?: Uint8Array,
+): number {
+  return (
+    3 +
+    (header.claims > 0 ? CLAIM_BLOCK_BYTES : 0) +
+    (header.maxAttempts !== DEFAULT_MAX_ATTEMPTS ? 2 : 0) +
+    (kind === 'completed' && result ? result.length : 0)
+  );
+}
+
+/**
+ * Write finalRecord(header, kind, result) into `out` at `at` (finalRecordLength bytes); returns the
+ * offset after it. A claim's acks are written this way, straight into the command (ack-args.ts).
+ */
+export function writeFinalRecord(
+  out: Buffer,
+  at: number,
+  header: FinalHeader,
+  kind: 'completed' | 'cancelled',
+  result?: Uint8Array,
+): number {
   const claimed = header.claims > 0;
   const max = header.maxAttempts !== DEFAULT_MAX_ATTEMPTS;
-  const a = FLAG_A.more | (claimed ? FLAG_A.claim : 0) | (max ? FLAG_A.maxAttempts : 0);
-  const b =
+  out[at] = RECORD_FORMAT;
+  out[at + 1] = FLAG_A.more | (claimed ? FLAG_A.claim : 0) | (max ? FLAG_A.maxAttempts : 0);
+  out[at + 2] =
     kind === 'cancelled'
       ? FLAG_B.cancelled
       : FLAG_B.completed | (result !== undefined ? FLAG_B.hasResult : 0);
-  const size = 3 + (claimed ? CLAIM_BLOCK_BYTES : 0) + (max ? 2 : 0);
-  const out = Buffer.allocUnsafe(size + (kind === 'completed' && result ? result.length : 0));
-  out[0] = RECORD_FORMAT;
-  out[1] = a;
-  out[2] = b;
-  let at = 3;
+  at += 3;
   if (claimed) {
     at = out.writeUInt16BE(header.attempts, at);
     at = out.writeUInt16BE(header.claims, at);
@@ -61,6 +87,9 @@ export function finalRecord(
     at = out.writeUInt32BE(header.holder, at);
   }
   if (max) at = out.writeUInt16BE(header.maxAttempts, at);
-  if (kind === 'completed' && result) out.set(result, at);
-  return out;
+  if (kind === 'completed' && result) {
+    out.set(result, at);
+    at += result.length;
+  }
+  return at;
 }

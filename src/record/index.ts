@@ -8,5 +8,7 @@ export {
   CANCELLED_RECORD,
   completedRecordWithResult,
   finalRecord,
+  finalRecordLength,
+  writeFinalRecord,
   type FinalHeader,
 } from './final.js';

@@ -68,6 +68,18 @@ describe('a prepared command', () => {
     expect(first).toEqual(ioredisBytes('FCALL', 'fn', KEYS, rest));
   });
 
+  it('keeps the bytes of a written command when later commands are written (their buffers share a slab)', () => {
+    const commands = Array.from({ length: 200 }, (_, i) =>
+      preparedCommand('FCALL', 'fn', KEYS, [i, Buffer.alloc(1 + (i % 7) * 300, i)]),
+    );
+    const first = commands.map((command) => Buffer.from(bytesOf(command)));
+    // Written again (a resend), each command gives the bytes it gave at first, and its own.
+    commands.forEach((command, i) => {
+      expect(bytesOf(command)).toEqual(first[i]);
+      expect(first[i]).toEqual(ioredisBytes('FCALL', 'fn', KEYS, [i, Buffer.alloc(1 + (i % 7) * 300, i)]));
+    });
+  });
+
   it('routes by the slot ioredis finds for the same keys', () => {
     const command = preparedCommand('FCALL', 'fn', KEYS, []);
     const plain = new Command('FCALL', ['fn', KEYS.length, ...KEYS]);

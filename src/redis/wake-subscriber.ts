@@ -30,6 +30,12 @@ export class WakeSubscriber {
      * when such a message may have been missed.
      */
     private readonly onSettings: () => void = () => {},
+    /**
+     * `F <parent's queue> <child>`: a flow child of this queue ended while its parent is in
+     * another queue (flow.lua's outbox); null after a reconnect, when such a message may have
+     * been missed (sweep the outbox).
+     */
+    private readonly onFlow: (entry: { parentQueue: string; childId: string } | null) => void = () => {},
   ) {
     this.channels = typeof channel === 'string' ? [channel] : channel;
   }
@@ -48,6 +54,13 @@ export class WakeSubscriber {
         this.onCancel(message.slice(2));
         return;
       }
+      if (message.startsWith('F ')) {
+        // Not a reason to claim: a delivery to a parent in another queue (queue names hold no space).
+        const space = message.indexOf(' ', 2);
+        if (space > 2)
+          this.onFlow({ parentQueue: message.slice(2, space), childId: message.slice(space + 1) });
+        return;
+      }
       if (message === SETTINGS_MESSAGE) {
         // Not a reason to claim by itself: the worker reads the settings, then claims.
         this.onSettings();
@@ -63,6 +76,7 @@ export class WakeSubscriber {
       if (!subscribedOnce) return;
       this.onWake(null, null);
       this.onSettings();
+      this.onFlow(null);
     });
     // A Cluster moves its subscription to another node by itself when that node goes, without a
     // 'ready': a change in the node list (a failover) is the sign to look again.

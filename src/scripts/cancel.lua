@@ -19,14 +19,20 @@
 -- KEYS[19] fw ZSET parent -> its own due ms: flow parents waiting for their children;
 --             a parent waiting for its children is cancelled from fw, and its waiting children
 --             (and theirs) with it
--- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua)
+-- KEYS[20...] wheel strategy only: ready, wheel, wheel count, then bucket lists (wheel.lua);
+--             with 'F' after the events cap instead: 16 keys for each other queue named (children in
+--             another queue, one Redis only): s, p, r, gq, gw, gr, gc, gn, j, x, e, n, ev, f, fw, w
 -- ARGV[1] id, ARGV[2] group concurrency, ARGV[3] events cap (events.lua)
--- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS
+-- ARGV[4...] wheel strategy only: granularity ms, then the start of each bucket list in KEYS;
+--          or 'F', this queue's name, M other queues (0..16), then 3 for each: its name, group
+--          concurrency and events cap, its keys in KEYS[20 + 16 * (i - 1) ...]
 -- Returns: 'waiting' or 'running' when cancelled (a flow's parent: also its waiting children); 0 (an integer reply, nil in Lua clients' terms
 --          false) when there is nothing to cancel (unknown, dead, completed, already cancelled, or
 --          an unreadable record). Writes nothing then.
+--          { 'needs', queue, ... } (nothing written): the job is a flow's parent with children
+--          (or theirs) in those queues, not passed with 'F': call again with their keys too.
 --          Error 'DELAYQ_BAD_ARG <reason>' (nothing written) for a KEYS count other than 19 (22 or
---          more with the wheel), an id that is missing, empty, over 1536 bytes, with a control
+--          more with the wheel, 19 + 16 per other queue with 'F'), an id that is missing, empty, over 1536 bytes, with a control
 --          character or not UTF-8, a group concurrency that is not 0..1000000, an events cap that
 --          is not a whole number, or wheel arguments that do not match the wheel KEYS.
 -- ACL: cancelling a waiting job only reads a and never touches pg (a waiting job has no progress:
@@ -62,8 +68,32 @@ local K = {
   pg = KEYS[16], d = KEYS[17], f = KEYS[18], fw = KEYS[19], events_cap = tonumber(ARGV[3]), gmax = tonumber(ARGV[2]),
 }
 K.events = K.ev
-local wheel_problem = wheel_keys(K, 20, 4)
-if wheel_problem then return bad_arg(wheel_problem) end
+-- The other queues a flow's children may be in (K.Q, flow.lua), or the wheel's keys.
+if ARGV[4] == 'F' then
+  local m = tonumber(ARGV[6])
+  if type(ARGV[5]) ~= 'string' or ARGV[5] == '' or not whole_ms(ARGV[6]) or m > 16 then
+    return bad_arg("ARGV[5] queue name and ARGV[6] count of other queues (0..16) must follow 'F'")
+  end
+  if #KEYS ~= 19 + 16 * m or #ARGV ~= 6 + 3 * m then
+    return bad_arg('KEYS has ' .. #KEYS .. ' keys and ARGV ' .. #ARGV .. ' values; ' .. m .. ' other queues need ' .. (19 + 16 * m) .. ' and ' .. (6 + 3 * m))
+  end
+  K.Q = { [ARGV[5]] = K }
+  for i = 1, m do
+    local at, base = 6 + 3 * (i - 1), 19 + 16 * (i - 1)
+    local problem = check_group_concurrency(ARGV[at + 2], 'ARGV[' .. (at + 2) .. '] group concurrency')
+      or (check_events_cap(ARGV[at + 3]) and 'ARGV[' .. (at + 3) .. '] ' .. check_events_cap(ARGV[at + 3]))
+    if problem then return bad_arg(problem) end
+    K.Q[ARGV[at + 1]] = {
+      s = KEYS[base + 1], p = KEYS[base + 2], r = KEYS[base + 3], gq = KEYS[base + 4], gw = KEYS[base + 5],
+      gr = KEYS[base + 6], gc = KEYS[base + 7], gn = KEYS[base + 8], j = KEYS[base + 9], x = KEYS[base + 10],
+      e = KEYS[base + 11], n = KEYS[base + 12], ev = KEYS[base + 13], events = KEYS[base + 13], f = KEYS[base + 14],
+      fw = KEYS[base + 15], w = KEYS[base + 16], gmax = tonumber(ARGV[at + 2]), events_cap = tonumber(ARGV[at + 3]),
+    }
+  end
+else
+  local wheel_problem = wheel_keys(K, 20, 4)
+  if wheel_problem then return bad_arg(wheel_problem) end
+end
 local cap_problem = check_events_cap(ARGV[3])
 if cap_problem then return bad_arg('ARGV[3] ' .. cap_problem) end
 local id = ARGV[1]
@@ -75,6 +105,14 @@ if not h or h.completed or h.cancelled then return 0 end
 
 local how
 local flow = FLOW.member(rec)
+if flow then
+  -- Children in other queues whose keys were not passed: asked for before anything is written.
+  local missing = FLOW.queues_missing(K, id)
+  if #missing > 0 then
+    table.insert(missing, 1, 'needs')
+    return missing
+  end
+end
 local member = h.claims and h.claims > 0 and rec_member(h, id) or nil
 if member and redis.call('ZSCORE', K.a, member) then
   -- Running (or its lease expired and is not reaped yet): the lease goes first, a removal.

@@ -60,6 +60,8 @@ export interface AssembleDeps<T, R> {
   /** True once the worker is closing. */
   closing: () => boolean;
   report: (err: unknown) => void;
+  /** Sweeps the queue's flow outbox (src/queue/flow-courier.ts), with each periodic trim. */
+  sweepFlows?: () => Promise<unknown>;
 }
 
 /** Make the parts that need the settled definition: storage, keeper, reaper, dispatcher. */
@@ -96,7 +98,11 @@ export async function assemble<T, R>(deps: AssembleDeps<T, R>, settled: Settled)
     () => storage.reap(),
     () => slots.full(),
     report,
-    () => storage.trim(),
+    async () => {
+      const trimmed = await storage.trim();
+      await deps.sweepFlows?.();
+      return trimmed;
+    },
   );
   const tracing = await loadTracing();
   // The codec given, else the queue's recorded one.

@@ -122,6 +122,8 @@ describe('Attempt', () => {
       member: 'tok-1|job-1',
       deadline: 16_010,
       lost: false,
+      // Held by no keeper yet.
+      keeperSlot: -1,
     });
     expect(attempt.signal.aborted).toBe(false);
   });

@@ -186,6 +186,7 @@ export class Attempt<T> implements JobHost, AckListener {
       member: claimed.member,
       deadline: claimed.deadline,
       lost: false,
+      keeperSlot: -1,
     };
   }
 
@@ -313,6 +314,7 @@ export class Attempt<T> implements JobHost, AckListener {
       id,
       member,
       knownDeadline: this.lease.deadline,
+      memberBytes: this.claimed.memberBytes,
       hadError: header.hasError,
       progressed: this.progressed,
       header,

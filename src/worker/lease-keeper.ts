@@ -17,6 +17,12 @@ export interface HeldLease {
   /** Deadline by the server clock, as last confirmed. */
   deadline: number;
   lost: boolean;
+  /**
+   * Where the keeper holds it (its index in the keeper's list), -1 or absent when not held: so a
+   * job's track and untrack touch no Map or Set, whose tables a worker at concurrency 50 grew,
+   * shrank and rebuilt every few dozen jobs.
+   */
+  keeperSlot?: number;
 }
 
 /** What the keeper needs from the worker. */
@@ -30,7 +36,8 @@ export interface LeaseKeeperDeps {
 
 /** Renews held leases in the background. */
 export class LeaseKeeper {
-  private readonly held = new Set<HeldLease>();
+  /** The leases held, in no particular order (each knows its index: keeperSlot). */
+  private readonly held: HeldLease[] = [];
   private readonly duty: PeriodicDuty;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
@@ -42,11 +49,27 @@ export class LeaseKeeper {
   }
 
   track(lease: HeldLease): void {
-    this.held.add(lease);
+    if (this.holds(lease)) return;
+    lease.keeperSlot = this.held.length;
+    this.held.push(lease);
   }
 
   untrack(lease: HeldLease): void {
-    this.held.delete(lease);
+    if (!this.holds(lease)) return;
+    const slot = lease.keeperSlot!;
+    // The last lease takes the freed slot.
+    const last = this.held.pop()!;
+    if (last !== lease) {
+      this.held[slot] = last;
+      last.keeperSlot = slot;
+    }
+    lease.keeperSlot = -1;
+  }
+
+  /** Whether `lease` is held by this keeper. */
+  private holds(lease: HeldLease): boolean {
+    const slot = lease.keeperSlot;
+    return slot !== undefined && slot >= 0 && this.held[slot] === lease;
   }
 
   start(): void {
@@ -60,7 +83,7 @@ export class LeaseKeeper {
   /** Extend every held lease that is at least a third used, in one call. */
   async runOnce(): Promise<void> {
     const renewBefore = this.deps.clock.now() + (this.deps.leaseMs * 2) / 3;
-    const due = [...this.held].filter((lease) => !lease.lost && lease.deadline <= renewBefore);
+    const due = this.held.filter((lease) => !lease.lost && lease.deadline <= renewBefore);
     if (due.length === 0) return;
     await this.extend(due, this.deps.leaseMs);
   }
@@ -85,7 +108,7 @@ export class LeaseKeeper {
       const deadline = deadlines[i];
       if (deadline === null || deadline === undefined) {
         // A lease untracked meanwhile is being settled (ack or fail in flight): not a loss.
-        if (!lease.lost && this.held.has(lease)) {
+        if (!lease.lost && this.holds(lease)) {
           lease.lost = true;
           this.deps.onLost(lease);
         }

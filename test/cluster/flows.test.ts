@@ -1,9 +1,10 @@
 // Flows on a 3-master Redis Cluster (issue 33): a flow's jobs and its bookkeeping (f, fw) live in
 // the queue's one hash slot, so a parent runs once after its children, a dead child fails it, a
 // cancelled parent takes its waiting children with it, and a partitioned queue (several slots) is
-// refused with the reason, writing nothing.
+// refused with the reason, writing nothing; so is a child in another queue (another hash tag, so
+// another slot: no one script could count its end for its parent).
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
+import { FlowQueueError, Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/redis/keys.js';
 import { uniqueQueue, waitFor } from '../support/fixtures.js';
 import { useRedisCluster } from './support.js';
@@ -97,5 +98,28 @@ describe('cluster: flows', () => {
       queue.addFlow({ payload: { step: 'p' }, children: [{ payload: { step: 'a' } }] }),
     ).rejects.toThrow(ValidationError);
     expect(await queue.counts()).toMatchObject({ scheduled: 0 });
+  });
+
+  it('a child in another queue is refused, saying why (two hash tags), writing nothing', async () => {
+    const a = uniqueQueue('flow-xa');
+    const b = uniqueQueue('flow-xb');
+    const parent = open(a);
+    const children = open(b);
+    await children.counts();
+    const err = await parent
+      .addFlow({
+        payload: { step: 'p' },
+        opts: { id: 'p' },
+        children: [{ payload: { step: 'c' }, queue: b }],
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FlowQueueError);
+    expect((err as FlowQueueError).reason).toBe('cluster');
+    expect((err as Error).message).toMatch(
+      /two hash tags, in two slots that no one script can update together/,
+    );
+    expect(await parent.get('p')).toBeNull();
+    expect(await parent.counts()).toMatchObject({ scheduled: 0 });
+    expect(await children.counts()).toMatchObject({ scheduled: 0 });
   });
 });

@@ -167,7 +167,10 @@ def main():
     if command == "produce":
         produce(queue, int(sys.argv[5]))
     elif command == "cancel":
-        out(cancel=sys.argv[5], result=queue.cancel(sys.argv[5]))
+        try:
+            out(cancel=sys.argv[5], result=queue.cancel(sys.argv[5]))
+        except dq.DelayqError as e:
+            out(cancel=sys.argv[5], error=str(e))
     elif command == "work":
         work(queue, r, int(sys.argv[5]), float(sys.argv[6]))
 

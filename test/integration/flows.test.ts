@@ -262,8 +262,11 @@ describe('whole or nothing', () => {
       queue.addFlow({ payload: { step: 'p' }, opts: { onChildFailure: 'retry' as 'fail' }, children: [] }),
     ).rejects.toThrow(/onChildFailure/);
     await expect(
-      queue.addFlow({ payload: { step: 'p' }, children: [{ payload: { step: 'a' }, queue: 'other' }] }),
-    ).rejects.toThrow(/another queue are not supported/);
+      queue.addFlow({
+        payload: { step: 'p' },
+        children: [{ payload: { step: 'a' }, queue: uniqueQueue('none') }],
+      }),
+    ).rejects.toThrow(/no Queue or Worker has opened that queue yet/);
     expect(await c.keys(`dq:{${name}}:*`)).toEqual(expect.not.arrayContaining([queueKeys(name).records]));
     // At the bounds, it is accepted.
     const ok = await queue.addFlow(deep(MAX_FLOW_LEVELS));

@@ -414,3 +414,33 @@ it("the Python client's retry delays are Node's backoffDelay, with jitter within
     }
   });
 });
+
+it("the Python client refuses to cancel a flow's parent with children in another queue, writing nothing", async () => {
+  const raw = inspector(redis.url());
+  cleanups.push(async () => void (await raw.quit()));
+  const a = uniqueQueue('pyflow-a');
+  const b = uniqueQueue('pyflow-b');
+  const qa = new Queue(a, { connection: redis.url() });
+  const qb = new Queue(b, { connection: redis.url() });
+  cleanups.push(
+    () => qa.close(),
+    () => qb.close(),
+  );
+  await qb.counts();
+  await qa.addFlow({
+    payload: 'p',
+    opts: { id: 'p' },
+    children: [{ payload: 'c', opts: { id: 'c' }, queue: b }],
+  });
+  const dump = async (): Promise<string[]> => {
+    const keys = (await raw.keys(`dq:{${a}}:*`)).concat(await raw.keys(`dq:{${b}}:*`)).sort();
+    return Promise.all(keys.map(async (k) => `${k}=${(await raw.dumpBuffer(k))?.toString('hex')}`));
+  };
+  const before = await dump();
+  const [answer] = await python('cancel', a, scriptsDir, 'p');
+  expect(answer?.['error']).toMatch(
+    new RegExp(`flow's parent with children in queue\\(s\\) ${b}.*nothing was written`),
+  );
+  expect(await dump()).toEqual(before);
+  expect((await qa.get('p'))?.state).toBe('waiting-children');
+});

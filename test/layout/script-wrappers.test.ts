@@ -17,6 +17,7 @@ const OPERATIONS = 'src/operations';
 
 /** Modules of src/operations that wrap no script of their own, and why each is there. */
 const HELPERS: Record<string, string> = {
+  'ack-args.ts': "claim.lua's ack ARGV written straight into the command (the claim wrapper's encoder)",
   'ack.ts': 'acks alone: a claim of limit 0 through the claim wrapper (claim.lua carries the acks)',
   'add-pack.ts': "add.lua's ARGV packed in runs (the add wrapper's encoder)",
   'config-record.ts': 'the config record: its types, constants and the HMGET of its live fields',

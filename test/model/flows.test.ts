@@ -18,6 +18,11 @@ import { encodeRecord, NEW_JOB_HEADER } from '../../src/record/index.js';
 import { claimJobs, freshKeys, startFixture, stopFixture, type Fixture } from '../hotpath/support.js';
 import { seeded } from '../support/property-seed.js';
 
+/** The queue name in `keys`'s hash tag. */
+function queueNameOf(keys: { records: string }): string {
+  return /\{([^}]+)\}/.exec(keys.records)![1]!;
+}
+
 /** A flow's shape: each entry a job, its value its parent's index (-1: the root), parents first. */
 const shapes = fc.array(fc.nat(), { minLength: 0, maxLength: 7 }).map((picks) => {
   const parents = [-1];
@@ -69,11 +74,12 @@ describe('flows against the model', () => {
             parent,
             ignoreChildFailure: false,
           }));
-          await addFlow(f.client, keys, inputs, {
-            eventsCap: 0,
-            groupConcurrency: 0,
-            calledAt: performance.now(),
-          });
+          await addFlow(
+            f.client,
+            [{ name: queueNameOf(keys), keys, eventsCap: 0, groupConcurrency: 0 }],
+            inputs,
+            performance.now(),
+          );
           shape.forEach((parent, i) => {
             if (parent < 0) return;
             parentOf.set(ids[i]!, ids[parent]!);

@@ -461,7 +461,7 @@ describe('exit codes and messages', () => {
         /^delayq: option '--delay <duration>' argument 'soon' is invalid/,
       ],
       [['frobnicate'], 2, /^delayq: unknown command 'frobnicate'/],
-      [['ls', q, '--state', 'finished'], 2, /Allowed choices are scheduled, active, dead/],
+      [['ls', q, '--state', 'finished'], 2, /Allowed choices are scheduled, waiting-children, active, dead/],
       [['show', q, 'missing'], 1, new RegExp(`^delayq: no queue '${q}' here`)],
       [['ls', q], 1, new RegExp(`^delayq: no queue '${q}' here`)],
       [['show', known, 'missing'], 1, new RegExp(`^delayq: no job 'missing' in queue '${known}'`)],

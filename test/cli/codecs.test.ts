@@ -186,7 +186,7 @@ describe('stats for every strategy and partitions', () => {
     expect(row).toMatchObject({ name: q, scheduled: 0, nextDue: null, strategy: 'wheel (1000 ms buckets)' });
     const text = await cli(['stats']);
     expect(text.stdout).toMatch(
-      new RegExp(`^${q} +0 +0 +0 +0 +0 +0 +0 +- +wheel \\(1000 ms buckets\\) +-$`, 'm'),
+      new RegExp(`^${q} +0 +0 +0 +0 +0 +0 +0 +0 +- +wheel \\(1000 ms buckets\\) +-$`, 'm'),
     );
     const unknown = uniqueQueue('typo');
     const ls = await cli(['ls', unknown]);

@@ -58,13 +58,13 @@ async function listQueues(queues: DashboardQueues): Promise<unknown> {
       if (!inspector)
         return {
           name,
-          counts: { scheduled: 0, due: 0, held: 0, active: 0, dead: 0 },
+          counts: { scheduled: 0, due: 0, held: 0, waitingChildren: 0, active: 0, dead: 0 },
           strategy: null,
           paused: false,
         };
-      const { scheduled, due, held, active, dead, paused } = await inspector.counts();
+      const { scheduled, due, held, waitingChildren, active, dead, paused } = await inspector.counts();
       const strategy = await inspector.strategy();
-      return { name, counts: { scheduled, due, held, active, dead }, strategy, paused };
+      return { name, counts: { scheduled, due, held, waitingChildren, active, dead }, strategy, paused };
     }),
   );
   return { queues: rows };

@@ -58,7 +58,7 @@ export function queuesPage(boot: PageBoot): string {
     boot,
     `<main class="wrap">
   <h1>Queues</h1>
-  <table class="grid" id="queues"><thead><tr><th>queue</th><th class="n">scheduled</th><th class="n">due now</th><th class="n">active</th><th class="n">dead</th></tr></thead><tbody><tr><td colspan="5" class="muted">loading…</td></tr></tbody></table>
+  <table class="grid" id="queues"><thead><tr><th>queue</th><th class="n">scheduled</th><th class="n">due now</th><th class="n">waiting for children</th><th class="n">active</th><th class="n">dead</th></tr></thead><tbody><tr><td colspan="6" class="muted">loading…</td></tr></tbody></table>
 </main>`,
   );
 }

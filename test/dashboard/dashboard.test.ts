@@ -100,6 +100,11 @@ describe('dashboard over HTTP', () => {
       (await (await fetch(`${d.url}api/${path}`, { headers: auth })).json()) as T;
     const overview = await get<{ counts: Record<string, number> }>(`queues/${name}`);
     expect(overview.counts).toMatchObject({ scheduled: 2, due: 0, waitingChildren: 1 });
+    // The start page's row of the queue counts the parent too.
+    const { queues } = await get<{ queues: Array<{ name: string; counts: Record<string, number> }> }>(
+      'queues',
+    );
+    expect(queues.find((q) => q.name === name)?.counts).toMatchObject({ scheduled: 2, waitingChildren: 1 });
     const page = await get<{ state: string; total: number; items: Array<Record<string, unknown>> }>(
       `queues/${name}/jobs?state=waiting-children`,
     );
@@ -528,7 +533,7 @@ describe('dashboard over HTTP', () => {
     expect(queues.filter((q) => q.name.startsWith(name))).toEqual([
       {
         name,
-        counts: { scheduled: 30, due: 0, held: 0, active: 0, dead: 0 },
+        counts: { scheduled: 30, due: 0, held: 0, waitingChildren: 0, active: 0, dead: 0 },
         strategy: expect.stringMatching(/^(zpopmin|range)$/) as unknown,
         paused: false,
       },

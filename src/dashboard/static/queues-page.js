@@ -16,7 +16,7 @@ export async function refreshQueues() {
               {},
               el(
                 'td',
-                { colspan: '5', class: 'muted' },
+                { colspan: '6', class: 'muted' },
                 'No queues with jobs yet. Run `npm start` to see the demo.',
               ),
             ),
@@ -33,6 +33,7 @@ export async function refreshQueues() {
               ),
               el('td', { class: 'n' }, fmtInt(q.counts.scheduled)),
               el('td', { class: 'n' }, fmtInt(q.counts.due)),
+              el('td', { class: 'n' }, fmtInt(q.counts.waitingChildren)),
               el('td', { class: 'n' }, fmtInt(q.counts.active)),
               el('td', { class: `n ${q.counts.dead ? 'bad' : ''}` }, fmtInt(q.counts.dead)),
             ),

@@ -160,6 +160,47 @@ describe('Exchange', () => {
     ]);
   });
 
+  it('acks queued behind a claim ride the claim sent when it answers; with none, they go a turn later', async () => {
+    let open: () => void = () => {};
+    const gate = () => new Promise<void>((resolve) => (open = resolve));
+    const { exchange, calls } = exchangeWith({}, gate);
+    // The claim loop's way: the next claim is sent as soon as the previous one answers, a few
+    // promise steps later (the source, the loop, the dispatcher).
+    const claimed = exchange.claim(2).then(async () => {
+      for (let step = 0; step < 10; step++) await Promise.resolve();
+      return exchange.claim(3);
+    });
+    const acked = exchange.ack(item(1));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([[2, []]]);
+    open();
+    await new Promise((resolve) => setImmediate(resolve));
+    open();
+    expect(await acked).toEqual({ status: 'ok' });
+    await claimed;
+    expect(calls).toEqual([
+      [2, []],
+      [3, ['1.1|j1']],
+    ]);
+    // No claim follows this one: the ack goes on its own once it has answered.
+    const last = exchange.claim(1);
+    const alone = exchange.ack(item(2));
+    await new Promise((resolve) => setImmediate(resolve));
+    open();
+    await last;
+    for (let turn = 0; turn < 3 && calls.length < 4; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(calls).toEqual([
+      [2, []],
+      [3, ['1.1|j1']],
+      [1, []],
+      [0, ['1.1|j2']],
+    ]);
+    open();
+    expect(await alone).toEqual({ status: 'ok' });
+  });
+
   it('a claim does not wait for an ack-only call in flight: it is written at once, behind it', async () => {
     const gates: Array<() => void> = [];
     const { exchange, calls } = exchangeWith({}, () => new Promise<void>((resolve) => gates.push(resolve)));

@@ -4,6 +4,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { runScript, script } from '../redis/scripts.js';
 import { asArray, num } from './reply.js';
+import { waitingKeys } from './waiting-keys.js';
 import type { When } from './add.js';
 
 /** One job of a flow, ready to be written: a parent comes before its children. */
@@ -32,14 +33,7 @@ export interface FlowQueue {
 /** The KEYS block add-flow.lua takes of each queue. */
 function flowKeys(keys: QueueKeys): string[] {
   return [
-    keys.waiting,
-    keys.prioWaiting,
-    keys.prioReady,
-    keys.groupJobs,
-    keys.groupsWaiting,
-    keys.groupsReady,
-    keys.groupCounts,
-    keys.groupBacklog,
+    ...waitingKeys(keys),
     keys.records,
     keys.flows,
     keys.flowsWaiting,

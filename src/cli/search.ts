@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../duration.js';
-import type { JobInfoState } from '../operations/raw-job.js';
+import { JOB_INFO_STATES, type JobInfoState } from '../operations/raw-job.js';
 import type { SearchOptions } from '../queue.js';
 import { serverNow } from '../inspect/discover.js';
 import { globalsOf, intArg, output, withQueue } from './context.js';
@@ -48,14 +48,9 @@ export function registerSearch(program: Command): void {
       'find jobs by state, group, id prefix and time range (due, started or ended), a page at a time; --cursor goes on',
     )
     .addOption(
-      new Option('--state <state>', 'only jobs in this state (default: every state)').choices([
-        'waiting-children',
-        'scheduled',
-        'active',
-        'dead',
-        'completed',
-        'cancelled',
-      ]),
+      new Option('--state <state>', 'only jobs in this state (default: every state)').choices(
+        JOB_INFO_STATES,
+      ),
     )
     .option('--group <group>', "only this group's waiting and running jobs")
     .option('--id-prefix <prefix>', 'only jobs whose id starts with this')

@@ -15,6 +15,19 @@ export type JobState = 'scheduled' | 'active' | 'dead' | 'completed' | 'cancelle
  */
 export type JobInfoState = JobState | 'waiting-children';
 
+/**
+ * Every state a job can be seen in, in the order a job goes through them (a flow's parent waits
+ * for its children first): the order search walks them and the CLI offers them.
+ */
+export const JOB_INFO_STATES: readonly JobInfoState[] = [
+  'waiting-children',
+  'scheduled',
+  'active',
+  'dead',
+  'completed',
+  'cancelled',
+];
+
 /** Who holds (active) or last held a job: the worker registry entry of its record's holder number. */
 export interface Holder {
   workerId: string;

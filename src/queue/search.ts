@@ -10,7 +10,7 @@
 import type { QueueContext } from '../definition/context.js';
 import { ValidationError } from '../errors.js';
 import { validateGroup } from '../job-options.js';
-import type { JobInfoState, RawJob } from '../operations/raw-job.js';
+import { JOB_INFO_STATES, type JobInfoState, type RawJob } from '../operations/raw-job.js';
 import {
   SEARCH_START,
   searchStep,
@@ -78,14 +78,7 @@ const SEARCH_KEYS: ReadonlySet<string> = new Set([
   'cursor',
 ] satisfies Array<keyof SearchOptions>);
 /** Every state, in the order a job goes through them (a flow's parent waits for its children first). */
-const STATES: readonly JobInfoState[] = [
-  'waiting-children',
-  'scheduled',
-  'active',
-  'dead',
-  'completed',
-  'cancelled',
-];
+const STATES = JOB_INFO_STATES;
 /** Sources walked newest first. */
 const NEWEST_FIRST: ReadonlySet<SearchSource> = new Set(['c', 'x', 'd']);
 

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DelayqMetrics } from '../metrics/metrics.js';
-import { exposition } from '../metrics/metrics.js';
+import { exposition } from '../metrics/serve.js';
 import type { Codec } from '../codec/codec.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertKnownOptions } from '../option-names.js';

@@ -9,8 +9,8 @@
  * queue.counts()).
  */
 import { assertKnownOptions } from '../option-names.js';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { CountersHistogram } from './counters-histogram.js';
 import { ValidationError } from '../errors.js';
 import type { Counts } from '../operations/counts.js';
 import {
@@ -19,10 +19,14 @@ import {
   type CounterName,
   type CounterValues,
 } from '../operations/stats.js';
-import type { Queue } from '../queue.js';
-import { producerOf } from '../definition/producer.js';
-import { countAll, totalsAll } from '../queue/reads.js';
-import { groupTotals } from '../operations/group-totals.js';
+import {
+  OTHER_GROUPS_LABEL,
+  readCounts,
+  readGroupRows,
+  readQueueTotals,
+  type GroupRow,
+  type ObservedQueue,
+} from './scrape-reads.js';
 import type { Worker } from '../worker.js';
 
 /** Options of DelayqMetrics. */
@@ -55,15 +59,10 @@ const METRICS_OPTIONS: ReadonlySet<string> = new Set([
   'groupsTopN',
   'latenessBuckets',
 ] satisfies Array<keyof MetricsOptions | 'latenessBuckets'>);
-/** The group label of the groups outside the top N, summed. */
-export const OTHER_GROUPS_LABEL = '(other)';
 const MAX_GROUPS_TOP_N = 1000;
 
-/**
- * What the metrics read of a queue: a delayq Queue (or a stand-in with a name and counts(); its
- * isPaused is optional so one written before pause existed still works, with no gauge then).
- */
-export type ObservedQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick<Queue<never>, 'isPaused'>>;
+export type { ObservedQueue } from './scrape-reads.js';
+export { OTHER_GROUPS_LABEL } from './scrape-reads.js';
 
 /** Finds the queues to report at a scrape (observeQueuesOf). */
 export type QueueFinder = () => Promise<readonly ObservedQueue[]>;
@@ -342,17 +341,6 @@ export class DelayqMetrics {
   }
 }
 
-/** A queue's counts with its next due time (the read queue.counts() makes); a stand-in's counts(). */
-function readCounts(queue: ObservedQueue): Promise<Counts & { nextDue?: number | null }> {
-  let context;
-  try {
-    context = producerOf(queue).context;
-  } catch {
-    return queue.counts();
-  }
-  return countAll(context);
-}
-
 /**
  * The run-time buckets to show, in ms: `seconds` (each one of the bounds the counters keep), or
  * all of those bounds. Cumulative buckets may be left out, so any subset is a true histogram.
@@ -371,129 +359,6 @@ function runTimeBounds(seconds: readonly number[] | undefined): readonly number[
   return [...new Set(ms)].sort((a, b) => a - b);
 }
 
-/** One label of the per-group gauges: a group, or the rest summed; due undefined for the rest. */
-interface GroupRow {
-  group: string;
-  waiting: number;
-  due: number | undefined;
-  running: number;
-  paused: number | undefined;
-}
-
-/**
- * The top `topN` groups of a queue by backlog, and the rest summed as one row (waiting and
- * running from the totals, so no group outside the top is read); undefined for a stand-in that is
- * not a delayq Queue, or during a Redis outage. Cost per scrape: O(log G + N) per partition plus
- * O(running groups), never O(groups).
- */
-async function readGroupRows(queue: ObservedQueue, topN: number): Promise<GroupRow[] | undefined> {
-  let context;
-  try {
-    context = producerOf(queue).context;
-  } catch {
-    return undefined;
-  }
-  try {
-    const ctx = context;
-    const [top, totals] = await Promise.all([
-      (queue as unknown as Queue<never>).groups.list({ limit: topN + 1 }),
-      Promise.all(ctx.partitions.map((keys) => groupTotals(ctx.client, keys))),
-    ]);
-    const shown = top.slice(0, topN);
-    const rows: GroupRow[] = shown.map((g) => ({ ...g, paused: g.paused ? 1 : 0 }));
-    const waiting = totals.reduce((n, t) => n + t.waiting, 0);
-    const running = totals.reduce((n, t) => n + t.running, 0);
-    const groups = totals.reduce((n, t) => n + t.groups, 0);
-    const restWaiting = waiting - shown.reduce((n, g) => n + g.waiting, 0);
-    const restRunning = running - shown.reduce((n, g) => n + g.running, 0);
-    if (top.length > topN || groups > shown.length || restRunning > 0) {
-      // Due and paused of the rest would mean reading every group: left out.
-      rows.push({
-        group: OTHER_GROUPS_LABEL,
-        waiting: restWaiting,
-        due: undefined,
-        running: restRunning,
-        paused: undefined,
-      });
-    }
-    return rows;
-  } catch {
-    // A scrape during a Redis outage leaves this queue out rather than failing the scrape.
-    return undefined;
-  }
-}
-
-/** A queue's totals; undefined for a stand-in that is not a delayq Queue, or during a Redis outage. */
-async function readQueueTotals(queue: ObservedQueue): Promise<CounterValues | undefined> {
-  let context;
-  try {
-    context = producerOf(queue).context;
-  } catch {
-    return undefined;
-  }
-  try {
-    return await totalsAll(context);
-  } catch {
-    // A scrape during a Redis outage leaves this queue out rather than failing the scrape.
-    return undefined;
-  }
-}
-
-/** A histogram kept in the counters: cumulative buckets `<counter>:<le ms>`, `:+Inf` and `:sum` (ms). */
-interface CountersHistogramSpec {
-  name: string;
-  help: string;
-  counter: 'lat' | 'run';
-  boundsMs: readonly number[];
-}
-
-/**
- * A histogram whose buckets are counters kept in Redis (cumulative, as Prometheus wants them):
- * prom-client's Histogram only counts what it observed itself, so this one answers get() from the
- * totals instead. The lateness and the run-time histograms are two of these.
- */
-class CountersHistogram extends Histogram<'queue'> {
-  constructor(
-    private readonly spec: CountersHistogramSpec,
-    private readonly read: (visit: (queue: string, totals: CounterValues) => void) => Promise<void>,
-    registers: Registry[],
-  ) {
-    super({
-      name: spec.name,
-      help: spec.help,
-      labelNames: ['queue'],
-      buckets: spec.boundsMs.map((ms) => ms / 1000),
-      registers,
-    });
-  }
-
-  override async get(): ReturnType<Histogram<'queue'>['get']> {
-    const { name, help, counter, boundsMs } = this.spec;
-    // Bucket lines carry the `le` label, which the Histogram's own label type does not list.
-    const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-    await this.read((queue, totals) => {
-      for (const le of boundsMs) {
-        values.push({
-          metricName: `${name}_bucket`,
-          labels: { le: le / 1000, queue },
-          value: totals[`${counter}:${le}` as CounterName],
-        });
-      }
-      const count = totals[`${counter}:+Inf`];
-      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', queue }, value: count });
-      values.push({ metricName: `${name}_sum`, labels: { queue }, value: totals[`${counter}:sum`] / 1000 });
-      values.push({ metricName: `${name}_count`, labels: { queue }, value: count });
-    });
-    const metric = { name, help, type: 'histogram', values, aggregator: 'sum' };
-    return metric as unknown as Awaited<ReturnType<Histogram<'queue'>['get']>>;
-  }
-
-  /** What the registry's text exposition calls (prom-client's Histogram.get() goes through it too). */
-  getForPromString(): ReturnType<Histogram<'queue'>['get']> {
-    return this.get();
-  }
-}
-
 /**
  * Register delayq's metrics in your own prom-client registry, beside your application's metrics,
  * so one scrape endpoint serves both. Feed the returned DelayqMetrics with observeQueue() (or
@@ -505,58 +370,4 @@ export function registerMetrics(
   options: Omit<MetricsOptions, 'registry'> = {},
 ): DelayqMetrics {
   return new DelayqMetrics({ ...options, registry });
-}
-
-/** The exposition text of `metrics` and the content type to serve it with. */
-export async function exposition(
-  metrics: DelayqMetrics | Registry,
-): Promise<{ contentType: string; text: string }> {
-  const registry = metrics instanceof DelayqMetrics ? metrics.registry : metrics;
-  return { contentType: registry.contentType, text: await registry.metrics() };
-}
-
-/** A node:http handler answering with the exposition of `metrics` (a DelayqMetrics or any prom-client Registry). */
-export function metricsHandler(
-  metrics: DelayqMetrics | Registry,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' });
-      res.end('method not allowed\n');
-      return;
-    }
-    exposition(metrics).then(
-      ({ contentType, text }) => {
-        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
-        res.end(req.method === 'HEAD' ? undefined : text);
-      },
-      (err: unknown) => {
-        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-        res.end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      },
-    );
-  };
-}
-
-/** The same as metricsHandler() for the Fetch API (Hono, Bun.serve, Deno.serve, Next.js route handlers). */
-export function metricsFetch(metrics: DelayqMetrics | Registry): (request: Request) => Promise<Response> {
-  return async (request) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return new Response('method not allowed\n', {
-        status: 405,
-        headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' },
-      });
-    }
-    try {
-      const { contentType, text } = await exposition(metrics);
-      return new Response(request.method === 'HEAD' ? null : text, {
-        headers: { 'content-type': contentType, 'cache-control': 'no-store' },
-      });
-    } catch (err) {
-      return new Response(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`, {
-        status: 500,
-        headers: { 'content-type': 'text/plain; charset=utf-8' },
-      });
-    }
-  };
 }

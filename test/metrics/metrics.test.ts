@@ -6,7 +6,8 @@ import { ValidationError } from '../../src/errors.js';
 import { activitySeries } from '../../src/metrics/activity.js';
 import { zeroCounters, type CounterSnapshot, type CounterValues } from '../../src/operations/stats.js';
 import { Counter, Registry } from 'prom-client';
-import { DelayqMetrics, metricsFetch, metricsHandler, registerMetrics } from '../../src/metrics/metrics.js';
+import { DelayqMetrics, registerMetrics } from '../../src/metrics/metrics.js';
+import { metricsFetch, metricsHandler } from '../../src/metrics/serve.js';
 import { uniqueQueue, useRedis, waitFor } from '../support/fixtures.js';
 import { useWorkerProcesses } from '../support/processes.js';
 

@@ -19,15 +19,19 @@ export type ObservedQueue = Pick<Queue<never>, 'name' | 'counts'> & Partial<Pick
 /** The group label of the groups outside the top N, summed. */
 export const OTHER_GROUPS_LABEL = '(other)';
 
+/** A delayq Queue's context (its client and keys); undefined for a stand-in that is not one. */
+function contextOf(queue: ObservedQueue): ReturnType<typeof producerOf>['context'] | undefined {
+  try {
+    return producerOf(queue).context;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A queue's counts with its next due time (the read queue.counts() makes); a stand-in's counts(). */
 export function readCounts(queue: ObservedQueue): Promise<Counts & { nextDue?: number | null }> {
-  let context;
-  try {
-    context = producerOf(queue).context;
-  } catch {
-    return queue.counts();
-  }
-  return countAll(context);
+  const context = contextOf(queue);
+  return context ? countAll(context) : queue.counts();
 }
 
 /** One label of the per-group gauges: a group, or the rest summed; due undefined for the rest. */
@@ -46,14 +50,9 @@ export interface GroupRow {
  * O(running groups), never O(groups).
  */
 export async function readGroupRows(queue: ObservedQueue, topN: number): Promise<GroupRow[] | undefined> {
-  let context;
+  const ctx = contextOf(queue);
+  if (!ctx) return undefined;
   try {
-    context = producerOf(queue).context;
-  } catch {
-    return undefined;
-  }
-  try {
-    const ctx = context;
     const [top, totals] = await Promise.all([
       (queue as unknown as Queue<never>).groups.list({ limit: topN + 1 }),
       Promise.all(ctx.partitions.map((keys) => groupTotals(ctx.client, keys))),
@@ -84,12 +83,8 @@ export async function readGroupRows(queue: ObservedQueue, topN: number): Promise
 
 /** A queue's totals; undefined for a stand-in that is not a delayq Queue, or during a Redis outage. */
 export async function readQueueTotals(queue: ObservedQueue): Promise<CounterValues | undefined> {
-  let context;
-  try {
-    context = producerOf(queue).context;
-  } catch {
-    return undefined;
-  }
+  const context = contextOf(queue);
+  if (!context) return undefined;
   try {
     return await totalsAll(context);
   } catch {
